@@ -1,0 +1,112 @@
+# gpupack: GNU Make build.
+#
+#   make                 build/gpupack (and build/gpupack-work when nvcc is found)
+#   make check           unit + CLI tests, then the same tests in an ASan+UBSan build
+#   make test            the tests once, in the normal build only
+#   make install PREFIX=/usr/local DESTDIR=
+#   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
+#   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
+
+B        ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+NVCCFLAGS ?= -O2 -arch=sm_90 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' -Isrc -MMD -MP $(CFLAGS)
+LIBS     := -ldl -lpthread -lm $(LDLIBS)
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+SRCS     := $(sort $(shell find src -name '*.c'))
+LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+OBJS     := $(SRCS:%.c=$(B)/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
+# small C helpers the shell tests run (the MPS control double, fake task programs)
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:%.c=$(B)/%)
+
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 600
+
+all: $(B)/gpupack work
+
+$(B)/gpupack: $(OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LIBS)
+
+$(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+# gpupack-work needs the CUDA toolkit; without it, say so and go on.
+work:
+	@if [ -n "$(NVCC)" ]; then \
+	  $(MAKE) --no-print-directory $(B)/gpupack-work; \
+	else \
+	  echo "note: nvcc not found: gpupack-work (the CUDA workloads) not built"; \
+	fi
+
+$(B)/gpupack-work: work/gpupack-work.cu
+	@mkdir -p $(B)
+	$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
+
+test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS)
+	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
+	  prove --exec '' $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
+
+check:
+	$(MAKE) --no-print-directory test B=$(B)
+	$(MAKE) --no-print-directory test B=$(B)-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
+	  PROVE_FLAGS="$(PROVE_FLAGS)"
+
+valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS)
+	GPUPACK_VALGRIND=1 GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
+	  prove --exec 'tests/valgrind-run' $(UNIT_BINS)
+	GPUPACK_VALGRIND=1 GPUPACK="tests/valgrind-run $(CURDIR)/$(B)/gpupack" GPUPACK_BUILD=$(CURDIR)/$(B) \
+	  GPUPACK_SRC=$(CURDIR) prove --exec '' tests/cli/devices.t
+
+fuzz:
+	$(MAKE) --no-print-directory B=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
+	  $(LIB_SRCS:%.c=build-fuzz/%.o)
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+	  echo "clang $$f -> build-fuzz/$$n"; \
+	  clang -O1 -g -std=c11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f \
+	    $(LIB_SRCS:%.c=build-fuzz/%.o) -ldl -lpthread -lm || exit 1; done
+
+# FUZZ=fuzz_topology picks one harness; each runs FUZZ_SECONDS on its seed corpus in tests/fuzz/<name>/
+fuzz-run: fuzz
+	@for f in $(if $(FUZZ),$(FUZZ),$(notdir $(FUZZ_SRCS:.c=))); do \
+	  mkdir -p fuzz-out/$$f; \
+	  build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-out/$$f tests/fuzz/$$f || exit 1; \
+	done
+
+install: $(B)/gpupack
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies
+	install -m 0755 $(B)/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack
+	if [ -f $(B)/gpupack-work ]; then install -m 0755 $(B)/gpupack-work $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 0644 doc/gpupack.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1
+	install -m 0644 completion/gpupack.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	install -m 0644 topologies/*.topo $(DESTDIR)$(PREFIX)/share/gpupack/topologies/
+
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: all work test check valgrind fuzz fuzz-run install clean
+
+-include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d)

@@ -1,0 +1,31 @@
+/*
+ * cmd: the command table's entries. Each command lives in its own file,
+ * parses its own arguments (getopt_long, argv[0] is the command's name) and
+ * returns the process exit status.
+ */
+#ifndef GPUPACK_CMD_CMD_H
+#define GPUPACK_CMD_CMD_H
+
+#include "gpu/backend.h"
+
+/* What main() parsed before the command name. */
+struct ctx {
+	const char *sim;              /* --sim FILE, or NULL ($GPUPACK_SIM is read by gpu_open) */
+	const char *argv0;            /* how gpupack was invoked (for re-exec) */
+	struct gpu_backend *backend;  /* opened on first use by ctx_backend() */
+};
+
+/* Open the backend once; -1 with err set (EXIT_ENV without a driver). */
+int ctx_backend(struct ctx *c, struct gpu_backend **out);
+void ctx_close(struct ctx *c);
+/* The path of the running gpupack binary (for sub-invocations); never NULL. */
+const char *ctx_self(void);
+
+int cmd_devices(int argc, char **argv, struct ctx *c);
+int cmd_mps(int argc, char **argv, struct ctx *c);
+int cmd_timeslice(int argc, char **argv, struct ctx *c);
+int cmd_mig(int argc, char **argv, struct ctx *c);
+int cmd_run(int argc, char **argv, struct ctx *c);
+int cmd_bench(int argc, char **argv, struct ctx *c);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * backend: what hardware exists, as plain data, and the few operations that
+ * change it (MIG instances). Two implementations answer the same ops:
+ * nvml.c (the driver, through dlopen) and sim.c (a topology file).
+ *
+ * Nothing above src/gpu/ sees an NVML type: everything is copied into the
+ * structs below. A snapshot is taken whole, used, and freed.
+ */
+#ifndef GPUPACK_GPU_BACKEND_H
+#define GPUPACK_GPU_BACKEND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GPU_UUID_LEN 96
+#define GPU_NAME_LEN 96
+#define MIG_NAME_LEN 32
+#define MIG_MAX_PLACEMENTS 8
+#define MIG_MAX_CI 8
+
+/* Values as NVML's nvmlComputeMode_t. */
+enum compute_mode {
+	COMPUTE_UNKNOWN = -1,
+	COMPUTE_DEFAULT = 0,
+	COMPUTE_EXCLUSIVE_THREAD = 1, /* deprecated by NVIDIA */
+	COMPUTE_PROHIBITED = 2,
+	COMPUTE_EXCLUSIVE_PROCESS = 3,
+};
+
+enum mig_mode {
+	MIG_UNSUPPORTED = -1,
+	MIG_DISABLED = 0,
+	MIG_ENABLED = 1,
+};
+
+struct mig_placement {
+	unsigned start, size; /* in memory slices */
+};
+
+/* A GPU-instance profile the device supports. */
+struct mig_profile {
+	int index;            /* NVML_GPU_INSTANCE_PROFILE_* (0..) */
+	unsigned id;          /* nvmlGpuInstanceProfileInfo.id */
+	char name[MIG_NAME_LEN]; /* "1g.18gb", "1g.18gb+me" */
+	int slices;           /* compute slices (of 7; of 4 on A30) */
+	int copy_engines;
+	uint64_t mem_bytes;   /* memory of one instance */
+	int sms;              /* multiprocessors of one instance */
+	int max_count;        /* instances of this profile on an empty GPU */
+	int nplacements;
+	struct mig_placement placements[MIG_MAX_PLACEMENTS];
+};
+
+/* A compute instance: the MIG device CUDA sees (MIG-<uuid>). */
+struct mig_ci {
+	unsigned id;
+	int profile_index;    /* NVML_COMPUTE_INSTANCE_PROFILE_* */
+	int slices;
+	int sms;
+	char uuid[GPU_UUID_LEN];
+};
+
+/* A GPU instance and its compute instances. */
+struct mig_gi {
+	unsigned id;
+	int profile_index;
+	unsigned profile_id;
+	char profile[MIG_NAME_LEN];
+	struct mig_placement placement;
+	uint64_t mem_total, mem_used;
+	int sms;
+	int nci;
+	struct mig_ci ci[MIG_MAX_CI];
+};
+
+/* A process using a GPU (or one of its MIG instances: gi_id >= 0). */
+struct gpu_process {
+	pid_t pid;
+	int gi_id, ci_id;     /* -1 where it runs on the whole GPU */
+	uint64_t mem_used;
+	char name[64];
+};
+
+struct gpu_info {
+	int index;            /* the driver's index (nvidia-smi's) */
+	char uuid[GPU_UUID_LEN];
+	char name[GPU_NAME_LEN];
+	char pci_bus_id[32];
+	uint64_t mem_total, mem_used, mem_free, mem_reserved; /* bytes */
+	int sms;
+	int cc_major, cc_minor;
+	int compute_mode;     /* enum compute_mode */
+	int mig_current, mig_pending; /* enum mig_mode */
+	int ngi;
+	struct mig_gi *gi;
+	int nprofiles;        /* filled with GPU_SNAP_PROFILES */
+	struct mig_profile *profiles;
+	int nprocs;           /* filled with GPU_SNAP_PROCESSES */
+	struct gpu_process *procs;
+};
+
+struct gpu_system {
+	char backend[300];      /* "nvml" or "sim:<file>" */
+	char driver_version[32];
+	char cuda_version[16];  /* the driver's CUDA version, "13.0" */
+	int ngpus;
+	struct gpu_info *gpus;
+};
+
+enum {
+	GPU_SNAP_PROFILES = 1 << 0,  /* MIG profiles and placements */
+	GPU_SNAP_PROCESSES = 1 << 1, /* processes per GPU and instance */
+};
+
+/*
+ * The ops. Each returns 0, or -1 with err_set() called (EXIT_ENV for
+ * driver and permission failures, EXIT_USAGE for bad requests).
+ */
+struct gpu_backend {
+	const char *name;
+	void *priv;
+	int (*snapshot)(struct gpu_backend *b, struct gpu_system *sys, unsigned flags);
+	int (*set_mig_mode)(struct gpu_backend *b, int gpu, int enable);
+	int (*create_gi)(struct gpu_backend *b, int gpu, unsigned profile_id,
+	    const struct mig_placement *where, unsigned *gi_id);
+	/* The compute instance that spans the whole GPU instance. */
+	int (*create_ci)(struct gpu_backend *b, int gpu, unsigned gi_id, unsigned *ci_id);
+	int (*destroy_ci)(struct gpu_backend *b, int gpu, unsigned gi_id, unsigned ci_id);
+	int (*destroy_gi)(struct gpu_backend *b, int gpu, unsigned gi_id);
+	/* GPU and memory utilization in percent over the driver's last sample period. */
+	int (*utilization)(struct gpu_backend *b, int gpu, unsigned *gpu_pct, unsigned *mem_pct);
+	void (*close)(struct gpu_backend *b);
+};
+
+/*
+ * Open the simulation when sim_file (or else $GPUPACK_SIM) names a topology
+ * file, otherwise NVML. No driver: -1 with EXIT_ENV and one line saying so.
+ */
+int gpu_open(const char *sim_file, struct gpu_backend **out);
+void gpu_close(struct gpu_backend *b);
+int gpu_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags);
+void gpu_system_free(struct gpu_system *sys);
+
+/* Backend constructors (gpu_open picks one). */
+int gpu_nvml_open(struct gpu_backend **out);
+int gpu_sim_open(const char *file, struct gpu_backend **out);
+
+/* Names for tables and JSON. */
+const char *compute_mode_name(int mode);  /* "default", "exclusive-process", ... */
+const char *mig_mode_name(int mode);      /* "enabled", "disabled", "unsupported" */
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * main: the command table and the global flags; nothing else.
+ */
+#include "cmd/cmd.h"
+#include "util/err.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	const char *summary;
+	const char *usage;
+	int (*fn)(int argc, char **argv, struct ctx *c);
+};
+
+static const struct command commands[] = {
+	{"devices", "GPUs, MIG devices, MPS daemons, memory, compute mode",
+	    "devices [--json] [--profiles] [--gpu SEL]", cmd_devices},
+	{"mps", "private MPS control daemons per GPU or MIG device, with limits",
+	    "mps start|stop|status|env|exec ...", cmd_mps},
+	{"timeslice", "the compute time-slice policy of each GPU",
+	    "timeslice get|set ...", cmd_timeslice},
+	{"mig", "MIG profiles, plans from requests, apply and clear",
+	    "mig profiles|plan|apply|clear ...", cmd_mig},
+	{"run", "a task farm: many commands packed onto GPU slots",
+	    "run [options] command [args] [::: inputs ...]", cmd_run},
+	{"bench", "the sharing mechanisms measured side by side on this GPU",
+	    "bench [--quick] [--json] [-- CMD ...]", cmd_bench},
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: gpupack [--sim FILE] <command> [args]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nglobal options:\n"
+	    "  --sim FILE   answer from a simulated machine (topology file) instead of the driver;\n"
+	    "               $GPUPACK_SIM does the same\n"
+	    "  --version    print the version\n"
+	    "  -h, --help   this text; 'gpupack <command> --help' for a command's own\n"
+	    "\nexit status: 0 success, 1 tasks failed, 2 usage, 3 environment, 4 internal\n"
+	    "(gpupack run exits as GNU parallel does; see gpupack(1))\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"sim", required_argument, NULL, 's'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctx c = {.argv0 = argv[0]};
+	int ch, rc;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			c.sim = optarg;
+			break;
+		case 'V':
+			printf("gpupack %s\n", GPUPACK_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return err_die(EXIT_USAGE, "unknown global option '%s' (see gpupack --help)",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[optind], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		int first = optind;
+
+		if (strcmp(argv[first], commands[i].name) != 0)
+			continue;
+		err_set_command(commands[i].name);
+		/* each command parses from its own name; optind 0 resets getopt fully */
+		optind = 0;
+		opterr = 0;
+		rc = commands[i].fn(argc - first, argv + first, &c);
+		ctx_close(&c);
+		return rc;
+	}
+	return err_die(EXIT_USAGE, "'%s' is not a command (see gpupack --help)", argv[optind]);
+}

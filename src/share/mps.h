@@ -1,0 +1,106 @@
+/*
+ * mps: private MPS control daemons, one per GPU or MIG device, each in its
+ * own pipe and log directory under the state directory. The only file of
+ * gpupack that talks to nvidia-cuda-mps-control.
+ *
+ * Layout (all 0700, owned by the caller):
+ *   <state>/mps/<uuid>/pipe/      CUDA_MPS_PIPE_DIRECTORY
+ *   <state>/mps/<uuid>/log/       CUDA_MPS_LOG_DIRECTORY
+ *   <state>/mps/<uuid>/daemon     what gpupack knows: pid, device, limits (key=value lines)
+ */
+#ifndef GPUPACK_SHARE_MPS_H
+#define GPUPACK_SHARE_MPS_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu/select.h"
+#include "util/str.h"
+
+enum mps_priority { MPS_PRIO_UNSET = -1, MPS_PRIO_NORMAL = 0, MPS_PRIO_LOW = 1 };
+
+struct mps_limits {
+	double sm_pct;       /* default active thread percentage; 0: not set */
+	uint64_t mem_bytes;  /* default pinned device memory limit per client; 0: not set */
+	int priority;        /* enum mps_priority */
+};
+
+enum mps_server_state { MPS_SERVER_UNKNOWN, MPS_SERVER_INITIALIZING, MPS_SERVER_ACTIVE, MPS_SERVER_FAULT };
+
+struct mps_client {
+	pid_t pid;
+	char command[128];
+};
+
+struct mps_server {
+	pid_t pid;
+	int state;            /* enum mps_server_state */
+	int nclients;
+	struct mps_client *clients;
+};
+
+/* One managed daemon, as recorded in its state directory. */
+struct mps_daemon {
+	char uuid[GPU_UUID_LEN];     /* the device it serves (GPU-... or MIG-...) */
+	int gpu_index;               /* the driver's index of the (parent) GPU */
+	char dir[PATH_MAX];          /* <state>/mps/<uuid> */
+	char pipe_dir[PATH_MAX];
+	char log_dir[PATH_MAX];
+	pid_t pid;                   /* the control daemon */
+	struct mps_limits limits;
+	int alive;                   /* the daemon answers on its pipe directory */
+};
+
+/* The control binary: on PATH, or beside the driver (/usr/local/nvidia/bin, /usr/bin). */
+int mps_control_path(char *out, size_t size);
+
+/*
+ * Start a daemon for t with limits. Already running with the same limits:
+ * *started = 0 and d describes it. Running with other limits: an error
+ * (EXIT_USAGE) unless restart. Stale state (daemon gone) is cleaned first.
+ */
+int mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
+    int restart, struct mps_daemon *d, int *started);
+
+/*
+ * Stop a daemon: quit, wait for it and its servers, remove its directories.
+ * With clients still running, wait up to timeout seconds; then with force,
+ * terminate_client each and quit; without force, an error naming the clients.
+ */
+int mps_stop(struct mps_daemon *d, double timeout, int force);
+
+/* The managed daemon for a device uuid: 0 found (alive or stale), 1 none, -1 error. */
+int mps_lookup(const char *uuid, struct mps_daemon *d);
+/* Every managed daemon (alive or stale). *out malloc'd. */
+int mps_list(struct mps_daemon **out, int *n);
+
+/* Send one control command and read its reply (the daemon answers then closes). */
+int mps_command(const struct mps_daemon *d, const char *cmd, struct sbuf *reply);
+
+/* Servers of a daemon, with state and clients. Free with mps_servers_free. */
+int mps_servers(const struct mps_daemon *d, struct mps_server **out, int *n);
+void mps_servers_free(struct mps_server *s, int n);
+
+/* terminate_client SERVER CLIENT: end one client's GPU work. */
+int mps_terminate_client(const struct mps_daemon *d, pid_t server, pid_t client);
+
+/*
+ * The environment a client of d needs, as NAME=VALUE strings written into
+ * env[] (at most 6): CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, and,
+ * when given (> 0), CUDA_MPS_ACTIVE_THREAD_PERCENTAGE and
+ * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this client alone. Returns the count.
+ * The strings are malloc'd.
+ */
+int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes, char **env);
+
+/*
+ * Did a client on this daemon end because of a fatal fault of the server
+ * (another client's illegal address and the like)? Looks at the servers'
+ * states and at server.log lines written since log_offset (a byte offset
+ * recorded when the client started: mps_log_offset()). 1 yes, 0 no, -1 error.
+ */
+long mps_log_offset(const struct mps_daemon *d);
+int mps_fault_since(const struct mps_daemon *d, long log_offset);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * units: the one place where sizes and durations are parsed, so that every
+ * command accepts the same spellings and refuses the same mistakes.
+ */
+#include "util/units.h"
+#include "util/err.h"
+#include "util/str.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Read a non-negative decimal number at *p; advance *p. */
+static int
+read_number(const char **p, double *v)
+{
+	const char *s = *p;
+	double x = 0, scale = 1;
+	int digits = 0;
+
+	while (isdigit((unsigned char)*s)) {
+		x = x * 10 + (*s++ - '0');
+		digits++;
+		if (x > 1e18)
+			return -1;
+	}
+	if (*s == '.') {
+		s++;
+		while (isdigit((unsigned char)*s)) {
+			scale /= 10;
+			x += (*s++ - '0') * scale;
+			digits++;
+		}
+	}
+	if (!digits)
+		return -1;
+	*v = x;
+	*p = s;
+	return 0;
+}
+
+int
+parse_size(const char *s, uint64_t *bytes)
+{
+	const char *p = s;
+	double v, mult;
+
+	if (!s || read_number(&p, &v) < 0)
+		return err_set(EXIT_USAGE, "size '%s' is not a number with a unit (e.g. 512M, 10G)", s ? s : "");
+	switch (toupper((unsigned char)*p)) {
+	case 'K': mult = 1024.0; break;
+	case 'M': mult = 1024.0 * 1024; break;
+	case 'G': mult = 1024.0 * 1024 * 1024; break;
+	case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+	case 'B': mult = 1; break;
+	case '\0':
+		if (v == 0) {
+			*bytes = 0;
+			return 0;
+		}
+		return err_set(EXIT_USAGE, "size '%s' has no unit (K, M, G or T)", s);
+	default:
+		return err_set(EXIT_USAGE, "size '%s' has an unknown unit (use K, M, G or T)", s);
+	}
+	if (mult > 1) {
+		p++;
+		if (*p == 'i' || *p == 'I')
+			p++;
+		if (*p == 'B' || *p == 'b')
+			p++;
+	} else {
+		p++;
+	}
+	if (*p)
+		return err_set(EXIT_USAGE, "size '%s' has trailing characters after its unit", s);
+	v *= mult;
+	if (v >= 4611686018427387904.0) /* 2^62 */
+		return err_set(EXIT_USAGE, "size '%s' is too large", s);
+	*bytes = (uint64_t)floor(v);
+	return 0;
+}
+
+int
+parse_duration(const char *s, double *seconds)
+{
+	const char *p = s;
+	double total = 0, v;
+	int pairs = 0;
+
+	if (!s || !*s)
+		return err_set(EXIT_USAGE, "duration '' is empty");
+	while (*p) {
+		double mult;
+
+		if (read_number(&p, &v) < 0)
+			return err_set(EXIT_USAGE, "duration '%s' is not a number with a unit (e.g. 30s, 5m, 250ms)", s);
+		if (*p == '\0' && pairs == 0) {
+			mult = 1;
+		} else if (strncmp(p, "ms", 2) == 0) {
+			mult = 0.001;
+			p += 2;
+		} else if (*p == 's') {
+			mult = 1;
+			p++;
+		} else if (*p == 'm') {
+			mult = 60;
+			p++;
+		} else if (*p == 'h') {
+			mult = 3600;
+			p++;
+		} else if (*p == 'd') {
+			mult = 86400;
+			p++;
+		} else {
+			return err_set(EXIT_USAGE, "duration '%s' has an unknown unit (use ms, s, m, h or d)", s);
+		}
+		total += v * mult;
+		pairs++;
+	}
+	if (total > 1e9)
+		return err_set(EXIT_USAGE, "duration '%s' is too long", s);
+	*seconds = total;
+	return 0;
+}
+
+char *
+format_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+	else if (v >= 100 || v == floor(v))
+		snprintf(buf, size, "%.0f %s", v, unit[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+char *
+format_size_mps(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes && bytes % GIB(1) == 0)
+		snprintf(buf, size, "%lluG", (unsigned long long)(bytes >> 30));
+	else
+		snprintf(buf, size, "%lluM", (unsigned long long)(bytes >= MIB(1) ? bytes >> 20 : 1));
+	return buf;
+}
