@@ -11,7 +11,8 @@ B        ?= build
 PREFIX   ?= /usr/local
 CC       ?= cc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-NVCCFLAGS ?= -O2 -arch=sm_90 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
+NVCCFLAGS ?= -O2 -arch=sm_90 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
+             -Xcompiler -Wall,-Wextra
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -32,6 +33,12 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 # small C helpers the shell tests run (the MPS control double, fake task programs)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:%.c=$(B)/%)
+# the fake NVML (a test double of libnvidia-ml.so.1) that tests load through GPUPACK_NVML_LIB,
+# and two builds of it with symbols left out (an old driver, a broken one)
+FAKENVML := $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1 \
+            $(B)/tests/fakenvml/broken/libnvidia-ml.so.1
+FAKENVML_CC = $(CC) -std=c11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Isrc -O1 -g -fPIC -shared \
+              -fvisibility=hidden
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 600
@@ -65,20 +72,32 @@ $(B)/gpupack-work: work/gpupack-work.cu
 	@mkdir -p $(B)
 	$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
 
-test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS)
+$(B)/tests/fakenvml/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
+	@mkdir -p $(dir $@)
+	$(FAKENVML_CC) -o $@ $<
+
+$(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
+	@mkdir -p $(dir $@)
+	$(FAKENVML_CC) -DFAKENVML_OLD_ABI -o $@ $<
+
+$(B)/tests/fakenvml/broken/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
+	@mkdir -p $(dir $@)
+	$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
+
+test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
 	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
-	  prove --exec '' $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
+	  prove --exec tests/run-test $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
 
 check:
 	$(MAKE) --no-print-directory test B=$(B)
 	$(MAKE) --no-print-directory test B=$(B)-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
 	  PROVE_FLAGS="$(PROVE_FLAGS)"
 
-valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS)
+valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
 	GPUPACK_VALGRIND=1 GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
 	  prove --exec 'tests/valgrind-run' $(UNIT_BINS)
 	GPUPACK_VALGRIND=1 GPUPACK="tests/valgrind-run $(CURDIR)/$(B)/gpupack" GPUPACK_BUILD=$(CURDIR)/$(B) \
-	  GPUPACK_SRC=$(CURDIR) prove --exec '' tests/cli/devices.t
+	  GPUPACK_SRC=$(CURDIR) prove --exec tests/run-test tests/cli/devices.t
 
 fuzz:
 	$(MAKE) --no-print-directory B=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
