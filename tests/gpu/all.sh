@@ -11,8 +11,11 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/gpupack-gpu-out}
-R="$OUT/reports"
-mkdir -p "$R"
+TOP=$OUT
+# reports are written outside $OUT: only the archive and the summary come back
+R=/tmp/gpupack-gpu/reports
+rm -rf "$R"
+mkdir -p "$R" "$TOP"
 export OUT="$R"
 export NCCL_NVLS_ENABLE=0
 
@@ -28,7 +31,7 @@ cat "$R/setup.txt"
 t0=$(date +%s)
 if ! make -j16 >"$R/build.log" 2>&1; then
 	echo "FAIL: build (see build.log)"; tail -n 30 "$R/build.log"
-	tar -C "$OUT/.." -czf "${OUT%/reports}/gpu-reports.tgz" reports 2>/dev/null
+	tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports 2>/dev/null
 	exit 1
 fi
 echo "build: $(($(date +%s) - t0)) s"
@@ -58,6 +61,7 @@ for s in "${scripts[@]}"; do
 	pgrep -af nvidia-cuda-mps >"$R/$s.leftover" 2>&1 && { echo "LEFTOVER MPS processes after $s:"; cat "$R/$s.leftover"; }
 done
 pkill -f nvidia-cuda-mps-control 2>/dev/null
-tar -C "${OUT%/reports}" -czf "${OUT%/reports}/gpu-reports.tgz" reports
+tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports
 echo "total: $(($(date +%s) - t0)) s, status $status"
+cp "$R/setup.txt" "$TOP/setup.txt"
 exit $status
