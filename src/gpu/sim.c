@@ -1,12 +1,275 @@
-/* sim: placeholder until the simulation backend lands. */
+/*
+ * sim: the simulation backend. Answers the backend ops from a topology file
+ * (src/gpu/topology.c reads, checks and writes it) and makes the MIG changes
+ * durable by rewriting the file, so that the next gpupack invocation sees
+ * them, as it would see the driver's state. Every op re-reads the file:
+ * another process may have changed it since.
+ *
+ * Failure injection for rollback tests counts calls per opened backend:
+ * "fail OP after N" lines in the file and GPUPACK_SIM_FAIL=OP:K[,OP:K].
+ */
 #include "gpu/backend.h"
+#include "gpu/topology.h"
 #include "util/err.h"
+#include "util/fs.h"
+#include "util/str.h"
 
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct sim {
+	char *path;
+	long calls[TOPO_NOPS];      /* calls made so far, per op */
+	long env_fail[TOPO_NOPS];   /* GPUPACK_SIM_FAIL: the call that fails; 0 none */
+};
+
+static int
+parse_env_fail(const char *spec, long *fail)
+{
+	char *copy = xstrdup(spec), *tok, *save = NULL;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		long k;
+		int op;
+
+		if (colon)
+			*colon = '\0';
+		if (!colon || (op = topo_op_parse(str_trim(tok))) < 0 ||
+		    parse_long(str_trim(colon + 1), 1, 1000000, &k) < 0) {
+			rc = err_set(EXIT_USAGE, "GPUPACK_SIM_FAIL='%s': expected OP:K[,OP:K...] with OP one "
+			    "of set-mig-mode, create-gi, create-ci, destroy-ci, destroy-gi and K >= 1", spec);
+			break;
+		}
+		fail[op] = k;
+	}
+	free(copy);
+	return rc;
+}
+
+/* Count a call of op; -1 with a driver-like error when this call is to fail. */
+static int
+injected(struct sim *s, const struct topology *t, int op, const char *what)
+{
+	long n = ++s->calls[op];
+
+	if (s->env_fail[op] == n)
+		return err_set(EXIT_ENV, "%s: simulated driver failure (injected: %s call %ld, "
+		    "GPUPACK_SIM_FAIL)", what, topo_op_name(op), n);
+	for (int i = 0; i < t->nfail; i++)
+		if (t->fail[i].op == op && t->fail[i].after + 1 == n)
+			return err_set(EXIT_ENV, "%s: simulated driver failure (injected: %s call %ld, "
+			    "'fail %s after %ld')", what, topo_op_name(op), n, topo_op_name(op),
+			    t->fail[i].after);
+	return 0;
+}
+
+static int
+save(const struct sim *s, const struct topology *t)
+{
+	struct stat st;
+	size_t len;
+	char *text = topo_format(t, &len);
+	int mode = 0644, rc;
+
+	if (stat(s->path, &st) == 0)
+		mode = (int)(st.st_mode & 07777);
+	rc = write_file_atomic(s->path, text, len, mode);
+	free(text);
+	if (rc < 0)
+		return err_prefix("simulated machine %s", s->path);
+	return 0;
+}
+
+static int
+sim_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags)
+{
+	struct sim *s = b->priv;
+	struct topology t;
+
+	if (topo_load(s->path, &t) < 0)
+		return -1;
+	topo_snapshot(&t, sys, flags);
+	topo_free(&t);
+	return 0;
+}
+
+/* The shape of every mutating op: load, inject, change, save. */
+struct change {
+	int op;
+	int gpu;
+	int enable;
+	unsigned profile_id;
+	const struct mig_placement *where;
+	unsigned gi, ci;
+	unsigned *out;
+};
+
+static int
+apply(struct topology *t, const struct change *c)
+{
+	switch (c->op) {
+	case TOPO_OP_SET_MIG_MODE:
+		return topo_set_mig_mode(t, c->gpu, c->enable);
+	case TOPO_OP_CREATE_GI:
+		return topo_create_gi(t, c->gpu, c->profile_id, c->where, c->out);
+	case TOPO_OP_CREATE_CI:
+		return topo_create_ci(t, c->gpu, c->gi, c->out);
+	case TOPO_OP_DESTROY_CI:
+		return topo_destroy_ci(t, c->gpu, c->gi, c->ci);
+	case TOPO_OP_DESTROY_GI:
+		return topo_destroy_gi(t, c->gpu, c->gi);
+	default:
+		return err_set(EXIT_INTERNAL, "sim: unknown op %d", c->op);
+	}
+}
+
+static void
+describe(const struct change *c, char *buf, size_t size)
+{
+	switch (c->op) {
+	case TOPO_OP_SET_MIG_MODE:
+		snprintf(buf, size, "set MIG mode %s on GPU %d", c->enable ? "on" : "off", c->gpu);
+		break;
+	case TOPO_OP_CREATE_GI:
+		snprintf(buf, size, "create GPU instance (profile id %u) on GPU %d", c->profile_id, c->gpu);
+		break;
+	case TOPO_OP_CREATE_CI:
+		snprintf(buf, size, "create compute instance in GPU instance %u on GPU %d", c->gi, c->gpu);
+		break;
+	case TOPO_OP_DESTROY_CI:
+		snprintf(buf, size, "destroy compute instance %u of GPU instance %u on GPU %d", c->ci,
+		    c->gi, c->gpu);
+		break;
+	default:
+		snprintf(buf, size, "destroy GPU instance %u on GPU %d", c->gi, c->gpu);
+		break;
+	}
+}
+
+static int
+mutate(struct gpu_backend *b, const struct change *c)
+{
+	struct sim *s = b->priv;
+	struct topology t;
+	char what[128];
+	int rc;
+
+	if (topo_load(s->path, &t) < 0)
+		return -1;
+	describe(c, what, sizeof what);
+	rc = injected(s, &t, c->op, what);
+	if (rc == 0)
+		rc = apply(&t, c);
+	if (rc == 0)
+		rc = save(s, &t);
+	topo_free(&t);
+	return rc;
+}
+
+static int
+sim_set_mig_mode(struct gpu_backend *b, int gpu, int enable)
+{
+	struct change c = {.op = TOPO_OP_SET_MIG_MODE, .gpu = gpu, .enable = enable};
+
+	return mutate(b, &c);
+}
+
+static int
+sim_create_gi(struct gpu_backend *b, int gpu, unsigned profile_id,
+    const struct mig_placement *where, unsigned *gi_id)
+{
+	struct change c = {.op = TOPO_OP_CREATE_GI, .gpu = gpu, .profile_id = profile_id,
+	    .where = where, .out = gi_id};
+
+	return mutate(b, &c);
+}
+
+static int
+sim_create_ci(struct gpu_backend *b, int gpu, unsigned gi_id, unsigned *ci_id)
+{
+	struct change c = {.op = TOPO_OP_CREATE_CI, .gpu = gpu, .gi = gi_id, .out = ci_id};
+
+	return mutate(b, &c);
+}
+
+static int
+sim_destroy_ci(struct gpu_backend *b, int gpu, unsigned gi_id, unsigned ci_id)
+{
+	struct change c = {.op = TOPO_OP_DESTROY_CI, .gpu = gpu, .gi = gi_id, .ci = ci_id};
+
+	return mutate(b, &c);
+}
+
+static int
+sim_destroy_gi(struct gpu_backend *b, int gpu, unsigned gi_id)
+{
+	struct change c = {.op = TOPO_OP_DESTROY_GI, .gpu = gpu, .gi = gi_id};
+
+	return mutate(b, &c);
+}
+
+static int
+sim_utilization(struct gpu_backend *b, int gpu, unsigned *gpu_pct, unsigned *mem_pct)
+{
+	struct sim *s = b->priv;
+	struct topology t;
+
+	if (topo_load(s->path, &t) < 0)
+		return -1;
+	if (gpu < 0 || gpu >= t.sys.ngpus) {
+		topo_free(&t);
+		return err_set(EXIT_USAGE, "utilization: GPU %d: no such GPU", gpu);
+	}
+	*gpu_pct = t.util[gpu].gpu;
+	*mem_pct = t.util[gpu].mem;
+	topo_free(&t);
+	return 0;
+}
+
+static void
+sim_close(struct gpu_backend *b)
+{
+	struct sim *s = b->priv;
+
+	free(s->path);
+	free(s);
+	free(b);
+}
 
 int
 gpu_sim_open(const char *file, struct gpu_backend **out)
 {
+	const char *env = getenv("GPUPACK_SIM_FAIL");
+	struct gpu_backend *b;
+	struct topology t;
+	struct sim *s;
+
 	*out = NULL;
-	return err_set(EXIT_USAGE, "%s: simulation not built yet", file);
+	/* read it once now, so that a bad file is reported before any work starts */
+	if (topo_load(file, &t) < 0)
+		return -1;
+	topo_free(&t);
+	s = xcalloc(1, sizeof *s);
+	if (env && *env && parse_env_fail(env, s->env_fail) < 0) {
+		free(s);
+		return -1;
+	}
+	s->path = xstrdup(file);
+	b = xcalloc(1, sizeof *b);
+	b->name = "sim";
+	b->priv = s;
+	b->snapshot = sim_snapshot;
+	b->set_mig_mode = sim_set_mig_mode;
+	b->create_gi = sim_create_gi;
+	b->create_ci = sim_create_ci;
+	b->destroy_ci = sim_destroy_ci;
+	b->destroy_gi = sim_destroy_gi;
+	b->utilization = sim_utilization;
+	b->close = sim_close;
+	*out = b;
+	return 0;
 }

@@ -1,0 +1,377 @@
+/*
+ * test_util: the shared pieces every command leans on: sizes and durations
+ * as users write them, the JSON writer's escaping and shape, table layout,
+ * private directories that refuse symlinks and foreign or open modes, atomic
+ * writes, and the device selectors of src/gpu/select.c.
+ */
+#include "gpu/backend.h"
+#include "gpu/select.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include "tap.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void
+size_ok(const char *s, uint64_t want)
+{
+	uint64_t got = 12345;
+	int rc = parse_size(s, &got);
+
+	ok(rc == 0 && got == want, "parse_size('%s') = %llu", s, (unsigned long long)want);
+	if (rc != 0 || got != want)
+		printf("#   rc %d got %llu (%s)\n", rc, (unsigned long long)got, rc ? err_msg() : "");
+}
+
+static void
+size_bad(const char *s, const char *why)
+{
+	uint64_t got = 777;
+	int rc = parse_size(s, &got);
+
+	ok(rc < 0 && err_code() == EXIT_USAGE && strstr(err_msg(), why) && got == 777,
+	    "parse_size('%s') refused: %s", s, why);
+}
+
+static void
+test_sizes(void)
+{
+	size_ok("10G", GIB(10));
+	size_ok("10GiB", GIB(10));
+	size_ok("10GB", GIB(10));
+	size_ok("10g", GIB(10));
+	size_ok("512M", MIB(512));
+	size_ok("81559MiB", MIB(81559));
+	size_ok("1.5K", 1536);
+	size_ok(".5M", 524288);
+	size_ok("0", 0);
+	size_ok("5B", 5);
+	size_ok("1.7B", 1);
+	size_ok("4096T", (uint64_t)1 << 52);
+	size_bad("1", "no unit");
+	size_bad("10X", "unknown unit");
+	size_bad("10GiBx", "trailing");
+	size_bad("", "not a number");
+	size_bad("-1G", "not a number");
+	size_bad("G", "not a number");
+	size_bad("1e3M", "unknown unit");
+	size_bad("4194304T", "too large");
+	size_bad("10 G", "unknown unit");
+}
+
+static void
+dur_ok(const char *s, double want)
+{
+	double got = -1;
+	int rc = parse_duration(s, &got);
+
+	ok(rc == 0 && fabs(got - want) < 1e-9, "parse_duration('%s') = %g", s, want);
+}
+
+static void
+dur_bad(const char *s, const char *why)
+{
+	double got = -1;
+
+	ok(parse_duration(s, &got) < 0 && strstr(err_msg(), why) && got == -1,
+	    "parse_duration('%s') refused: %s", s, why);
+}
+
+static void
+test_durations(void)
+{
+	dur_ok("30", 30);
+	dur_ok("2.5", 2.5);
+	dur_ok("250ms", 0.25);
+	dur_ok("1h30m", 5400);
+	dur_ok("1d", 86400);
+	dur_ok("1m30s", 90);
+	dur_ok("0", 0);
+	dur_bad("", "empty");
+	dur_bad("5x", "unknown unit");
+	dur_bad("1m30", "unknown unit");
+	dur_bad("ms", "not a number");
+	dur_bad("30 s", "unknown unit");
+	dur_bad("20000d", "too long");
+}
+
+static void
+test_format(void)
+{
+	char b[32];
+
+	is_str(format_size(0, b, sizeof b), "0 B", "format_size 0");
+	is_str(format_size(1023, b, sizeof b), "1023 B", "format_size 1023");
+	is_str(format_size(1024, b, sizeof b), "1 KiB", "format_size 1 KiB");
+	is_str(format_size(1536, b, sizeof b), "1.5 KiB", "format_size 1.5 KiB");
+	is_str(format_size(MIB(81559), b, sizeof b), "79.6 GiB", "format_size H100 memory");
+	is_str(format_size(GIB(140), b, sizeof b), "140 GiB", "format_size >= 100 has no decimals");
+	is_str(format_size_mps(GIB(10), b, sizeof b), "10G", "format_size_mps whole GiB");
+	is_str(format_size_mps(MIB(512), b, sizeof b), "512M", "format_size_mps whole MiB");
+	is_str(format_size_mps(100, b, sizeof b), "1M", "format_size_mps below 1 MiB rounds up to 1M");
+}
+
+static void
+test_json(void)
+{
+	struct json j;
+	struct sbuf b;
+
+	sbuf_init(&b);
+	json_quote(&b, "a\"b\\c\nd\te\r\x01\x1f caf\xc3\xa9 /");
+	is_str(b.buf, "\"a\\\"b\\\\c\\nd\\te\\r\\u0001\\u001f caf\xc3\xa9 /\"",
+	    "json_quote escapes quotes, backslashes and control characters, keeps UTF-8");
+	sbuf_free(&b);
+
+	json_init(&j, 0);
+	json_obj_begin(&j, NULL);
+	json_int(&j, "i", -3);
+	json_uint(&j, "u", 18446744073709551615ULL);
+	json_str(&j, "s", "x");
+	json_str(&j, "n", NULL);
+	json_bool(&j, "t", 1);
+	json_double(&j, "nan", NAN);
+	json_double(&j, "d", 0.5);
+	json_arr_begin(&j, "a");
+	json_int(&j, NULL, 1);
+	json_obj_begin(&j, NULL);
+	json_obj_end(&j);
+	json_arr_begin(&j, NULL);
+	json_arr_end(&j);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	is_str(j.out.buf, "{\"i\":-3,\"u\":18446744073709551615,\"s\":\"x\",\"n\":null,\"t\":true,"
+	    "\"nan\":null,\"d\":0.5,\"a\":[1,{},[]]}", "json writer: members, commas, nesting");
+	json_free(&j);
+
+	json_init(&j, 1);
+	json_obj_begin(&j, NULL);
+	json_arr_begin(&j, "k");
+	json_int(&j, NULL, 1);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	is_str(j.out.buf, "{\n  \"k\": [\n    1\n  ]\n}", "json writer: pretty layout");
+	json_free(&j);
+}
+
+static char *
+table_text(struct table *t)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	table_print(t, f);
+	fclose(f);
+	return text;
+}
+
+static void
+test_table(void)
+{
+	struct table t;
+	char *text;
+
+	table_init(&t, "lrl", 2);
+	table_row(&t, "NAME", "SIZE", "NOTE");
+	table_row(&t, "a", "10", NULL);
+	table_row(&t, "longer", "5", "x y");
+	text = table_text(&t);
+	is_str(text, "  NAME    SIZE  NOTE\n  a         10  -\n  longer     5  x y\n",
+	    "table: left and right alignment, NULL as '-', indent, no trailing space");
+	free(text);
+	table_free(&t);
+}
+
+static int
+path_in(char *out, size_t size, const char *dir, const char *name)
+{
+	return (size_t)snprintf(out, size, "%s/%s", dir, name) < size ? 0 : -1;
+}
+
+static void
+test_private_dir(const char *dir)
+{
+	char p[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+
+	if (path_in(p, sizeof p, dir, "new") < 0)
+		return;
+	ok(private_dir(p) == 0 && stat(p, &st) == 0 && (st.st_mode & 07777) == 0700,
+	    "private_dir creates a 0700 directory");
+	ok(private_dir(p) == 0, "private_dir accepts its own directory again");
+
+	path_in(p, sizeof p, dir, "open");
+	mkdir(p, 0700);
+	chmod(p, 0777);
+	ok(private_dir(p) < 0 && err_code() == EXIT_ENV && strstr(err_msg(), "mode 0777"),
+	    "private_dir refuses mode 0777");
+	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0777, "... and leaves it as it was");
+	chmod(p, 0750);
+	ok(private_dir(p) < 0 && strstr(err_msg(), "0750"), "private_dir refuses group access (0750)");
+
+	path_in(target, sizeof target, dir, "new");
+	path_in(p, sizeof p, dir, "link");
+	ok(symlink(target, p) == 0, "a symlink to a private directory");
+	ok(private_dir(p) < 0 && err_code() == EXIT_ENV && strstr(err_msg(), "symbolic link"),
+	    "private_dir refuses a symlink even to a good directory");
+	ok(lstat(p, &st) == 0 && S_ISLNK(st.st_mode), "... and leaves the symlink alone");
+
+	path_in(p, sizeof p, dir, "file");
+	write_file_atomic(p, "x", 1, 0600);
+	ok(private_dir(p) < 0 && strstr(err_msg(), "not a directory"), "private_dir refuses a file");
+
+	path_in(p, sizeof p, dir, "foreign");
+	mkdir(p, 0700);
+	if (geteuid() == 0 && chown(p, 65534, 65534) == 0) {
+		ok(private_dir(p) < 0 && strstr(err_msg(), "owned by uid 65534"),
+		    "private_dir refuses a directory of another user");
+	} else {
+		ok(1, "# SKIP foreign owner needs root to set up");
+	}
+	path_in(p, sizeof p, dir, "no/parent");
+	ok(private_dir(p) < 0 && err_code() == EXIT_ENV, "private_dir without its parent fails");
+}
+
+static void
+test_files(const char *dir)
+{
+	char p[PATH_MAX], outside[PATH_MAX], link[PATH_MAX], *data = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	path_in(p, sizeof p, dir, "f");
+	ok(write_file_atomic(p, "hello\n", 6, 0640) == 0, "write_file_atomic");
+	ok(read_file(p, &data, &len) == 0 && len == 6 && strcmp(data, "hello\n") == 0,
+	    "read_file gives back what was written");
+	free(data);
+	ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0640, "write_file_atomic sets the mode");
+	ok(write_file_atomic(p, "bye", 3, 0640) == 0 && read_file(p, &data, &len) == 0 &&
+	    strcmp(data, "bye") == 0, "write_file_atomic replaces whole");
+	free(data);
+	path_in(p, sizeof p, dir, "missing");
+	ok(read_file(p, &data, &len) < 0 && strstr(err_msg(), "missing"), "read_file names a missing file");
+
+	/* remove_tree must not follow a symlink out of the tree */
+	path_in(outside, sizeof outside, dir, "keep");
+	mkdir(outside, 0700);
+	path_in(p, sizeof p, outside, "precious");
+	write_file_atomic(p, "x", 1, 0600);
+	path_in(p, sizeof p, dir, "tree");
+	mkdir(p, 0700);
+	path_in(link, sizeof link, p, "link");
+	ok(symlink(outside, link) == 0, "a tree with a symlink out of it");
+	ok(remove_tree(p) == 0 && lstat(p, &st) < 0, "remove_tree removes the tree");
+	path_in(p, sizeof p, outside, "precious");
+	ok(stat(p, &st) == 0, "... but not what its symlink pointed to");
+	path_in(p, sizeof p, dir, "tree");
+	ok(remove_tree(p) == 0, "remove_tree of a missing path is fine");
+
+	path_in(p, sizeof p, dir, "state");
+	setenv("GPUPACK_STATE_DIR", p, 1);
+	ok(state_dir("mps/x", link, sizeof link) == 0 && stat(link, &st) == 0 &&
+	    (st.st_mode & 07777) == 0700 && str_ends(link, "/state/mps/x"),
+	    "state_dir creates private subdirectories under GPUPACK_STATE_DIR");
+	chmod(p, 0755);
+	ok(state_dir(NULL, link, sizeof link) < 0 && strstr(err_msg(), "state directory"),
+	    "state_dir refuses an open state directory");
+	unsetenv("GPUPACK_STATE_DIR");
+}
+
+/* Two GPUs: 0 whole (MIG off), 1 with MIG on and two MIG devices. */
+static void
+machine(struct gpu_system *sys)
+{
+	struct gpu_info *g;
+
+	memset(sys, 0, sizeof *sys);
+	sys->ngpus = 2;
+	sys->gpus = xcalloc(2, sizeof *sys->gpus);
+	g = &sys->gpus[0];
+	g->index = 0;
+	str_copy(g->uuid, "GPU-aaaa", sizeof g->uuid);
+	g->mem_total = GIB(80);
+	g->mem_free = GIB(70);
+	g->sms = 132;
+	g->mig_current = MIG_DISABLED;
+	g = &sys->gpus[1];
+	g->index = 1;
+	str_copy(g->uuid, "GPU-bbbb", sizeof g->uuid);
+	g->mig_current = MIG_ENABLED;
+	g->ngi = 2;
+	g->gi = xcalloc(2, sizeof *g->gi);
+	for (int i = 0; i < 2; i++) {
+		g->gi[i].id = (unsigned)i + 1;
+		g->gi[i].nci = 1;
+		g->gi[i].mem_total = GIB(40);
+		g->gi[i].mem_used = GIB(10);
+		g->gi[i].sms = 60;
+		g->gi[i].ci[0].sms = 60;
+		snprintf(g->gi[i].ci[0].uuid, sizeof g->gi[i].ci[0].uuid, "MIG-000%d", i);
+	}
+}
+
+static void
+test_select(void)
+{
+	struct gpu_system sys;
+	struct gpu_target t, *v;
+	int n;
+
+	machine(&sys);
+	ok(gpu_select_one(&sys, "0", &t) == 0 && t.gpu == 0 && t.gi == -1 &&
+	    strcmp(t.uuid, "GPU-aaaa") == 0 && t.mem_free == GIB(70), "select by index");
+	ok(gpu_select_one(&sys, "gpu-BBBB", &t) == 0 && t.gpu == 1, "select by UUID, any case");
+	ok(gpu_select_one(&sys, "MIG-0001", &t) == 0 && t.gpu == 1 && t.gi == 1 && t.ci == 0 &&
+	    t.mem_free == GIB(30) && t.sms == 60, "select a MIG device: its memory left and SMs");
+	ok(gpu_select_one(&sys, "2", &t) < 0 && err_code() == EXIT_USAGE &&
+	    strstr(err_msg(), "indices 0 to 1"), "an index out of range says which exist");
+	ok(gpu_select_one(&sys, "GPU-cccc", &t) < 0 && err_code() == EXIT_USAGE, "an unknown UUID");
+	ok(gpu_select_one(&sys, "-1", &t) < 0, "a negative index");
+
+	ok(gpu_select(&sys, NULL, &v, &n) == 0 && n == 3 && v[0].gi == -1 && v[1].gi == 0 &&
+	    v[2].gi == 1, "everything: GPU 0 whole, GPU 1 as its two MIG devices");
+	free(v);
+	ok(gpu_select(&sys, "1", &v, &n) == 0 && n == 2 && strcmp(v[1].uuid, "MIG-0001") == 0,
+	    "a MIG-enabled GPU by index expands to its MIG devices");
+	free(v);
+	ok(gpu_select(&sys, " 0 , MIG-0000 ", &v, &n) == 0 && n == 2, "a list with spaces");
+	free(v);
+	ok(gpu_select(&sys, "0,0", &v, &n) < 0 && strstr(err_msg(), "twice") && v == NULL && n == 0,
+	    "the same GPU twice is an error");
+	ok(gpu_select(&sys, "1,MIG-0000", &v, &n) < 0 && strstr(err_msg(), "twice"),
+	    "a MIG device twice (through its GPU) is an error");
+	ok(gpu_select(&sys, "0,7", &v, &n) < 0 && v == NULL, "one bad selector fails the list");
+	ok(gpu_select(&sys, "", &v, &n) < 0 && strstr(err_msg(), "empty"), "an empty selection");
+	gpu_system_free(&sys);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/gpupack-test-util.XXXXXX";
+
+	test_sizes();
+	test_durations();
+	test_format();
+	test_json();
+	test_table();
+	test_select();
+	if (ok(mkdtemp(dir) != NULL, "scratch directory")) {
+		test_private_dir(dir);
+		test_files(dir);
+		remove_tree(dir);
+	}
+	return done_testing();
+}
