@@ -1,9 +1,924 @@
-/* mig: placeholder until its issue lands (replaced by the real command). */
+/*
+ * mig: MIG profiles, plans from requests, apply and clear. Parses the
+ * subcommands, takes a snapshot, calls the planner and the apply/clear
+ * helpers of src/share/mig.c, and prints tables or one JSON object.
+ */
 #include "cmd/cmd.h"
+#include "gpu/select.h"
+#include "share/mig.h"
 #include "util/err.h"
+#include "util/fs.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/table.h"
+#include "util/units.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static const char objective[] =
+    "objective, over all selected GPUs together:\n"
+    "  1. satisfy the most requests;\n"
+    "  2. then waste the least memory (instance memory minus requested memory);\n"
+    "  3. then use the fewest SMs (of instances that hold requests);\n"
+    "  4. then need the fewest create and destroy operations.\n"
+    "Instances with processes are never touched. Idle instances are reused where the plan has\n"
+    "the same profile at the same placement, left alone where they are out of the way, and\n"
+    "destroyed only where the plan needs their slices. Ties go to the first plan in a fixed\n"
+    "search order. Requests smaller than the smallest profile may share an instance through\n"
+    "MPS; each gets a thread percentage (from its compute share, else an equal split) and a\n"
+    "memory limit (what it asked for). A search cut off by its node budget says so.\n";
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: gpupack mig profiles [--gpu SEL] [--json]\n"
+	    "       gpupack mig plan [--gpu SEL] [--json] [--save FILE] (--want SPEC... | --requests FILE)\n"
+	    "       gpupack mig apply [--gpu SEL] [--dry-run] [--enable-mig] (PLAN_FILE | --want SPEC... |\n"
+	    "                         --requests FILE)\n"
+	    "       gpupack mig clear [--gpu SEL] [--dry-run]\n"
+	    "\n"
+	    "  SPEC           COUNTxPROFILE (3x1g.10gb) or COUNTxMEMORY (4x20G: a profile with that much);\n"
+	    "                 several, or comma-separated\n"
+	    "  --requests F   one job class a line: COUNT MEMORY|PROFILE [SHARE], # comments;\n"
+	    "                 SHARE is the part of a whole GPU's SMs one job needs (0.1)\n"
+	    "  --gpu SEL      GPU indices or UUIDs, comma-separated (default: every MIG-capable GPU)\n"
+	    "  --save FILE    write the plan's operations as a plan file for 'mig apply'\n"
+	    "  --dry-run      print the operations, change nothing (needs no root)\n"
+	    "  --enable-mig   turn MIG mode on where it is off (otherwise apply refuses)\n"
+	    "apply and clear need root, except on a simulated machine (--sim). clear refuses, changing\n"
+	    "nothing, when any instance of the selected GPUs has processes.\n\n%s", objective);
+}
+
+/* ------------------------------------------------------------ shared pieces */
+
+struct opts {
+	int json, dry_run, enable_mig, help;
+	const char *gpu, *requests, *save;
+	char **want;
+	int nwant;
+	char **pos;
+	int npos;
+};
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{"gpu", required_argument, NULL, 'g'},
+		{"json", no_argument, NULL, 'j'},
+		{"want", required_argument, NULL, 'w'},
+		{"requests", required_argument, NULL, 'r'},
+		{"save", required_argument, NULL, 's'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"enable-mig", no_argument, NULL, 'e'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	memset(o, 0, sizeof *o);
+	o->want = xcalloc((size_t)argc + 1, sizeof *o->want);
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'g': o->gpu = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'w': o->want[o->nwant++] = optarg; break;
+		case 'r': o->requests = optarg; break;
+		case 's': o->save = optarg; break;
+		case 'n': o->dry_run = 1; break;
+		case 'e': o->enable_mig = 1; break;
+		case 'h': o->help = 1; break;
+		default:
+			return err_set(EXIT_USAGE, "unknown option '%s' (see gpupack mig --help)", argv[optind - 1]);
+		}
+	}
+	o->pos = argv + optind;
+	o->npos = argc - optind;
+	return 0;
+}
+
+/* Which GPUs of the snapshot: sel[i] set. Default: all MIG-capable ones. */
+static int
+select_gpus(const struct gpu_system *sys, const char *sel, int *picked)
+{
+	char *copy, *tok, *save = NULL;
+	int rc = 0;
+
+	memset(picked, 0, sizeof *picked * (size_t)(sys->ngpus + 1));
+	if (!sel) {
+		for (int i = 0; i < sys->ngpus; i++)
+			picked[i] = sys->gpus[i].nprofiles > 0;
+		return 0;
+	}
+	copy = xstrdup(sel);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct gpu_target t;
+
+		if (gpu_select_one(sys, str_trim(tok), &t) < 0) {
+			rc = -1;
+			break;
+		}
+		if (sys->gpus[t.gpu].nprofiles == 0) {
+			rc = err_set(EXIT_USAGE, "GPU %d (%s) does not support MIG", sys->gpus[t.gpu].index,
+			    sys->gpus[t.gpu].name);
+			break;
+		}
+		picked[t.gpu] = 1;
+	}
+	free(copy);
+	return rc;
+}
+
+static int
+need_root(struct ctx *c, const char *what)
+{
+	const char *env = getenv("GPUPACK_SIM");
+
+	if ((c->sim && *c->sim) || (env && *env))
+		return 0; /* a simulated machine: its file is the user's own */
+	if (geteuid() != 0)
+		return err_set(EXIT_ENV, "%s needs root (MIG instances are changed through the driver as root)",
+		    what);
+	return 0;
+}
+
+/* All the requests: --want specs, positional specs, --requests FILE. */
+static int
+gather_requests(const struct opts *o, char **pos, int npos, struct mig_request **out, int *n)
+{
+	struct mig_request *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	*out = NULL;
+	if (o->requests) {
+		char *text;
+		size_t len;
+
+		if (read_file(o->requests, &text, &len) < 0)
+			return -1;
+		if (mig_parse_requests(o->requests, text, &v, n) < 0) {
+			free(text);
+			free(v);
+			*n = 0;
+			return -1;
+		}
+		free(text);
+		cap = (size_t)*n;
+	}
+	for (int i = 0; i < o->nwant + npos; i++) {
+		char *copy = xstrdup(i < o->nwant ? o->want[i] : pos[i - o->nwant]), *tok, *save = NULL;
+
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			xgrow(&v, &cap, (size_t)*n + 1, sizeof *v);
+			if (mig_parse_spec(str_trim(tok), &v[*n]) < 0) {
+				free(copy);
+				free(v);
+				*n = 0;
+				return -1;
+			}
+			(*n)++;
+		}
+		free(copy);
+	}
+	if (*n == 0) {
+		free(v);
+		return err_set(EXIT_USAGE, "no requests: give --want SPEC (e.g. 2x3g.71gb, 4x20G) or --requests FILE");
+	}
+	*out = v;
+	return 0;
+}
+
+/* The planner's view of the picked GPUs (copies, in snapshot order). */
+struct machine {
+	struct gpu_system sys;
+	struct mig_gpu *all;          /* one per snapshot GPU */
+	int nall;
+	struct mig_gpu *gpus;         /* the picked ones */
+	int ngpus;
+	int *picked;
+};
+
+static int
+machine_open(struct ctx *c, const char *sel, struct machine *m)
+{
+	struct gpu_backend *b;
+
+	memset(m, 0, sizeof *m);
+	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &m->sys, GPU_SNAP_PROFILES | GPU_SNAP_PROCESSES) < 0)
+		return -1;
+	m->picked = xcalloc((size_t)m->sys.ngpus + 1, sizeof *m->picked);
+	if (select_gpus(&m->sys, sel, m->picked) < 0 || mig_gpus_from_system(&m->sys, &m->all, &m->nall) < 0)
+		return -1;
+	m->gpus = xcalloc((size_t)m->nall + 1, sizeof *m->gpus);
+	for (int i = 0; i < m->nall; i++)
+		if (m->picked[i])
+			m->gpus[m->ngpus++] = m->all[i];
+	return 0;
+}
+
+static void
+machine_close(struct machine *m)
+{
+	free(m->gpus);
+	free(m->all);
+	free(m->picked);
+	gpu_system_free(&m->sys);
+}
+
+/* ------------------------------------------------------------------ profiles */
+
+static void
+placements_text(const struct mig_profile *p, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < p->nplacements && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u+%u", k ? "," : "", p->placements[k].start,
+		    p->placements[k].size);
+}
+
+static void
+profiles_json(const struct gpu_system *sys, const int *picked)
+{
+	struct json j;
+
+	json_init(&j, 1);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "backend", sys->backend);
+	json_arr_begin(&j, "gpus");
+	for (int i = 0; i < sys->ngpus; i++) {
+		const struct gpu_info *g = &sys->gpus[i];
+
+		if (!picked[i])
+			continue;
+		json_obj_begin(&j, NULL);
+		json_int(&j, "index", g->index);
+		json_str(&j, "uuid", g->uuid);
+		json_str(&j, "name", g->name);
+		json_str(&j, "mig_current", mig_mode_name(g->mig_current));
+		json_arr_begin(&j, "profiles");
+		for (int p = 0; p < g->nprofiles; p++) {
+			const struct mig_profile *pr = &g->profiles[p];
+
+			json_obj_begin(&j, NULL);
+			json_str(&j, "name", pr->name);
+			json_int(&j, "profile_index", pr->index);
+			json_uint(&j, "profile_id", pr->id);
+			json_int(&j, "slices", pr->slices);
+			json_uint(&j, "memory_bytes", pr->mem_bytes);
+			json_int(&j, "sms", pr->sms);
+			json_int(&j, "max_count", pr->max_count);
+			json_int(&j, "copy_engines", pr->copy_engines);
+			json_arr_begin(&j, "placements");
+			for (int k = 0; k < pr->nplacements; k++) {
+				json_obj_begin(&j, NULL);
+				json_uint(&j, "start", pr->placements[k].start);
+				json_uint(&j, "size", pr->placements[k].size);
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_print(&j, stdout);
+	json_free(&j);
+}
+
+static void
+profiles_table(const struct gpu_system *sys, const int *picked)
+{
+	for (int i = 0; i < sys->ngpus; i++) {
+		const struct gpu_info *g = &sys->gpus[i];
+		struct table t;
+
+		if (!picked[i])
+			continue;
+		printf("GPU %d  %s  %s  (MIG %s)\n", g->index, g->uuid, g->name, mig_mode_name(g->mig_current));
+		table_init(&t, "lrrrrrrl", 2);
+		table_row(&t, "PROFILE", "INDEX", "ID", "SLICES", "MEMORY", "SMS", "MAX", "PLACEMENTS");
+		for (int p = 0; p < g->nprofiles; p++) {
+			const struct mig_profile *pr = &g->profiles[p];
+			char idx[16], id[16], sl[16], mem[32], sms[16], max[16], pl[160];
+
+			snprintf(idx, sizeof idx, "%d", pr->index);
+			snprintf(id, sizeof id, "%u", pr->id);
+			snprintf(sl, sizeof sl, "%d", pr->slices);
+			snprintf(sms, sizeof sms, "%d", pr->sms);
+			snprintf(max, sizeof max, "%d", pr->max_count);
+			format_size(pr->mem_bytes, mem, sizeof mem);
+			placements_text(pr, pl, sizeof pl);
+			table_row(&t, pr->name, idx, id, sl, mem, sms, max, pl);
+		}
+		table_print(&t, stdout);
+		table_free(&t);
+	}
+}
+
+static int
+mig_profiles(int argc, char **argv, struct ctx *c)
+{
+	struct opts o;
+	struct machine m;
+	int rc = 0;
+
+	if (parse_opts(argc, argv, &o) < 0) {
+		free(o.want);
+		return err_report();
+	}
+	if (o.help || o.npos || o.nwant || o.requests || o.save || o.dry_run || o.enable_mig) {
+		free(o.want);
+		if (o.help) {
+			usage(stdout);
+			return 0;
+		}
+		return err_die(EXIT_USAGE, "profiles takes only --gpu and --json");
+	}
+	free(o.want);
+	if (machine_open(c, o.gpu, &m) < 0) {
+		machine_close(&m);
+		return err_report();
+	}
+	if (o.json)
+		profiles_json(&m.sys, m.picked);
+	else
+		profiles_table(&m.sys, m.picked);
+	if (m.ngpus == 0 && !o.json)
+		fprintf(stderr, "gpupack: mig profiles: no MIG-capable GPU\n");
+	machine_close(&m);
+	return rc;
+}
+
+/* --------------------------------------------------------------------- plan */
+
+static const char *
+state_name(int state)
+{
+	switch (state) {
+	case MIG_INST_NEW: return "create";
+	case MIG_INST_KEEP: return "reuse";
+	case MIG_INST_IDLE: return "idle";
+	case MIG_INST_BUSY: return "busy";
+	default: return "destroy";
+	}
+}
+
+/* Unit k (1-based) of its request, in plan order. */
+static int
+unit_number(const struct mig_plan *p, int u)
+{
+	int k = 0;
+
+	for (int i = 0; i <= u; i++)
+		k += p->units[i].request == p->units[u].request;
+	return k;
+}
+
+static void
+plan_json(const struct machine *m, const struct mig_request *reqs, int nreqs, const struct mig_plan *p,
+    const struct mig_op *ops, int nops)
+{
+	struct json j;
+	char what[320];
+
+	json_init(&j, 1);
+	json_obj_begin(&j, NULL);
+	json_bool(&j, "optimal", p->optimal);
+	json_int(&j, "search_nodes", p->nodes);
+	json_int(&j, "requested", p->nunits);
+	json_int(&j, "satisfied", p->score.satisfied);
+	json_uint(&j, "waste_bytes", p->score.waste);
+	json_int(&j, "sms", p->score.sms);
+	json_int(&j, "operation_count", p->score.ops);
+	json_arr_begin(&j, "gpus");
+	for (int g = 0; g < p->ngpus; g++) {
+		const struct mig_gpu *gpu = &m->gpus[g];
+
+		json_obj_begin(&j, NULL);
+		json_int(&j, "index", gpu->index);
+		json_str(&j, "uuid", gpu->uuid);
+		json_str(&j, "name", gpu->name);
+		json_bool(&j, "mig_enabled", gpu->mig_enabled);
+		json_arr_begin(&j, "instances");
+		for (int i = 0; i < p->gpus[g].ninst; i++) {
+			const struct mig_inst *in = &p->gpus[g].inst[i];
+			const struct mig_profile *pr = &gpu->profiles[in->profile];
+
+			json_obj_begin(&j, NULL);
+			json_int(&j, "instance", i);
+			json_str(&j, "state", state_name(in->state));
+			json_str(&j, "profile", pr->name);
+			json_uint(&j, "profile_id", pr->id);
+			json_obj_begin(&j, "placement");
+			json_uint(&j, "start", in->at.start);
+			json_uint(&j, "size", in->at.size);
+			json_obj_end(&j);
+			if (in->state == MIG_INST_NEW)
+				json_null(&j, "gpu_instance_id");
+			else
+				json_uint(&j, "gpu_instance_id", in->gi_id);
+			json_uint(&j, "memory_bytes", pr->mem_bytes);
+			json_int(&j, "sms", pr->sms);
+			json_int(&j, "units", in->nunits);
+			json_uint(&j, "requested_bytes", in->mem_used);
+			json_bool(&j, "mps_shared", in->shared);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr_begin(&j, "units");
+	for (int r = 0; r < nreqs; r++)
+		for (int u = 0; u < p->nunits; u++) {
+			const struct mig_unit *un = &p->units[u];
+
+			if (un->request != r)
+				continue;
+			json_obj_begin(&j, NULL);
+			json_str(&j, "request", reqs[r].label);
+			json_int(&j, "unit", unit_number(p, u));
+			json_bool(&j, "satisfied", un->gpu >= 0);
+			if (un->gpu >= 0) {
+				const struct mig_inst *in = &p->gpus[un->gpu].inst[un->inst];
+
+				json_int(&j, "gpu", m->gpus[un->gpu].index);
+				json_int(&j, "instance", un->inst);
+				json_str(&j, "profile", m->gpus[un->gpu].profiles[in->profile].name);
+				json_obj_begin(&j, "placement");
+				json_uint(&j, "start", in->at.start);
+				json_uint(&j, "size", in->at.size);
+				json_obj_end(&j);
+				json_int(&j, "mps_thread_percentage", un->thread_pct);
+				json_uint(&j, "mps_memory_limit_bytes", un->mem_limit);
+			} else {
+				json_str(&j, "reason", un->why);
+			}
+			json_obj_end(&j);
+		}
+	json_arr_end(&j);
+	json_arr_begin(&j, "operations");
+	for (int i = 0; i < nops; i++)
+		json_str(&j, NULL, mig_op_describe(m->gpus, m->ngpus, &ops[i], what, sizeof what));
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_print(&j, stdout);
+	json_free(&j);
+}
+
+static void
+plan_gpu_table(const struct mig_gpu *gpu, const struct mig_gpu_plan *gp)
+{
+	struct table t;
+
+	printf("GPU %d  %s  %s  (MIG %s)\n", gpu->index, gpu->uuid, gpu->name,
+	    gpu->mig_enabled ? "enabled" : "disabled");
+	if (gp->ninst == 0) {
+		printf("  no instances\n");
+		return;
+	}
+	table_init(&t, "rllrrrrl", 2);
+	table_row(&t, "#", "STATE", "PROFILE", "PLACEMENT", "GI", "MEMORY", "SMS", "HOLDS");
+	for (int i = 0; i < gp->ninst; i++) {
+		const struct mig_inst *in = &gp->inst[i];
+		const struct mig_profile *pr = &gpu->profiles[in->profile];
+		char n[16], at[32], gi[16], mem[32], sms[16], holds[64];
+
+		snprintf(n, sizeof n, "%d", i);
+		snprintf(at, sizeof at, "%u+%u", in->at.start, in->at.size);
+		snprintf(gi, sizeof gi, "%u", in->gi_id);
+		snprintf(sms, sizeof sms, "%d", pr->sms);
+		format_size(pr->mem_bytes, mem, sizeof mem);
+		if (in->nunits == 0)
+			snprintf(holds, sizeof holds, "-");
+		else
+			snprintf(holds, sizeof holds, "%d request%s%s", in->nunits, in->nunits == 1 ? "" : "s",
+			    in->shared ? " (MPS)" : "");
+		table_row(&t, n, state_name(in->state), pr->name, at, in->state == MIG_INST_NEW ? NULL : gi, mem,
+		    sms, holds);
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
+static void
+plan_units_table(const struct machine *m, const struct mig_request *reqs, int nreqs, const struct mig_plan *p)
+{
+	struct table t;
+	int unsat = 0;
+
+	printf("requests:\n");
+	table_init(&t, "lrlll", 2);
+	table_row(&t, "REQUEST", "UNIT", "GPU", "INSTANCE", "MPS");
+	for (int r = 0; r < nreqs; r++)
+		for (int u = 0; u < p->nunits; u++) {
+			const struct mig_unit *un = &p->units[u];
+			char k[16], gpu[16], inst[64], mps[96], a[32];
+
+			if (un->request != r)
+				continue;
+			if (un->gpu < 0) {
+				unsat++;
+				continue;
+			}
+			snprintf(k, sizeof k, "%d", unit_number(p, u));
+			snprintf(gpu, sizeof gpu, "%d", m->gpus[un->gpu].index);
+			snprintf(inst, sizeof inst, "#%d %s at %u+%u", un->inst,
+			    m->gpus[un->gpu].profiles[p->gpus[un->gpu].inst[un->inst].profile].name,
+			    p->gpus[un->gpu].inst[un->inst].at.start, p->gpus[un->gpu].inst[un->inst].at.size);
+			if (un->mem_limit)
+				snprintf(mps, sizeof mps, "threads %d%%, memory %s", un->thread_pct,
+				    format_size(un->mem_limit, a, sizeof a));
+			else
+				snprintf(mps, sizeof mps, "-");
+			table_row(&t, reqs[r].label, k, gpu, inst, mps);
+		}
+	table_print(&t, stdout);
+	table_free(&t);
+	if (!unsat)
+		return;
+	printf("unsatisfied:\n");
+	for (int r = 0; r < nreqs; r++)
+		for (int u = 0; u < p->nunits; u++)
+			if (p->units[u].request == r && p->units[u].gpu < 0)
+				printf("  %s unit %d: %s\n", reqs[r].label, unit_number(p, u), p->units[u].why);
+}
+
+static void
+plan_table(const struct machine *m, const struct mig_request *reqs, int nreqs, const struct mig_plan *p)
+{
+	char w[32];
+
+	printf("plan: %d of %d requests satisfied; %s of instance memory unrequested; %d SMs; %d operation%s; %s\n",
+	    p->score.satisfied, p->nunits, format_size(p->score.waste, w, sizeof w), p->score.sms, p->score.ops,
+	    p->score.ops == 1 ? "" : "s", p->optimal ? "optimal" : "best found (search budget reached)");
+	for (int g = 0; g < p->ngpus; g++)
+		plan_gpu_table(&m->gpus[g], &p->gpus[g]);
+	plan_units_table(m, reqs, nreqs, p);
+}
+
+static int
+save_ops(const char *path, const struct mig_op *ops, int n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return err_sys(EXIT_INTERNAL, "open_memstream");
+	mig_ops_write(ops, n, f);
+	fclose(f);
+	rc = write_file_atomic(path, text, len, 0644);
+	free(text);
+	return rc;
+}
+
+/* Plan the requests of o on the picked GPUs of m. */
+static int
+make_plan(const struct opts *o, char **pos, int npos, const struct machine *m, struct mig_request **reqs,
+    int *nreqs, struct mig_plan *p)
+{
+	if (gather_requests(o, pos, npos, reqs, nreqs) < 0)
+		return -1;
+	return mig_plan(m->gpus, m->ngpus, *reqs, *nreqs, 0, p);
+}
+
+static int
+mig_plan_cmd(int argc, char **argv, struct ctx *c)
+{
+	struct opts o;
+	struct machine m;
+	struct mig_request *reqs = NULL;
+	struct mig_plan p;
+	struct mig_op *ops = NULL;
+	int nreqs = 0, nops = 0, rc = 0;
+
+	memset(&p, 0, sizeof p);
+	if (parse_opts(argc, argv, &o) < 0) {
+		free(o.want);
+		return err_report();
+	}
+	if (o.help) {
+		free(o.want);
+		usage(stdout);
+		return 0;
+	}
+	if (o.dry_run || o.enable_mig) {
+		free(o.want);
+		return err_die(EXIT_USAGE, "--dry-run and --enable-mig belong to 'mig apply'");
+	}
+	if (machine_open(c, o.gpu, &m) < 0 || make_plan(&o, o.pos, o.npos, &m, &reqs, &nreqs, &p) < 0) {
+		rc = err_report();
+		goto out;
+	}
+	mig_plan_ops(m.gpus, &p, &ops, &nops);
+	if (o.save && save_ops(o.save, ops, nops) < 0) {
+		rc = err_report();
+		goto out;
+	}
+	if (o.json)
+		plan_json(&m, reqs, nreqs, &p, ops, nops);
+	else
+		plan_table(&m, reqs, nreqs, &p);
+out:
+	free(ops);
+	free(reqs);
+	free(o.want);
+	mig_plan_free(&p);
+	machine_close(&m);
+	return rc;
+}
+
+/* -------------------------------------------------------------------- apply */
+
+/* GPUs (indices into m->all) the operations touch whose MIG mode is off. */
+static int
+mig_off_gpus(const struct machine *m, const struct mig_op *ops, int nops, int *off)
+{
+	int n = 0;
+
+	for (int g = 0; g < m->nall; g++) {
+		off[g] = 0;
+		if (m->all[g].mig_enabled)
+			continue;
+		for (int i = 0; i < nops && !off[g]; i++)
+			off[g] = strcasecmp(ops[i].uuid, m->all[g].uuid) == 0;
+		n += off[g];
+	}
+	return n;
+}
+
+static void
+print_dry_run(const struct machine *m, const struct mig_op *ops, int nops, const int *off, int enable)
+{
+	char what[320];
+
+	for (int g = 0; g < m->nall; g++)
+		if (off[g]) {
+			if (enable)
+				printf("enable MIG mode on GPU %d (%s)\n", m->all[g].index, m->all[g].uuid);
+			else
+				printf("# MIG mode is disabled on GPU %d (%s): apply would need --enable-mig\n",
+				    m->all[g].index, m->all[g].uuid);
+		}
+	for (int i = 0; i < nops; i++)
+		printf("%s\n", mig_op_describe(m->all, m->nall, &ops[i], what, sizeof what));
+	if (nops == 0)
+		printf("# nothing to do\n");
+}
+
+/* Turn MIG on where needed; on failure turn back what was turned on. */
+static int
+enable_mig(struct gpu_backend *b, const struct machine *m, const int *off, int *done)
+{
+	for (int g = 0; g < m->nall; g++) {
+		done[g] = 0;
+		if (!off[g])
+			continue;
+		if (b->set_mig_mode(b, m->all[g].index, 1) < 0) {
+			err_prefix("enable MIG mode on GPU %d", m->all[g].index);
+			for (int h = 0; h < g; h++)
+				if (done[h])
+					b->set_mig_mode(b, m->all[h].index, 0);
+			return -1;
+		}
+		done[g] = 1;
+		printf("enabled MIG mode on GPU %d (%s)\n", m->all[g].index, m->all[g].uuid);
+	}
+	return 0;
+}
+
+static void
+disable_again(struct gpu_backend *b, const struct machine *m, const int *done)
+{
+	char msg[1024];
+	int code = err_code();
+
+	str_copy(msg, err_msg(), sizeof msg);
+	for (int g = 0; g < m->nall; g++)
+		if (done[g])
+			b->set_mig_mode(b, m->all[g].index, 0);
+	err_set(code, "%s", msg);
+}
+
+/* A GPU whose mode change stays pending (the driver wants a reset) cannot take instances. */
+static int
+check_enabled(struct ctx *c, const struct machine *m, const int *done)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	int rc = 0;
+
+	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0)
+		return -1;
+	for (int g = 0; g < m->nall && g < sys.ngpus && rc == 0; g++)
+		if (done[g] && sys.gpus[g].mig_current != MIG_ENABLED)
+			rc = err_set(EXIT_ENV, "GPU %d: MIG mode is pending, not enabled (the GPU needs a reset; "
+			    "gpupack does not reset GPUs)", m->all[g].index);
+	gpu_system_free(&sys);
+	return rc;
+}
+
+static int
+apply_ops(struct ctx *c, struct machine *m, const struct mig_op *ops, int nops, const int *off)
+{
+	struct gpu_backend *b;
+	int *done = xcalloc((size_t)m->nall + 1, sizeof *done), rc = 0;
+
+	if (ctx_backend(c, &b) < 0 || enable_mig(b, m, off, done) < 0) {
+		free(done);
+		return -1;
+	}
+	for (int g = 0; g < m->nall; g++)
+		if (done[g])
+			m->all[g].mig_enabled = 1;
+	if (check_enabled(c, m, done) < 0 || mig_apply(b, m->all, m->nall, ops, nops, stdout) < 0) {
+		disable_again(b, m, done);
+		rc = -1;
+	}
+	free(done);
+	return rc;
+}
+
+static int
+read_plan_file(const char *path, struct mig_op **ops, int *nops)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (read_file(path, &text, &len) < 0)
+		return -1;
+	rc = mig_ops_parse(path, text, ops, nops);
+	free(text);
+	return rc;
+}
+
+static int
+mig_apply_cmd(int argc, char **argv, struct ctx *c)
+{
+	struct opts o;
+	struct machine m;
+	struct mig_request *reqs = NULL;
+	struct mig_plan p;
+	struct mig_op *ops = NULL;
+	int nreqs = 0, nops = 0, rc = 0, *off = NULL, from_file;
+
+	memset(&p, 0, sizeof p);
+	memset(&m, 0, sizeof m);
+	if (parse_opts(argc, argv, &o) < 0) {
+		free(o.want);
+		return err_report();
+	}
+	if (o.help) {
+		free(o.want);
+		usage(stdout);
+		return 0;
+	}
+	from_file = o.nwant == 0 && !o.requests;
+	if (o.json || o.save || (from_file && o.npos != 1)) {
+		free(o.want);
+		return err_die(EXIT_USAGE, "apply takes one PLAN_FILE, or --want SPEC... / --requests FILE "
+		    "(see gpupack mig --help)");
+	}
+	if (!o.dry_run && need_root(c, "mig apply") < 0) {
+		free(o.want);
+		return err_report();
+	}
+	if (machine_open(c, o.gpu, &m) < 0)
+		goto fail;
+	if (from_file) {
+		if (read_plan_file(o.pos[0], &ops, &nops) < 0)
+			goto fail;
+	} else {
+		if (make_plan(&o, o.pos, o.npos, &m, &reqs, &nreqs, &p) < 0)
+			goto fail;
+		mig_plan_ops(m.gpus, &p, &ops, &nops);
+	}
+	if (mig_ops_check(m.all, m.nall, ops, nops) < 0)
+		goto fail;
+	off = xcalloc((size_t)m.nall + 1, sizeof *off);
+	if (o.dry_run) {
+		mig_off_gpus(&m, ops, nops, off);
+		print_dry_run(&m, ops, nops, off, o.enable_mig);
+		goto out;
+	}
+	if (mig_off_gpus(&m, ops, nops, off) > 0 && !o.enable_mig) {
+		for (int g = 0; g < m.nall; g++)
+			if (off[g]) {
+				err_set(EXIT_USAGE, "MIG mode is disabled on GPU %d: give --enable-mig to turn it on",
+				    m.all[g].index);
+				break;
+			}
+		goto fail;
+	}
+	if (nops == 0)
+		printf("nothing to do\n");
+	else if (apply_ops(c, &m, ops, nops, off) < 0)
+		goto fail;
+	goto out;
+fail:
+	rc = err_report();
+out:
+	free(off);
+	free(ops);
+	free(reqs);
+	free(o.want);
+	mig_plan_free(&p);
+	machine_close(&m);
+	return rc;
+}
+
+/* -------------------------------------------------------------------- clear */
+
+static int
+mig_clear_cmd(int argc, char **argv, struct ctx *c)
+{
+	struct opts o;
+	struct machine m;
+	struct gpu_backend *b;
+	int rc = 0, n = 0;
+
+	memset(&m, 0, sizeof m);
+	if (parse_opts(argc, argv, &o) < 0) {
+		free(o.want);
+		return err_report();
+	}
+	free(o.want);
+	if (o.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (o.npos || o.json || o.requests || o.save || o.enable_mig)
+		return err_die(EXIT_USAGE, "clear takes only --gpu and --dry-run");
+	if (!o.dry_run && need_root(c, "mig clear") < 0)
+		return err_report();
+	if (machine_open(c, o.gpu, &m) < 0 || ctx_backend(c, &b) < 0)
+		goto fail;
+	for (int i = 0; i < m.sys.ngpus; i++)
+		if (m.picked[i] && m.sys.gpus[i].mig_current == MIG_ENABLED)
+			n += m.sys.gpus[i].ngi;
+	if (o.dry_run) {
+		for (int i = 0; i < m.sys.ngpus; i++)
+			for (int j = 0; m.picked[i] && m.sys.gpus[i].mig_current == MIG_ENABLED && j < m.sys.gpus[i].ngi; j++)
+				printf("destroy gpu-instance %u (%s at %u+%u) on GPU %d (%s)\n", m.sys.gpus[i].gi[j].id,
+				    m.sys.gpus[i].gi[j].profile, m.sys.gpus[i].gi[j].placement.start,
+				    m.sys.gpus[i].gi[j].placement.size, m.sys.gpus[i].index, m.sys.gpus[i].uuid);
+		if (n == 0)
+			printf("# nothing to clear\n");
+		goto out;
+	}
+	if (mig_clear(b, &m.sys, m.picked, stdout) < 0)
+		goto fail;
+	if (n == 0)
+		printf("nothing to clear\n");
+	goto out;
+fail:
+	rc = err_report();
+out:
+	machine_close(&m);
+	return rc;
+}
 
 int
 cmd_mig(int argc, char **argv, struct ctx *c)
 {
-	return err_die(EXIT_INTERNAL, "not built yet");
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "profiles") == 0) {
+		err_set_command("mig profiles");
+		return mig_profiles(argc - 1, argv + 1, c);
+	}
+	if (strcmp(argv[1], "plan") == 0) {
+		err_set_command("mig plan");
+		return mig_plan_cmd(argc - 1, argv + 1, c);
+	}
+	if (strcmp(argv[1], "apply") == 0) {
+		err_set_command("mig apply");
+		return mig_apply_cmd(argc - 1, argv + 1, c);
+	}
+	if (strcmp(argv[1], "clear") == 0) {
+		err_set_command("mig clear");
+		return mig_clear_cmd(argc - 1, argv + 1, c);
+	}
+	return err_die(EXIT_USAGE, "'%s' is not a mig subcommand (profiles, plan, apply, clear)", argv[1]);
 }

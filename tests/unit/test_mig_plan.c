@@ -1,0 +1,907 @@
+/*
+ * test_mig_plan: the MIG planner against rules written here, separately
+ * from src/share/mig.c: an independent validator of plans (placements,
+ * overlaps, slices, counts, what goes where, the score), and an exhaustive
+ * search that gives the optimum of small request mixes to compare with.
+ * Profiles come from data/mig-profiles.csv, every product in it.
+ */
+#include "share/mig.h"
+#include "util/err.h"
+#include "util/str.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ------------------------------------------------------------ the CSV */
+
+#define MAX_PRODUCTS 16
+
+struct product {
+	char name[64];
+	struct mig_gpu gpu;
+};
+
+static struct product products[MAX_PRODUCTS];
+static int nproducts;
+
+static struct product *
+product_get(const char *name)
+{
+	for (int i = 0; i < nproducts; i++)
+		if (strcmp(products[i].name, name) == 0)
+			return &products[i];
+	if (nproducts == MAX_PRODUCTS)
+		return NULL;
+	str_copy(products[nproducts].name, name, sizeof products[0].name);
+	return &products[nproducts++];
+}
+
+static int
+csv_row(char *line)
+{
+	char *f[12], *save = NULL, *tok;
+	int n = 0;
+	struct product *pr;
+	struct mig_profile *p;
+
+	for (tok = strtok_r(line, ",", &save); tok && n < 12; tok = strtok_r(NULL, ",", &save))
+		f[n++] = tok;
+	if (n < 9 || strcmp(f[0], "gpu") == 0)
+		return 0;
+	if (!(pr = product_get(f[0])) || pr->gpu.nprofiles == MIG_MAX_PROFILES)
+		return -1;
+	p = &pr->gpu.profiles[pr->gpu.nprofiles++];
+	memset(p, 0, sizeof *p);
+	p->index = atoi(f[1]);
+	p->id = (unsigned)atoi(f[2]);
+	str_copy(p->name, f[3], sizeof p->name);
+	p->slices = atoi(f[4]);
+	p->mem_bytes = (uint64_t)atoll(f[5]) << 20;
+	p->sms = atoi(f[6]);
+	p->max_count = atoi(f[7]);
+	for (char *pl = strtok_r(f[8], " ", &save); pl; pl = strtok_r(NULL, " ", &save)) {
+		unsigned a, b;
+
+		if (sscanf(pl, "%u+%u", &a, &b) != 2 || p->nplacements == MIG_MAX_PLACEMENTS)
+			return -1;
+		p->placements[p->nplacements++] = (struct mig_placement){a, b};
+	}
+	return 0;
+}
+
+static int
+load_csv(void)
+{
+	const char *src = getenv("GPUPACK_SRC");
+	char path[4096], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/data/mig-profiles.csv", src ? src : ".");
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0] == '#' || !line[0])
+			continue;
+		if (csv_row(line) < 0) {
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	for (int i = 0; i < nproducts; i++) {
+		struct mig_gpu *g = &products[i].gpu;
+
+		g->index = 0;
+		str_copy(g->uuid, "GPU-", sizeof g->uuid);
+		str_copy(g->uuid + 4, products[i].name, sizeof g->uuid - 4);
+		str_copy(g->name, products[i].name, sizeof g->name);
+		g->mig_enabled = 1;
+		mig_gpu_derive(g);
+	}
+	return 0;
+}
+
+/* A copy of a product as GPU number idx of a test machine. */
+static struct mig_gpu
+gpu_of(const struct product *p, int idx)
+{
+	struct mig_gpu g = p->gpu;
+
+	g.index = idx;
+	g.sys_pos = idx;
+	snprintf(g.uuid, sizeof g.uuid, "GPU-%s-%d", p->name, idx);
+	return g;
+}
+
+/* ------------------------------------------- the rules, written again here */
+
+/* The GPU's compute slices: those of its largest profile (the whole GPU). */
+static int
+t_compute_slices(const struct mig_gpu *g)
+{
+	int m = 0;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		m = g->profiles[p].slices > m ? g->profiles[p].slices : m;
+	return m;
+}
+
+static int
+t_full_sms(const struct mig_gpu *g)
+{
+	int m = 0;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		m = g->profiles[p].sms > m ? g->profiles[p].sms : m;
+	return m;
+}
+
+static uint64_t
+t_min_mem(const struct mig_gpu *g)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		m = g->profiles[p].mem_bytes < m ? g->profiles[p].mem_bytes : m;
+	return m;
+}
+
+static int
+t_need(const struct mig_gpu *g, double share)
+{
+	double x = share * t_full_sms(g);
+	int n = (int)x;
+
+	if (share <= 0)
+		return 0;
+	return x - n > 1e-9 ? n + 1 : n;
+}
+
+static int __attribute__((format(printf, 2, 3)))
+t_fail(char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(why, 256, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int
+t_overlap(struct mig_placement a, struct mig_placement b)
+{
+	return a.start < b.start + b.size && b.start < a.start + a.size;
+}
+
+/* Instances given as profile indices and placements: a valid geometry? */
+static int
+t_valid(const struct mig_gpu *g, const int *prof, const struct mig_placement *at, int n, char *why)
+{
+	int slices = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct mig_profile *p = &g->profiles[prof[i]];
+		int listed = 0, same = 0;
+
+		for (int k = 0; k < p->nplacements; k++)
+			listed |= p->placements[k].start == at[i].start && p->placements[k].size == at[i].size;
+		if (!listed)
+			return t_fail(why, "%s not placeable at %u+%u", p->name, at[i].start, at[i].size);
+		for (int j = 0; j < n; j++) {
+			if (j != i && t_overlap(at[i], at[j]))
+				return t_fail(why, "instances %d and %d overlap", i, j);
+			same += prof[j] == prof[i];
+		}
+		if (same > p->max_count)
+			return t_fail(why, "%d x %s > max %d", same, p->name, p->max_count);
+		slices += p->slices;
+	}
+	if (slices > t_compute_slices(g))
+		return t_fail(why, "%d slices", slices);
+	return 1;
+}
+
+/* Is there a placement for these profile counts (with fixed instances)? */
+static int
+t_realize(const struct mig_gpu *g, int *prof, struct mig_placement *at, int nfixed, int n, int i)
+{
+	char why[256] = "";
+
+	if (i == n)
+		return t_valid(g, prof, at, n, why);
+	for (int k = 0; k < g->profiles[prof[i]].nplacements; k++) {
+		at[i] = g->profiles[prof[i]].placements[k];
+		if (i > nfixed && prof[i] == prof[i - 1] && at[i].start <= at[i - 1].start)
+			continue; /* same profile: placements in order */
+		if (t_valid(g, prof, at, i + 1, NULL) && t_realize(g, prof, at, nfixed, n, i + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The validator: the plan is a valid geometry for every GPU, keeps busy
+ * instances, puts units only where they fit, and its score is what it says.
+ */
+static int
+validate(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
+    const struct mig_plan *p, char *why)
+{
+	struct mig_score sc = {0, 0, 0, 0};
+	int per_req[64] = {0};
+
+	if (p->ngpus != ngpus)
+		return sprintf(why, "ngpus"), 0;
+	for (int g = 0; g < ngpus; g++) {
+		const struct mig_gpu *gpu = &gpus[g];
+		const struct mig_gpu_plan *gp = &p->gpus[g];
+		int prof[64], n = 0;
+		struct mig_placement at[64];
+		uint64_t memin[64] = {0};
+		int smsin[64] = {0}, nin[64] = {0}, named[64] = {0}, big[64] = {0};
+
+		for (int i = 0; i < gp->ninst; i++) {
+			const struct mig_inst *in = &gp->inst[i];
+
+			if (in->state != MIG_INST_DESTROY) {
+				prof[n] = in->profile;
+				at[n++] = in->at;
+			}
+			sc.ops += in->state == MIG_INST_NEW || in->state == MIG_INST_DESTROY;
+		}
+		if (!t_valid(gpu, prof, at, n, why))
+			return 0;
+		/* every existing instance is accounted for, busy ones kept */
+		for (int e = 0; e < gpu->nexisting; e++) {
+			int found = 0;
+
+			for (int i = 0; i < gp->ninst; i++) {
+				const struct mig_inst *in = &gp->inst[i];
+
+				if (in->state == MIG_INST_NEW || in->gi_id != gpu->existing[e].gi_id)
+					continue;
+				found++;
+				if (in->profile != gpu->existing[e].profile || in->at.start != gpu->existing[e].at.start)
+					return sprintf(why, "instance %u moved", in->gi_id), 0;
+				if (gpu->existing[e].busy && in->state != MIG_INST_BUSY)
+					return sprintf(why, "busy instance %u not kept", in->gi_id), 0;
+				if (!gpu->existing[e].busy && in->state == MIG_INST_BUSY)
+					return sprintf(why, "idle instance %u called busy", in->gi_id), 0;
+			}
+			if (found != 1)
+				return sprintf(why, "existing instance %u listed %d times", gpu->existing[e].gi_id, found), 0;
+		}
+		for (int u = 0; u < p->nunits; u++) {
+			const struct mig_unit *un = &p->units[u];
+			const struct mig_request *rq = &reqs[un->request];
+			uint64_t mem;
+
+			if (un->gpu != g)
+				continue;
+			if (un->inst < 0 || un->inst >= gp->ninst)
+				return sprintf(why, "unit %d: bad instance", u), 0;
+			if (gp->inst[un->inst].state != MIG_INST_NEW && gp->inst[un->inst].state != MIG_INST_KEEP)
+				return sprintf(why, "unit %d in an instance that is not new or reused", u), 0;
+			mem = rq->mem_bytes;
+			if (rq->profile[0]) {
+				if (strcasecmp(gpu->profiles[gp->inst[un->inst].profile].name, rq->profile) != 0)
+					return sprintf(why, "unit %d: wants %s", u, rq->profile), 0;
+				mem = gpu->profiles[gp->inst[un->inst].profile].mem_bytes;
+				named[un->inst] = 1;
+			}
+			big[un->inst] |= rq->profile[0] || mem >= t_min_mem(gpu);
+			memin[un->inst] += mem;
+			smsin[un->inst] += t_need(gpu, rq->share);
+			nin[un->inst]++;
+			if (un->thread_pct < 1 || un->thread_pct > 100)
+				return sprintf(why, "unit %d: thread pct %d", u, un->thread_pct), 0;
+		}
+		for (int i = 0; i < gp->ninst; i++) {
+			const struct mig_profile *pr = &gpu->profiles[gp->inst[i].profile];
+
+			if (gp->inst[i].state == MIG_INST_NEW && nin[i] == 0)
+				return sprintf(why, "GPU %d: a new instance holds nothing", g), 0;
+			if (nin[i] == 0)
+				continue;
+			if (memin[i] > pr->mem_bytes || smsin[i] > pr->sms)
+				return sprintf(why, "GPU %d instance %d overfull", g, i), 0;
+			if (nin[i] > 1 && (named[i] || big[i]))
+				return sprintf(why, "GPU %d instance %d shares a unit that may not share", g, i), 0;
+			sc.waste += pr->mem_bytes - memin[i];
+			sc.sms += pr->sms;
+			sc.satisfied += nin[i];
+		}
+	}
+	if (p->nunits > 0 && nreqs > 64)
+		return sprintf(why, "too many requests for the validator"), 0;
+	for (int u = 0; u < p->nunits; u++) {
+		per_req[p->units[u].request]++;
+		if (p->units[u].gpu < 0 && !p->units[u].why[0])
+			return sprintf(why, "unit %d unsatisfied without a reason", u), 0;
+	}
+	for (int r = 0; r < nreqs; r++)
+		if (per_req[r] != reqs[r].count)
+			return sprintf(why, "request %d: %d units, want %d", r, per_req[r], reqs[r].count), 0;
+	if (sc.satisfied != p->score.satisfied || sc.waste != p->score.waste || sc.sms != p->score.sms ||
+	    sc.ops != p->score.ops)
+		return sprintf(why, "score (%d,%llu,%d,%d) but plan says (%d,%llu,%d,%d)", sc.satisfied,
+		    (unsigned long long)sc.waste, sc.sms, sc.ops, p->score.satisfied,
+		    (unsigned long long)p->score.waste, p->score.sms, p->score.ops), 0;
+	return 1;
+}
+
+/* ------------------------------------------------------ exhaustive search */
+
+struct bin {
+	int gpu, profile, n, big;
+	uint64_t mem;
+	int sms;
+};
+
+struct brute {
+	const struct mig_gpu *gpus;
+	int ngpus;
+	const struct mig_request *reqs;
+	int unit_req[16];
+	int nunits;
+	struct bin bins[32];
+	int nbins;
+	int sat;
+	struct mig_score best;
+	int have;
+	/* realizable profile counts, remembered: key -> 1 yes, 2 no */
+	uint64_t memo_key[4096];
+	unsigned char memo_val[4096];
+};
+
+static int
+brute_gpu_ok(struct brute *b, int g)
+{
+	int prof[32], n = 0, ans;
+	struct mig_placement at[32];
+	uint64_t key = (uint64_t)g + 1;
+	unsigned h;
+
+	for (int i = 0; i < b->nbins; i++)
+		if (b->bins[i].gpu == g) {
+			prof[n++] = b->bins[i].profile;
+			key += (uint64_t)1 << (4 + 4 * b->bins[i].profile);
+		}
+	for (h = (unsigned)(key * 2654435761u) % 4096; b->memo_val[h]; h = (h + 1) % 4096)
+		if (b->memo_key[h] == key)
+			return b->memo_val[h] == 1;
+	/* sort the profiles so that equal ones are adjacent */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && prof[j - 1] > prof[j]; j--) {
+			int t = prof[j];
+			prof[j] = prof[j - 1];
+			prof[j - 1] = t;
+		}
+	ans = t_realize(&b->gpus[g], prof, at, 0, n, 0);
+	b->memo_key[h] = key;
+	b->memo_val[h] = ans ? 1 : 2;
+	return ans;
+}
+
+static void
+brute_leaf(struct brute *b)
+{
+	struct mig_score sc = {b->sat, 0, 0, b->nbins};
+
+	for (int i = 0; i < b->nbins; i++) {
+		sc.waste += b->gpus[b->bins[i].gpu].profiles[b->bins[i].profile].mem_bytes - b->bins[i].mem;
+		sc.sms += b->gpus[b->bins[i].gpu].profiles[b->bins[i].profile].sms;
+	}
+	if (!b->have || sc.satisfied > b->best.satisfied ||
+	    (sc.satisfied == b->best.satisfied && (sc.waste < b->best.waste ||
+	    (sc.waste == b->best.waste && (sc.sms < b->best.sms ||
+	    (sc.sms == b->best.sms && sc.ops < b->best.ops)))))) {
+		b->best = sc;
+		b->have = 1;
+	}
+}
+
+static void
+brute_unit(struct brute *b, int u)
+{
+	const struct mig_request *rq;
+
+	if (u == b->nunits) {
+		brute_leaf(b);
+		return;
+	}
+	rq = &b->reqs[b->unit_req[u]];
+	brute_unit(b, u + 1); /* left out */
+	for (int g = 0; g < b->ngpus; g++) {
+		const struct mig_gpu *gpu = &b->gpus[g];
+		int need = t_need(gpu, rq->share);
+		int small = !rq->profile[0] && rq->mem_bytes < t_min_mem(gpu);
+
+		for (int i = 0; i < b->nbins; i++) {
+			struct bin *x = &b->bins[i];
+			const struct mig_profile *pr = &gpu->profiles[x->profile];
+
+			if (x->gpu != g || x->big || !small || x->mem + rq->mem_bytes > pr->mem_bytes ||
+			    x->sms + need > pr->sms)
+				continue;
+			x->n++;
+			x->mem += rq->mem_bytes;
+			x->sms += need;
+			b->sat++;
+			brute_unit(b, u + 1);
+			b->sat--;
+			x->sms -= need;
+			x->mem -= rq->mem_bytes;
+			x->n--;
+		}
+		for (int p = 0; p < gpu->nprofiles; p++) {
+			const struct mig_profile *pr = &gpu->profiles[p];
+			struct bin *x = &b->bins[b->nbins];
+
+			if (rq->profile[0] ? strcasecmp(rq->profile, pr->name) != 0
+			    : (rq->mem_bytes > pr->mem_bytes || need > pr->sms))
+				continue;
+			x->gpu = g;
+			x->profile = p;
+			x->n = 1;
+			x->big = !small;
+			x->mem = rq->profile[0] ? pr->mem_bytes : rq->mem_bytes;
+			x->sms = need;
+			b->nbins++;
+			if (brute_gpu_ok(b, g)) {
+				b->sat++;
+				brute_unit(b, u + 1);
+				b->sat--;
+			}
+			b->nbins--;
+		}
+	}
+}
+
+static struct mig_score
+brute_force(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs)
+{
+	static struct brute b;
+
+	memset(&b, 0, sizeof b);
+	b.gpus = gpus;
+	b.ngpus = ngpus;
+	b.reqs = reqs;
+	for (int r = 0; r < nreqs; r++)
+		for (int k = 0; k < reqs[r].count; k++)
+			b.unit_req[b.nunits++] = r;
+	brute_unit(&b, 0);
+	return b.best;
+}
+
+/* ------------------------------------------------------- random request mixes */
+
+static unsigned long long rng_state;
+
+static unsigned
+rnd(unsigned n)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)((rng_state >> 33) % n);
+}
+
+static void
+random_request(const struct mig_gpu *g, struct mig_request *r, int maxcount)
+{
+	memset(r, 0, sizeof *r);
+	r->count = 1 + (int)rnd((unsigned)maxcount);
+	switch (rnd(4)) {
+	case 0:
+		str_copy(r->profile, g->profiles[rnd((unsigned)g->nprofiles)].name, sizeof r->profile);
+		break;
+	case 1: /* small: may share */
+		r->mem_bytes = (uint64_t)(1 + rnd(8)) << 29;
+		if (rnd(2))
+			r->share = (1 + rnd(20)) / 100.0;
+		break;
+	default: /* up to a bit more than the whole GPU */
+		r->mem_bytes = ((uint64_t)(1 + rnd(150)) << 30) % (t_min_mem(g) * 9) + ((uint64_t)1 << 29);
+		if (rnd(3) == 0)
+			r->share = (1 + rnd(100)) / 100.0;
+		break;
+	}
+	snprintf(r->label, sizeof r->label, "r%u", rnd(1000));
+}
+
+/* Random existing instances: a valid geometry, some busy. */
+static void
+random_existing(struct mig_gpu *g)
+{
+	int prof[MIG_MAX_INST];
+	struct mig_placement at[MIG_MAX_INST];
+	char why[256] = "";
+
+	g->nexisting = 0;
+	for (int tries = 0; tries < 6 && g->nexisting < MIG_MAX_INST; tries++) {
+		int p = (int)rnd((unsigned)g->nprofiles), n = g->nexisting;
+
+		prof[n] = p;
+		at[n] = g->profiles[p].placements[rnd((unsigned)g->profiles[p].nplacements)];
+		if (!t_valid(g, prof, at, n + 1, why))
+			continue;
+		memset(&g->existing[n], 0, sizeof g->existing[n]);
+		g->existing[n].gi_id = (unsigned)(n + 1);
+		g->existing[n].profile = p;
+		g->existing[n].at = at[n];
+		g->existing[n].busy = rnd(2);
+		g->existing[n].npids = g->existing[n].busy;
+		g->existing[n].pids[0] = 1000 + n;
+		g->nexisting++;
+	}
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static int cond;
+
+static int
+plan_one(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
+    struct mig_plan *p)
+{
+	int rc = mig_plan(gpus, ngpus, reqs, nreqs, 0, p);
+
+	if (rc < 0)
+		printf("# mig_plan: %s\n", err_msg());
+	return rc;
+}
+
+static void
+test_geometry_rules(void)
+{
+	struct product *h = product_get("H100-80GB");
+	struct mig_gpu g = h->gpu;
+	int p1 = mig_profile_find(&g, "1g.10gb"), p1me = mig_profile_find(&g, "1g.10gb+me");
+	int p3 = mig_profile_find(&g, "3g.40gb"), p4 = mig_profile_find(&g, "4g.40gb");
+	int prof[8];
+	struct mig_placement at[8];
+	char why[256] = "";
+
+	ok(p1 >= 0 && p1me >= 0 && p3 >= 0 && p4 >= 0, "H100 profiles found");
+	is_int(g.compute_slices, 7, "H100: 7 compute slices");
+	is_int(g.mem_slices, 8, "H100: 8 memory slices");
+	prof[0] = p4, at[0] = (struct mig_placement){0, 4};
+	prof[1] = p3, at[1] = (struct mig_placement){4, 4};
+	ok(mig_geometry_valid(&g, prof, at, 2, why, sizeof why), "4g at 0+4 with 3g at 4+4 is valid");
+	ok(t_valid(&g, prof, at, 2, why), "... and so says the test's own rule");
+	prof[0] = p3, at[0] = (struct mig_placement){0, 4};
+	ok(mig_geometry_valid(&g, prof, at, 2, why, sizeof why), "3g at 0+4 with 3g at 4+4 is valid");
+	for (int i = 0; i < 7; i++)
+		prof[i] = p1, at[i] = (struct mig_placement){(unsigned)i, 1};
+	ok(mig_geometry_valid(&g, prof, at, 7, why, sizeof why), "seven 1g at 0..6 are valid");
+	prof[0] = p1, at[0] = (struct mig_placement){6, 1};
+	prof[1] = p3, at[1] = (struct mig_placement){4, 4};
+	cond = !mig_geometry_valid(&g, prof, at, 2, why, sizeof why);
+	ok(cond, "1g at 6 overlaps 3g at 4+4: %s", why);
+	prof[0] = p1, at[0] = (struct mig_placement){7, 1};
+	cond = !mig_geometry_valid(&g, prof, at, 1, why, sizeof why);
+	ok(cond, "1g at 7 is not a placement: %s", why);
+	prof[0] = p1me, at[0] = (struct mig_placement){0, 1};
+	prof[1] = p1me, at[1] = (struct mig_placement){1, 1};
+	cond = !mig_geometry_valid(&g, prof, at, 2, why, sizeof why);
+	ok(cond, "two 1g+me: %s", why);
+	/* compute slices are counted apart from memory slices: a made-up profile shows it */
+	g.nprofiles = 1;
+	g.profiles[0] = h->gpu.profiles[p1];
+	g.profiles[0].slices = 2;
+	g.compute_slices = 7;
+	for (int i = 0; i < 4; i++)
+		prof[i] = 0, at[i] = (struct mig_placement){(unsigned)i, 1};
+	cond = !mig_geometry_valid(&g, prof, at, 4, why, sizeof why);
+	ok(cond, "8 compute slices of 7: %s", why);
+	ok(mig_geometry_valid(&g, prof, at, 3, why, sizeof why), "6 compute slices of 7 are fine");
+}
+
+static void
+test_parsers(void)
+{
+	struct mig_request r, *v = NULL;
+	int n;
+
+	ok(mig_parse_spec("3x1g.10gb", &r) == 0 && r.count == 3 && strcmp(r.profile, "1g.10gb") == 0,
+	    "3x1g.10gb: three of a profile");
+	ok(mig_parse_spec("4x20G", &r) == 0 && r.count == 4 && r.mem_bytes == (20ULL << 30) && !r.profile[0],
+	    "4x20G: four of 20 GiB");
+	cond = mig_parse_spec("0x1g.10gb", &r) < 0 && err_code() == EXIT_USAGE;
+	ok(cond, "0x...: %s", err_msg());
+	cond = mig_parse_spec("4x-1G", &r) < 0 && err_code() == EXIT_USAGE;
+	ok(cond, "4x-1G: %s", err_msg());
+	cond = mig_parse_spec("4x0G", &r) < 0;
+	ok(cond, "4x0G refused: %s", err_msg());
+	ok(mig_parse_spec("x20G", &r) < 0, "no count refused");
+	ok(mig_parse_spec("20G", &r) < 0, "no x refused");
+	cond = mig_parse_spec("99999x1g.10gb", &r) < 0;
+	ok(cond, "huge count refused: %s", err_msg());
+	ok(mig_parse_requests("req", "# jobs\n4 8G 0.1\n\n2 1g.10gb # named\n1 30G\n", &v, &n) == 0 && n == 3,
+	    "request file with comments");
+	ok(n == 3 && v[0].count == 4 && v[0].mem_bytes == (8ULL << 30) && fabs(v[0].share - 0.1) < 1e-12 &&
+	    strcmp(v[1].profile, "1g.10gb") == 0 && v[2].share == 0, "request file fields");
+	is_str(n == 3 ? v[2].label : "", "req:5", "label is file:line");
+	free(v);
+	cond = mig_parse_requests("req", "1 8G\n2 8G 1.5\n", &v, &n) < 0 && strncmp(err_msg(), "req:2: ", 7) == 0;
+	ok(cond,
+	    "share above 1: %s", err_msg());
+	free(v);
+	cond = mig_parse_requests("req", "1 8G\nfoo\n", &v, &n) < 0 && strncmp(err_msg(), "req:2: ", 7) == 0;
+	ok(cond,
+	    "one field: %s", err_msg());
+	free(v);
+	cond = mig_parse_requests("req", "1 8G 0.5 x\n", &v, &n) < 0;
+	ok(cond, "four fields: %s", err_msg());
+	free(v);
+	cond = mig_parse_requests("req", "1 1g.10gb 0.5\n", &v, &n) < 0;
+	ok(cond, "share with a profile: %s", err_msg());
+	free(v);
+	cond = mig_parse_requests("req", "4000 8G\n4000 8G\n", &v, &n) < 0;
+	ok(cond, "too many units: %s", err_msg());
+	free(v);
+	ok(mig_parse_requests("req", "", &v, &n) == 0 && n == 0, "empty file: no requests");
+	free(v);
+}
+
+static void
+test_examples(void)
+{
+	struct product *h200 = product_get("H200-141GB"), *h100 = product_get("H100-80GB");
+	struct mig_gpu g[2];
+	struct mig_request r[3];
+	struct mig_plan p;
+	char why[256] = "";
+
+	g[0] = gpu_of(h200, 0);
+	mig_parse_spec("2x3g.71gb", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 2 && p.score.waste == 0, "H200 2x3g.71gb: both");
+	cond = validate(g, 1, r, 1, &p, why);
+	ok(cond, "... valid: %s", why);
+	ok(p.gpus[0].ninst == 2 && p.gpus[0].inst[0].at.start == 0 && p.gpus[0].inst[1].at.start == 4,
+	    "... at 0+4 and 4+4");
+	ok(p.optimal, "... proven optimal");
+	mig_plan_free(&p);
+
+	g[0] = gpu_of(h100, 0);
+	mig_parse_spec("4x20G", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4 && p.score.waste == 0, "H100 4x20G: all four");
+	ok(p.gpus[0].ninst == 4 && strcmp(g[0].profiles[p.gpus[0].inst[0].profile].name, "1g.20gb") == 0,
+	    "... as 1g.20gb (the fewest SMs for 20 GiB)");
+	mig_plan_free(&p);
+
+	g[0] = gpu_of(h200, 0);
+	mig_parse_spec("4x8G", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4, "H200 4x8G: all four");
+	cond = validate(g, 1, r, 1, &p, why);
+	ok(cond, "... valid: %s", why);
+	ok(p.gpus[0].ninst == 2 && p.gpus[0].inst[0].shared && p.units[0].thread_pct == 50 &&
+	    p.units[0].mem_limit == (8ULL << 30), "... two to a 1g.18gb through MPS, 50%% and 8 GiB each");
+	mig_plan_free(&p);
+
+	mig_parse_spec("9x1g.18gb", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 7, "H200 9x1g.18gb: seven fit");
+	cond = p.units[8].gpu == -1 && strstr(p.units[8].why, "no room");
+	ok(cond, "... the rest unsatisfied: %s",
+	    p.units[8].why);
+	mig_plan_free(&p);
+
+	mig_parse_spec("1x200G", &r[0]);
+	cond = plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 0 && strstr(p.units[0].why, "more memory");
+	ok(cond,
+	    "1x200G: unsatisfied, too big: %s", p.units[0].why);
+	mig_plan_free(&p);
+
+	mig_parse_spec("3x9g.10gb", &r[0]);
+	cond = mig_plan(g, 1, r, 1, 0, &p) < 0 && err_code() == EXIT_USAGE;
+	ok(cond, "unknown profile: %s", err_msg());
+	mig_parse_spec("1x8G", &r[0]);
+	cond = mig_plan(g, 0, r, 1, 0, &p) < 0 && err_code() == EXIT_USAGE;
+	ok(cond, "no GPU: %s", err_msg());
+
+	/* a busy 3g stays; only one more 3g fits */
+	g[0] = gpu_of(h200, 0);
+	g[0].nexisting = 1;
+	g[0].existing[0] = (struct mig_existing){.gi_id = 5, .profile = mig_profile_find(&g[0], "3g.71gb"),
+	    .at = {0, 4}, .busy = 1, .npids = 1, .pids = {4242}};
+	mig_parse_spec("2x3g.71gb", &r[0]);
+	cond = plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 1 && validate(g, 1, r, 1, &p, why);
+	ok(cond,
+	    "busy 3g kept, one more 3g: %s", why);
+	mig_plan_free(&p);
+
+	/* an idle 3g at 4+4 is reused */
+	g[0].existing[0].busy = 0;
+	g[0].existing[0].at = (struct mig_placement){4, 4};
+	mig_parse_spec("1x3g.71gb", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 1 && p.score.ops == 0, "idle 3g reused: no ops");
+	cond = validate(g, 1, r, 1, &p, why);
+	ok(cond, "... valid: %s", why);
+	mig_plan_free(&p);
+
+	/* an idle 7g is in the way of two 3g: destroyed */
+	g[0].existing[0].profile = mig_profile_find(&g[0], "7g.141gb");
+	g[0].existing[0].at = (struct mig_placement){0, 8};
+	mig_parse_spec("2x3g.71gb", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 2 && p.score.ops == 3,
+	    "idle 7g replaced by two 3g: 3 ops");
+	cond = validate(g, 1, r, 1, &p, why);
+	ok(cond, "... valid: %s", why);
+	mig_plan_free(&p);
+
+	/* two GPUs: the plan spreads */
+	g[0] = gpu_of(h200, 0);
+	g[1] = gpu_of(h200, 1);
+	mig_parse_spec("2x7g.141gb", &r[0]);
+	cond = plan_one(g, 2, r, 1, &p) == 0 && p.score.satisfied == 2 && validate(g, 2, r, 1, &p, why);
+	ok(cond,
+	    "2x7g on two H200: one each: %s", why);
+	mig_plan_free(&p);
+
+	/* a compute share needs SMs */
+	mig_parse_spec("1x10G", &r[0]);
+	r[0].share = 0.5; /* 66 SMs of 132: a 4g (64) is too small */
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 1 &&
+	    g[0].profiles[p.gpus[0].inst[0].profile].sms >= 66, "share 0.5 gets >= 66 SMs");
+	mig_plan_free(&p);
+}
+
+static void
+test_random_valid(void)
+{
+	char why[256] = "";
+	int bad = 0, plans = 0, limited = 0;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= 60; seed++) {
+			struct mig_gpu g[4];
+			struct mig_request r[8];
+			struct mig_plan p;
+			int ng = 1 + (int)rnd(3), nr = 1 + (int)rnd(6);
+
+			rng_state = (unsigned long long)seed * 7919 + (unsigned long long)pi;
+			for (int i = 0; i < ng; i++) {
+				g[i] = gpu_of(&products[pi], i);
+				if (rnd(2))
+					random_existing(&g[i]);
+			}
+			for (int i = 0; i < nr; i++)
+				random_request(&g[0], &r[i], 4);
+			if (plan_one(g, ng, r, nr, &p) < 0) {
+				bad++;
+				continue;
+			}
+			plans++;
+			limited += !p.optimal;
+			if (!validate(g, ng, r, nr, &p, why)) {
+				bad++;
+				printf("# %s seed %d: %s\n", products[pi].name, seed, why);
+			}
+			mig_plan_free(&p);
+		}
+	is_int(bad, 0, "random mixes on every product: %d plans, all valid (%d hit the node limit)", plans,
+	    limited);
+}
+
+static void
+test_optimal(void)
+{
+	int worse = 0, cases = 0, notopt = 0;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= 25; seed++) {
+			struct mig_gpu g[2];
+			struct mig_request r[4];
+			struct mig_plan p;
+			struct mig_score best;
+			int ng = 1 + (int)(seed % 2), nr, units = 0;
+			int maxunits = ng == 1 ? 5 : 4;
+
+			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
+			for (int i = 0; i < ng; i++)
+				g[i] = gpu_of(&products[pi], i);
+			for (nr = 0; nr < 4 && units < maxunits; nr++) {
+				random_request(&g[0], &r[nr], maxunits - units);
+				units += r[nr].count;
+			}
+			if (mig_plan(g, ng, r, nr, 0, &p) < 0)
+				continue;
+			best = brute_force(g, ng, r, nr);
+			cases++;
+			notopt += !p.optimal;
+			if (p.score.satisfied != best.satisfied || p.score.waste != best.waste ||
+			    p.score.sms != best.sms || p.score.ops != best.ops) {
+				worse++;
+				printf("# %s seed %d: plan (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n",
+				    products[pi].name, seed, p.score.satisfied, (unsigned long long)p.score.waste,
+				    p.score.sms, p.score.ops, best.satisfied, (unsigned long long)best.waste,
+				    best.sms, best.ops);
+			}
+			mig_plan_free(&p);
+		}
+	is_int(worse, 0, "%d small mixes on every product: the plan's score equals the exhaustive optimum", cases);
+	is_int(notopt, 0, "... and the planner proved each optimal itself");
+}
+
+static void
+test_plan_file(void)
+{
+	struct product *h200 = product_get("H200-141GB");
+	struct mig_gpu g[1];
+	struct mig_request r[2];
+	struct mig_plan p;
+	struct mig_op *ops = NULL, *back = NULL;
+	int n = 0, nb = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	g[0] = gpu_of(h200, 0);
+	g[0].nexisting = 1;
+	g[0].existing[0] = (struct mig_existing){.gi_id = 9, .profile = mig_profile_find(&g[0], "7g.141gb"),
+	    .at = {0, 8}};
+	mig_parse_spec("1x3g.71gb", &r[0]);
+	mig_parse_spec("2x1g.18gb", &r[1]);
+	plan_one(g, 1, r, 2, &p);
+	mig_plan_ops(g, &p, &ops, &n);
+	ok(n == 4 && !ops[0].create && ops[0].gi_id == 9 && ops[1].create, "ops: destroy the 7g, then 3 creates");
+	f = open_memstream(&text, &len);
+	mig_ops_write(ops, n, f);
+	fclose(f);
+	ok(mig_ops_parse("plan", text, &back, &nb) == 0 && nb == n && memcmp(back, ops, sizeof *ops * (size_t)n) == 0,
+	    "plan file reads back the same operations");
+	cond = mig_ops_check(g, 1, back, nb) == 0;
+	ok(cond, "... and checks against the GPU: %s", err_msg());
+	free(back);
+	free(text);
+	g[0].existing[0].busy = 1;
+	cond = mig_ops_check(g, 1, ops, n) < 0 && strstr(err_msg(), "processes");
+	ok(cond, "busy instance: %s", err_msg());
+	g[0].existing[0].busy = 0;
+	g[0].existing[0].gi_id = 10;
+	cond = mig_ops_check(g, 1, ops, n) < 0 && strstr(err_msg(), "stale");
+	ok(cond, "stale plan: %s", err_msg());
+	free(ops);
+	mig_plan_free(&p);
+
+	cond = mig_ops_parse("f", "gpu X\n", &back, &nb) < 0;
+	ok(cond, "no header: %s", err_msg());
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ncreate 1g.18gb 0+1\n", &back, &nb) < 0 &&
+	    strncmp(err_msg(), "f:2: ", 5) == 0;
+	ok(cond, "op before gpu: %s", err_msg());
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu G\ncreate 1g.18gb 0+x\n", &back, &nb) < 0;
+	ok(cond,
+	    "bad placement: %s", err_msg());
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu G\nfrob 1\n", &back, &nb) < 0;
+	ok(cond, "unknown op: %s", err_msg());
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu GPU-H200-141GB-0\ncreate 1g.18gb 0+1\ncreate 1g.18gb 0+1\n",
+	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) < 0;
+	ok(cond, "overlapping creates refused: %s", err_msg());
+	free(back);
+}
+
+int
+main(void)
+{
+	cond = load_csv() == 0 && nproducts >= 4;
+	if (!ok(cond, "data/mig-profiles.csv: %d products", nproducts))
+		return done_testing();
+	for (int i = 0; i < nproducts; i++)
+		ok(products[i].gpu.compute_slices == t_compute_slices(&products[i].gpu) &&
+		    products[i].gpu.nprofiles >= 4, "%s: %d profiles, %d compute slices", products[i].name,
+		    products[i].gpu.nprofiles, products[i].gpu.compute_slices);
+	test_geometry_rules();
+	test_parsers();
+	test_examples();
+	test_random_valid();
+	test_optimal();
+	test_plan_file();
+	return done_testing();
+}
