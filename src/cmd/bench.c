@@ -1,9 +1,453 @@
-/* bench: placeholder until its issue lands (replaced by the real command). */
+/*
+ * bench: `gpupack bench`, the sharing mechanisms measured side by side on
+ * this GPU. This file parses the command line, finds the device and the
+ * worker binary, handles Ctrl-C, and prints; src/bench/ measures.
+ */
+#include "bench/bench.h"
 #include "cmd/cmd.h"
+#include "gpu/select.h"
 #include "util/err.h"
+#include "util/str.h"
+#include "util/units.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_INTERRUPTED 130
+
+static const char usage_text[] =
+    "usage: gpupack bench [options] [-- CMD [ARGS...]]\n"
+    "\n"
+    "Measures what each way of sharing the GPU gains: time-slicing, MPS, streams in one\n"
+    "process and one batched call (the single-process limit), at several concurrencies.\n"
+    "  exercise 1  matmul farm: SGEMM of each size, aggregate TFLOP/s\n"
+    "  exercise 2  the same with CPU work between GPU calls (--cpu-ms)\n"
+    "  exercise 3  MPS caps: P clients capped at 100/P %% of the SMs, against uncapped\n"
+    "  exercise 4  -- CMD ...: your command as the task, through gpupack run, tasks per hour\n"
+    "\n"
+    "options:\n"
+    "  --quick            sizes 512,2048, P 1,2,4,8, exercises 1 and 3, short timed parts\n"
+    "  --sizes LIST       matrix sizes (default 256,512,1024,2048,4096)\n"
+    "  --procs LIST       concurrency levels P (default 1,2,4,8,16)\n"
+    "  --modes LIST       of timeslice,mps,streams,batched (default all)\n"
+    "  --exercises LIST   of 1,2,3,4 (default 1,2,3; 4 alone when CMD is given)\n"
+    "  --repeats N        repeats of every point (default 3; the median is reported)\n"
+    "  --time DURATION    timed part of each point (default 300ms; --quick 120ms)\n"
+    "  --cpu-ms M         exercise 2: CPU work between GPU calls (default 2)\n"
+    "  --mixed-size N     exercise 2's matrix size (default: the middle size)\n"
+    "  --caps-sizes LIST  exercise 3's sizes (default: the smallest 2; --quick 1)\n"
+    "  --tasks T          exercise 4: tasks per point (default 2 x the largest P)\n"
+    "  --gpu SEL          the device: index, GPU-uuid or MIG-uuid (default the first)\n"
+    "  --margin SECONDS   setup time given to workers before their shared start (default:\n"
+    "                     learned from the calibration run; grows by itself when too short)\n"
+    "  --timeout DURATION one repeat of one point at most (default 5m)\n"
+    "  --json             one JSON object on stdout instead of the tables\n"
+    "  --out DIR          write table.txt, bench.json and <exercise>.svg into DIR\n"
+    "  --svg DIR          write only the charts into DIR\n"
+    "  --progress         a line per measurement on stderr (default when it is a terminal)\n"
+    "\n"
+    "The worker is gpupack-work: $GPUPACK_WORK, else beside gpupack, else on PATH.\n";
+
+enum {
+	O_QUICK = 256, O_SIZES, O_PROCS, O_MODES, O_EXERCISES, O_REPEATS, O_TIME, O_CPU_MS,
+	O_MIXED, O_CAPS, O_TASKS, O_GPU, O_MARGIN, O_TIMEOUT, O_JSON, O_OUT, O_SVG, O_PROGRESS,
+};
+
+struct opts {
+	int json, progress;
+	const char *out, *svg, *gpu;
+	/* what the user set explicitly, applied over the defaults after all options are read */
+	const char *sizes, *procs, *modes, *exercises, *caps;
+	long repeats, cpu_ms, mixed, tasks;
+	double time_s, margin, timeout;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+	bench_interrupted = 1;
+}
+
+static int
+parse_list(const char *what, const char *s, long min, long max, int *out, int *n)
+{
+	char *copy = xstrdup(s), *save = NULL, *tok;
+	int k = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+
+		if (k == BENCH_MAX_LIST) {
+			free(copy);
+			return err_set(EXIT_USAGE, "%s: at most %d values", what, BENCH_MAX_LIST);
+		}
+		if (parse_long(tok, min, max, &v) < 0) {
+			free(copy);
+			return err_prefix("%s", what);
+		}
+		for (int i = 0; i < k; i++)
+			if (out[i] == v) {
+				free(copy);
+				return err_set(EXIT_USAGE, "%s: %ld given twice", what, v);
+			}
+		out[k++] = (int)v;
+	}
+	free(copy);
+	if (k == 0)
+		return err_set(EXIT_USAGE, "%s: empty list", what);
+	*n = k;
+	return 0;
+}
+
+static int
+parse_modes(const char *s, unsigned *modes)
+{
+	char *copy = xstrdup(s), *save = NULL, *tok;
+
+	*modes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int m = bench_mode_parse(tok);
+
+		if (m < 0 || m == BM_MPS_CAPPED) {
+			err_set(EXIT_USAGE, "--modes: unknown mode '%s' (timeslice, mps, streams, batched)",
+			    tok);
+			free(copy);
+			return -1;
+		}
+		*modes |= 1u << m;
+	}
+	free(copy);
+	return *modes ? 0 : err_set(EXIT_USAGE, "--modes: empty list");
+}
+
+static int
+parse_exercises(const char *s, unsigned *mask)
+{
+	int v[BENCH_MAX_LIST], n;
+
+	if (parse_list("--exercises", s, 1, EX_MAX, v, &n) < 0)
+		return -1;
+	*mask = 0;
+	for (int i = 0; i < n; i++)
+		*mask |= 1u << v[i];
+	return 0;
+}
+
+static int
+parse_seconds(const char *what, const char *s, double min, double *out)
+{
+	if (parse_duration(s, out) < 0)
+		return err_prefix("%s", what);
+	if (!(*out >= min))
+		return err_set(EXIT_USAGE, "%s: %s is too short", what, s);
+	return 0;
+}
+
+static int
+parse_opt(int ch, struct opts *o)
+{
+	switch (ch) {
+	case O_SIZES: o->sizes = optarg; return 0;
+	case O_PROCS: o->procs = optarg; return 0;
+	case O_MODES: o->modes = optarg; return 0;
+	case O_EXERCISES: o->exercises = optarg; return 0;
+	case O_CAPS: o->caps = optarg; return 0;
+	case O_REPEATS:
+		return parse_long(optarg, 1, BENCH_MAX_REPEATS, &o->repeats) < 0 ?
+		    err_prefix("--repeats") : 0;
+	case O_CPU_MS:
+		return parse_long(optarg, 0, 60000, &o->cpu_ms) < 0 ? err_prefix("--cpu-ms") : 0;
+	case O_MIXED:
+		return parse_long(optarg, 16, 32768, &o->mixed) < 0 ? err_prefix("--mixed-size") : 0;
+	case O_TASKS:
+		return parse_long(optarg, 1, 100000, &o->tasks) < 0 ? err_prefix("--tasks") : 0;
+	case O_TIME: return parse_seconds("--time", optarg, 0.001, &o->time_s);
+	case O_TIMEOUT: return parse_seconds("--timeout", optarg, 1, &o->timeout);
+	case O_MARGIN:
+		if (parse_double(optarg, &o->margin) < 0)
+			return err_prefix("--margin");
+		return o->margin >= 0.05 && o->margin <= 600 ? 0 :
+		    err_set(EXIT_USAGE, "--margin: %s is out of range (0.05 to 600)", optarg);
+	case O_GPU: o->gpu = optarg; return 0;
+	case O_JSON: o->json = 1; return 0;
+	case O_OUT: o->out = optarg; return 0;
+	case O_SVG: o->svg = optarg; return 0;
+	case O_PROGRESS: o->progress = 1; return 0;
+	default: return err_set(EXIT_USAGE, "unknown option (see gpupack bench --help)");
+	}
+}
+
+/* The explicit options over the defaults of a full or quick run. */
+static int
+apply_opts(const struct opts *o, struct bench_config *c, int ncmd)
+{
+	if (o->sizes && parse_list("--sizes", o->sizes, 16, 32768, c->sizes, &c->nsizes) < 0)
+		return -1;
+	if (o->procs && parse_list("--procs", o->procs, 1, 48, c->procs, &c->nprocs) < 0)
+		return -1;
+	if (o->caps && parse_list("--caps-sizes", o->caps, 16, 32768, c->caps_sizes,
+	    &c->ncaps_sizes) < 0)
+		return -1;
+	if (o->modes && parse_modes(o->modes, &c->modes) < 0)
+		return -1;
+	if (ncmd > 0)
+		c->exercises = 1u << EX_COMMAND;
+	if (o->exercises && parse_exercises(o->exercises, &c->exercises) < 0)
+		return -1;
+	if ((c->exercises & 1u << EX_COMMAND) && ncmd == 0)
+		return err_set(EXIT_USAGE, "exercise 4 needs a command: gpupack bench -- CMD [ARGS...]");
+	if (!(c->exercises & 1u << EX_COMMAND) && ncmd > 0)
+		return err_set(EXIT_USAGE, "a command was given but --exercises leaves out 4");
+	if (o->repeats)
+		c->repeats = (int)o->repeats;
+	if (o->cpu_ms >= 0)
+		c->cpu_ms = (int)o->cpu_ms;
+	if (o->mixed)
+		c->mixed_size = (int)o->mixed;
+	if (o->tasks)
+		c->tasks = (int)o->tasks;
+	if (o->time_s > 0)
+		c->target_s = o->time_s;
+	if (o->timeout > 0)
+		c->timeout_s = o->timeout;
+	if (o->margin > 0)
+		c->margin_fixed = o->margin;
+	return 0;
+}
+
+static int
+parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *help)
+{
+	static const struct option lopts[] = {
+		{"quick", no_argument, NULL, O_QUICK},
+		{"sizes", required_argument, NULL, O_SIZES},
+		{"procs", required_argument, NULL, O_PROCS},
+		{"modes", required_argument, NULL, O_MODES},
+		{"exercises", required_argument, NULL, O_EXERCISES},
+		{"repeats", required_argument, NULL, O_REPEATS},
+		{"time", required_argument, NULL, O_TIME},
+		{"cpu-ms", required_argument, NULL, O_CPU_MS},
+		{"mixed-size", required_argument, NULL, O_MIXED},
+		{"caps-sizes", required_argument, NULL, O_CAPS},
+		{"tasks", required_argument, NULL, O_TASKS},
+		{"gpu", required_argument, NULL, O_GPU},
+		{"margin", required_argument, NULL, O_MARGIN},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"json", no_argument, NULL, O_JSON},
+		{"out", required_argument, NULL, O_OUT},
+		{"svg", required_argument, NULL, O_SVG},
+		{"progress", no_argument, NULL, O_PROGRESS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch, quick = 0;
+
+	memset(o, 0, sizeof *o);
+	o->cpu_ms = -1;
+	*help = 0;
+	while ((ch = getopt_long(argc, argv, "+:h", lopts, NULL)) != -1) {
+		if (ch == 'h') {
+			*help = 1;
+			return 0;
+		}
+		if (ch == O_QUICK) {
+			quick = 1;
+			continue;
+		}
+		if (ch == ':')
+			return err_set(EXIT_USAGE, "%s needs a value", argv[optind - 1]);
+		if (ch == '?')
+			return err_set(EXIT_USAGE, "bad option '%s' (see gpupack bench --help)",
+			    argv[optind - 1]);
+		if (parse_opt(ch, o) < 0)
+			return -1;
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
+		return err_set(EXIT_USAGE, "unexpected '%s': a command goes after '--'", argv[optind]);
+	bench_config_defaults(c, quick);
+	c->cmd = argv + optind;
+	c->ncmd = argc - optind;
+	return apply_opts(o, c, c->ncmd);
+}
+
+/* ---- the environment ---------------------------------------------------- */
+
+static int
+executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* gpupack-work: $GPUPACK_WORK, beside gpupack, or on PATH. */
+static int
+find_worker(char *out, size_t size)
+{
+	const char *env = getenv("GPUPACK_WORK"), *path = getenv("PATH");
+	char self[PATH_MAX];
+
+	if (env && *env) {
+		if (!executable(env))
+			return err_set(EXIT_ENV, "GPUPACK_WORK=%s: not an executable file", env);
+		str_copy(out, env, size);
+		return 0;
+	}
+	str_copy(self, ctx_self(), sizeof self);
+	snprintf(out, size, "%s/gpupack-work", dirname(self));
+	if (executable(out))
+		return 0;
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(out, size, "%.*s/gpupack-work", (int)n, path);
+		if (n > 0 && executable(out))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return err_set(EXIT_ENV, "gpupack-work not found (beside gpupack, on PATH, or $GPUPACK_WORK): "
+	    "build it with make on a machine with nvcc");
+}
+
+static int
+pick_device(struct ctx *c, const char *sel, struct bench_run *r)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	struct gpu_target *all = NULL;
+	int n = 0, rc = 0;
+
+	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0)
+		return err_code() == EXIT_ENV ? err_prefix("no NVIDIA GPU found") : -1;
+	if (sys.ngpus == 0) {
+		gpu_system_free(&sys);
+		return err_set(EXIT_ENV, "no NVIDIA GPU found: the driver lists no devices");
+	}
+	if (sel)
+		rc = gpu_select_one(&sys, sel, &r->target);
+	else if ((rc = gpu_select(&sys, NULL, &all, &n)) == 0 && n == 0)
+		rc = err_set(EXIT_ENV, "no NVIDIA GPU found: no device is usable (MIG without instances?)");
+	if (rc == 0 && !sel)
+		r->target = all[0];
+	if (rc == 0) {
+		const struct gpu_info *g = &sys.gpus[r->target.gpu];
+
+		str_copy(r->setup.gpu_name, g->name, sizeof r->setup.gpu_name);
+		str_copy(r->setup.uuid, r->target.uuid, sizeof r->setup.uuid);
+		r->setup.gpu_index = g->index;
+		str_copy(r->setup.driver, sys.driver_version, sizeof r->setup.driver);
+		str_copy(r->setup.cuda, sys.cuda_version, sizeof r->setup.cuda);
+		str_copy(r->setup.backend, sys.backend, sizeof r->setup.backend);
+	}
+	free(all);
+	gpu_system_free(&sys);
+	return rc;
+}
+
+static void
+fill_setup(struct bench_setup *s, const struct ctx *c, int argc, char **argv)
+{
+	struct sbuf b;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(s->date, sizeof s->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (gethostname(s->host, sizeof s->host) < 0)
+		str_copy(s->host, "?", sizeof s->host);
+	s->host[sizeof s->host - 1] = '\0';
+	sbuf_init(&b);
+	sbuf_add(&b, "gpupack");
+	if (c->sim) {
+		sbuf_add(&b, " --sim ");
+		sbuf_add(&b, c->sim);
+	}
+	for (int i = 0; i < argc; i++) {
+		sbuf_addc(&b, ' ');
+		sbuf_add(&b, argv[i]);
+	}
+	s->cmdline = sbuf_detach(&b);
+}
+
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;  /* no SA_RESTART: poll and waitpid must wake up */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int
+emit(const struct bench_run *r, const struct opts *o)
+{
+	if (o->json) {
+		if (bench_write_json(r, stdout) < 0)
+			return -1;
+	} else {
+		bench_print_tables(r, stdout);
+	}
+	fflush(stdout);
+	if (o->out && bench_write_dir(r, o->out) < 0)
+		return -1;
+	if (o->svg && bench_write_svgs(r, o->svg) < 0)
+		return -1;
+	return 0;
+}
 
 int
 cmd_bench(int argc, char **argv, struct ctx *c)
 {
-	return err_die(EXIT_INTERNAL, "not built yet");
+	struct bench_run run;
+	struct bench_run *r = &run;
+	char work[PATH_MAX] = "";
+	struct opts o;
+	int help, rc;
+
+	memset(r, 0, sizeof *r);
+	if (parse_args(argc, argv, &o, &r->cfg, &help) < 0)
+		return err_report();
+	if (help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (pick_device(c, o.gpu, r) < 0)
+		return err_report();
+	if ((r->cfg.exercises & ~(1u << EX_COMMAND)) && find_worker(work, sizeof work) < 0)
+		return err_report();
+	r->cfg.work = work;
+	r->cfg.self = ctx_self();
+	r->cfg.sim = c->sim;
+	r->cfg.verbose = o.progress || isatty(STDERR_FILENO);
+	fill_setup(&r->setup, c, argc, argv);
+	catch_signals();
+	bench_init(r);
+	rc = bench_measure(r);
+	bench_cleanup(r);
+	if (bench_interrupted) {
+		bench_free(r);
+		err_die(EXIT_INTERRUPTED, "interrupted by signal %d; workers%s stopped", (int)got_signal,
+		    r->setup.mps_started ? " and the MPS daemon" : "");
+		return EXIT_INTERRUPTED;
+	}
+	if (rc < 0) {
+		bench_free(r);
+		return err_report();
+	}
+	bench_summarize(r);
+	rc = emit(r, &o) < 0 ? err_report() : r->failed ? EXIT_TASKS : EXIT_OK;
+	bench_free(r);
+	return rc;
 }

@@ -1,0 +1,192 @@
+/*
+ * bench: the measurement layer behind `gpupack bench` (cmd -> bench ->
+ * farm/share -> gpu -> util). It runs the exercises, keeps every repeat of
+ * every point, and turns medians into tables, JSON, SVG charts and a
+ * recommendation. cmd/bench.c only parses the command line and calls
+ * bench_run() and the writers.
+ *
+ * A point is one configuration measured: exercise x size x mode x P.
+ * A repeat of a point starts all its workers at one shared instant, so that
+ * they really overlap, and its throughput is the sum of their work over the
+ * span from the first start to the last end.
+ */
+#ifndef GPUPACK_BENCH_BENCH_H
+#define GPUPACK_BENCH_BENCH_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "bench/stats.h"
+#include "gpu/select.h"
+
+#define BENCH_MAX_REPEATS 32
+#define BENCH_MAX_LIST 16
+
+enum bench_mode {
+	BM_TIMESLICE,  /* P processes, no MPS: the driver time-slices them (P 1: one process) */
+	BM_MPS,        /* P processes, clients of one private MPS daemon */
+	BM_STREAMS,    /* one process, P streams */
+	BM_BATCHED,    /* one process, one strided-batched call over P matrices */
+	BM_MPS_CAPPED, /* P MPS clients, each capped at 100/P percent of the SMs */
+	BM_NMODES
+};
+
+enum bench_exercise_id { EX_MATMUL = 1, EX_MIXED = 2, EX_CAPS = 3, EX_COMMAND = 4, EX_MAX = 4 };
+
+struct bench_point {
+	int size;        /* matrix size N (0 in exercise 4) */
+	int procs;       /* P */
+	int mode;        /* enum bench_mode */
+	long iters;      /* per worker (tasks per repeat in exercise 4) */
+	int nrep;
+	double value[BENCH_MAX_REPEATS];    /* throughput of each repeat (TFLOP/s, tasks/h) */
+	double elapsed[BENCH_MAX_REPEATS];  /* seconds from the first start to the last end */
+	double skew[BENCH_MAX_REPEATS];     /* seconds between the first and the last start */
+	int retries;     /* repeats measured again (late workers) */
+	int late_kept;   /* repeats kept although still late after the retries */
+	char *error;     /* why the point failed (malloc'd), or NULL */
+	struct stats st;
+};
+
+/* What one exercise recommends for one size. */
+struct bench_rec {
+	int valid;
+	int size;
+	int mode, procs;         /* the recommendation */
+	double value;            /* its median */
+	int best_mode, best_procs;
+	double best;             /* the best median measured */
+	double one;              /* one process (timeslice, P 1) */
+	double timeslice;        /* time-slicing at the same P */
+	double gain_one;         /* value / one */
+	double gain_timeslice;   /* value / timeslice */
+};
+
+struct bench_exercise {
+	int id;                  /* enum bench_exercise_id */
+	const char *name;        /* "matmul", "mixed", "caps", "command" */
+	const char *title;
+	const char *unit;        /* "TFLOP/s", "tasks/h" */
+	unsigned modes;          /* 1 << enum bench_mode */
+	int cpu_ms;
+	int nsizes;
+	int sizes[BENCH_MAX_LIST];
+	long iters1[BENCH_MAX_LIST];          /* per size: iterations of one process (calibrated) */
+	int npts;
+	struct bench_point *pts;
+	size_t cap;
+	struct bench_rec rec[BENCH_MAX_LIST];  /* one per size */
+};
+
+struct bench_config {
+	int quick;
+	int nsizes, sizes[BENCH_MAX_LIST];       /* exercises 1 and 3 */
+	int nprocs, procs[BENCH_MAX_LIST];
+	unsigned modes;                          /* exercises 1 and 2 */
+	unsigned exercises;                      /* 1 << enum bench_exercise_id */
+	int repeats;
+	double target_s;                         /* timed part of each point */
+	double margin_fixed;                     /* --margin: seconds before the shared start */
+	double margin_base, margin_per_proc;     /* the guess until a setup time is measured */
+	double timeout_s;                        /* one repeat of one point */
+	int cpu_ms;                              /* exercise 2 */
+	int mixed_size;                          /* exercise 2; 0: the middle size */
+	int ncaps_sizes, caps_sizes[BENCH_MAX_LIST]; /* exercise 3 as given (--caps-sizes) */
+	int caps_count;                          /* else the smallest this many sizes */
+	char **cmd;                              /* exercise 4: the user's command */
+	int ncmd;
+	int tasks;                               /* exercise 4: tasks per point */
+	const char *work;                        /* the gpupack-work binary */
+	const char *self;                        /* gpupack itself (exercise 4) */
+	const char *sim;                         /* --sim, passed on to gpupack run */
+	int verbose;                             /* progress lines on stderr */
+};
+
+struct bench_setup {
+	char gpu_name[96];
+	char uuid[96];
+	int gpu_index;
+	char driver[32];
+	char cuda[16];
+	char backend[300];
+	char date[32];           /* ISO 8601, UTC */
+	char host[64];
+	char *cmdline;           /* malloc'd */
+	char work_device[96];    /* the device name the worker reported */
+	double work_runtime;     /* its CUDA runtime version, when it reported one */
+	int mps_started;         /* bench started (and stopped) its own MPS daemon */
+	int uuid_warned;         /* a worker reported another device (said once) */
+};
+
+struct mps_daemon;
+
+struct bench_run {
+	struct bench_config cfg;
+	struct bench_setup setup;
+	struct gpu_target target;
+	struct mps_daemon *mps;  /* NULL until an MPS point needs it */
+	char *mps_error;         /* why it could not be started (malloc'd), or NULL */
+	int mps_code;
+	int mps_warm;            /* its server has had a first client */
+	int nex;
+	struct bench_exercise ex[EX_MAX];
+	double setup1;                       /* one worker's setup time (calibration), 0 unknown */
+	/* per [MPS or not][P index]: the longest setup seen (late workers) */
+	double setup_seen[2][BENCH_MAX_LIST];
+	int failed;                          /* points that failed */
+	int done, total;                     /* repeats of points, for progress */
+	double wall_s;                       /* how long bench_measure took */
+};
+
+/* Set by the SIGINT/SIGTERM handler the command installs; checked everywhere we wait. */
+extern volatile sig_atomic_t bench_interrupted;
+
+const char *bench_mode_name(int mode);
+/* "timeslice" -> BM_TIMESLICE; -1 when unknown. */
+int bench_mode_parse(const char *s);
+
+/* Defaults for a full run or --quick. */
+void bench_config_defaults(struct bench_config *c, int quick);
+
+/* Set up the exercises the configuration asks for (no measuring). */
+void bench_init(struct bench_run *r);
+/* Measure everything; -1 with err set (130 is not used here: see bench_interrupted). */
+int bench_measure(struct bench_run *r);
+/* Exercise 4, one repeat of every point (command.c). */
+int bench_measure_command(struct bench_run *r, struct bench_exercise *e);
+/* Does exercise e measure mode at P? (P 1 of streams, batched, capped alias one process) */
+int bench_wanted(const struct bench_exercise *e, int mode, int procs);
+/* Record one repeat (and say so when verbose); record a failed point from err_msg(). */
+void bench_note_repeat(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p,
+    double value, double elapsed, double skew);
+void bench_point_fail(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p);
+/* Stop the MPS daemon bench started, if any (safe to call twice). */
+void bench_cleanup(struct bench_run *r);
+/* Medians, spreads and recommendations from the repeats measured so far. */
+void bench_summarize(struct bench_run *r);
+void bench_free(struct bench_run *r);
+
+/* Points: find one, resolving P-1 aliases (streams and batched at P 1 are one process). */
+const struct bench_point *bench_point_get(const struct bench_exercise *e, int size, int mode,
+    int procs);
+struct bench_point *bench_point_add(struct bench_exercise *e, int size, int mode, int procs);
+/* The single-process limit at (size, P): the better of batched and streams; NaN if unmeasured. */
+double bench_limit(const struct bench_exercise *e, int size, int procs);
+
+/* The limit for an exercise that measures none itself (caps): exercise 1's at that size. */
+double bench_limit_for(const struct bench_run *r, const struct bench_exercise *e, int size,
+    int procs);
+
+/* Recommendation for one size of one exercise (recommend.c). */
+void bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec);
+
+/* Writers (report.c, svg.c). */
+void bench_print_tables(const struct bench_run *r, FILE *f);
+int bench_write_json(const struct bench_run *r, FILE *f);
+int bench_write_svg(const struct bench_run *r, const struct bench_exercise *e, FILE *f);
+/* table.txt, bench.json and <exercise>.svg into dir (created private if missing). */
+int bench_write_dir(const struct bench_run *r, const char *dir);
+/* Only <exercise>.svg into dir. */
+int bench_write_svgs(const struct bench_run *r, const char *dir);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * recommend: which configuration to use, from the medians measured. The best
+ * median wins unless a simpler configuration comes within 2% of it: fewer
+ * processes first (less memory, fewer contexts), then the simpler mode
+ * (nothing to set up, then a daemon, then code changes). So the answer is
+ * never more than 2% below the best measured, and is the one a person would
+ * rather run when two are equal within noise.
+ */
+#include "bench/bench.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SIMPLER_WITHIN 0.02
+
+/* How much a mode asks of the user, lowest first. */
+static int
+mode_cost(int mode)
+{
+	switch (mode) {
+	case BM_TIMESLICE: return 0;     /* just run P processes */
+	case BM_MPS: return 1;           /* a daemon */
+	case BM_MPS_CAPPED: return 2;    /* a daemon and a limit per client */
+	case BM_STREAMS: return 3;       /* change the program */
+	case BM_BATCHED: return 4;       /* rewrite it around batched calls */
+	default: return 9;
+	}
+}
+
+static int
+simpler(const struct bench_point *a, const struct bench_point *b)
+{
+	if (a->procs != b->procs)
+		return a->procs < b->procs;
+	return mode_cost(a->mode) < mode_cost(b->mode);
+}
+
+static int
+usable(const struct bench_point *p, int size)
+{
+	return p->size == size && p->st.n > 0 && !isnan(p->st.median);
+}
+
+static double
+median_at(const struct bench_exercise *e, int size, int mode, int procs)
+{
+	const struct bench_point *p = bench_point_get(e, size, mode, procs);
+
+	return p && p->st.n > 0 ? p->st.median : NAN;
+}
+
+void
+bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec)
+{
+	const struct bench_point *best = NULL, *pick = NULL;
+
+	memset(rec, 0, sizeof *rec);
+	rec->size = size;
+	for (int i = 0; i < e->npts; i++) {
+		const struct bench_point *p = &e->pts[i];
+
+		if (usable(p, size) && (!best || p->st.median > best->st.median))
+			best = p;
+	}
+	if (!best)
+		return;
+	for (int i = 0; i < e->npts; i++) {
+		const struct bench_point *p = &e->pts[i];
+
+		if (!usable(p, size) || p->st.median < best->st.median * (1 - SIMPLER_WITHIN))
+			continue;
+		if (!pick || simpler(p, pick))
+			pick = p;
+	}
+	rec->valid = 1;
+	rec->mode = pick->mode;
+	rec->procs = pick->procs;
+	rec->value = pick->st.median;
+	rec->best_mode = best->mode;
+	rec->best_procs = best->procs;
+	rec->best = best->st.median;
+	rec->one = median_at(e, size, BM_TIMESLICE, 1);
+	rec->timeslice = median_at(e, size, BM_TIMESLICE, pick->procs);
+	rec->gain_one = stats_ratio(rec->value, rec->one);
+	rec->gain_timeslice = stats_ratio(rec->value, rec->timeslice);
+}

@@ -1,0 +1,349 @@
+/*
+ * report: the tables people read and the JSON programs read. Both show the
+ * same numbers: medians with min and max, speed-up over one process,
+ * efficiency against the single-process limit, spread, and the
+ * recommendation of each size.
+ */
+#include "bench/bench.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/table.h"
+#include "util/err.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *
+fmt_num(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return "-";
+	if (fabs(v) >= 1000)
+		snprintf(buf, size, "%.0f", v);
+	else if (fabs(v) >= 100)
+		snprintf(buf, size, "%.1f", v);
+	else
+		snprintf(buf, size, "%.3g", v);
+	return buf;
+}
+
+static const char *
+fmt_ratio(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, size, "%.2fx", v);
+	return buf;
+}
+
+static const char *
+fmt_pct(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, size, "%.0f%%", v * 100);
+	return buf;
+}
+
+static double
+one_process(const struct bench_exercise *e, int size)
+{
+	const struct bench_point *p = bench_point_get(e, size, BM_TIMESLICE, 1);
+
+	return p && p->st.n > 0 ? p->st.median : NAN;
+}
+
+static void
+size_heading(const struct bench_exercise *e, int size, FILE *f)
+{
+	if (e->id == EX_COMMAND)
+		fprintf(f, "\n");
+	else if (e->cpu_ms > 0)
+		fprintf(f, "\n  N=%d, %d ms of CPU work between GPU calls\n", size, e->cpu_ms);
+	else
+		fprintf(f, "\n  N=%d\n", size);
+}
+
+static void
+point_row(const struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
+    struct table *t)
+{
+	char med[32], mn[32], mx[32], su[32], ef[32], sp[32], pr[16];
+	double one = one_process(e, p->size);
+
+	snprintf(pr, sizeof pr, "%d", p->procs);
+	if (p->st.n == 0) {
+		table_row(t, bench_mode_name(p->mode), pr, p->error ? "failed" : "-", NULL, NULL, NULL,
+		    NULL, NULL);
+		return;
+	}
+	table_row(t, bench_mode_name(p->mode), pr, fmt_num(med, sizeof med, p->st.median),
+	    fmt_num(mn, sizeof mn, p->st.min), fmt_num(mx, sizeof mx, p->st.max),
+	    fmt_ratio(su, sizeof su, stats_ratio(p->st.median, one)),
+	    fmt_pct(ef, sizeof ef, stats_ratio(p->st.median, bench_limit_for(r, e, p->size, p->procs))),
+	    fmt_pct(sp, sizeof sp, p->st.spread));
+}
+
+static void
+print_rec(const struct bench_exercise *e, const struct bench_rec *rec, FILE *f)
+{
+	char v[32], b[32], g1[32], gt[32];
+
+	if (!rec->valid) {
+		fprintf(f, "  recommendation: none (nothing measured)\n");
+		return;
+	}
+	fprintf(f, "  recommendation: %s, P=%d: %s %s, %s one process, %s time-slicing at P=%d",
+	    bench_mode_name(rec->mode), rec->procs, fmt_num(v, sizeof v, rec->value), e->unit,
+	    fmt_ratio(g1, sizeof g1, rec->gain_one), fmt_ratio(gt, sizeof gt, rec->gain_timeslice),
+	    rec->procs);
+	if (rec->best_mode != rec->mode || rec->best_procs != rec->procs)
+		fprintf(f, " (best: %s P=%d, %s, %.1f%% more; this one is simpler)",
+		    bench_mode_name(rec->best_mode), rec->best_procs, fmt_num(b, sizeof b, rec->best),
+		    (rec->best / rec->value - 1) * 100);
+	fputc('\n', f);
+}
+
+static void
+print_size(const struct bench_run *r, const struct bench_exercise *e, int si, FILE *f)
+{
+	struct table t;
+
+	size_heading(e, e->sizes[si], f);
+	table_init(&t, "lrrrrrrr", 2);
+	table_row(&t, "mode", "P", e->unit, "min", "max", "speed-up", "efficiency", "spread");
+	for (int m = 0; m < BM_NMODES; m++)
+		for (int i = 0; i < e->npts; i++)
+			if (e->pts[i].size == e->sizes[si] && e->pts[i].mode == m)
+				point_row(r, e, &e->pts[i], &t);
+	table_print(&t, f);
+	table_free(&t);
+	print_rec(e, &e->rec[si], f);
+}
+
+void
+bench_print_tables(const struct bench_run *r, FILE *f)
+{
+	const struct bench_setup *s = &r->setup;
+
+	fprintf(f, "gpupack bench on %s (%s), driver %s, CUDA %s, %s\n", s->gpu_name, s->uuid,
+	    s->driver[0] ? s->driver : "?", s->cuda[0] ? s->cuda : "?", s->date);
+	fprintf(f, "median of %d repeats; speed-up over one process; efficiency: share of the "
+	    "single-process limit\n(the better of batched and streams at the same P); spread: "
+	    "(max - min) / median\n", r->cfg.repeats);
+	for (int x = 0; x < r->nex; x++) {
+		const struct bench_exercise *e = &r->ex[x];
+
+		fprintf(f, "\nexercise %d: %s\n", e->id, e->title);
+		for (int si = 0; si < e->nsizes; si++)
+			print_size(r, e, si, f);
+	}
+	if (r->failed)
+		fprintf(f, "\n%d point%s failed (see the messages above)\n", r->failed,
+		    r->failed == 1 ? "" : "s");
+	if (r->wall_s > 0)
+		fprintf(f, "\nmeasured in %.0f s: %s\n", r->wall_s, s->cmdline ? s->cmdline : "");
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void
+json_list(struct json *j, const char *key, const double *v, int n)
+{
+	json_arr_begin(j, key);
+	for (int i = 0; i < n; i++)
+		json_double(j, NULL, v[i]);
+	json_arr_end(j);
+}
+
+static void
+json_setup(const struct bench_run *r, struct json *j)
+{
+	const struct bench_setup *s = &r->setup;
+	const struct bench_config *c = &r->cfg;
+
+	json_obj_begin(j, "setup");
+	json_str(j, "gpu", s->gpu_name);
+	json_str(j, "uuid", s->uuid);
+	json_int(j, "gpu_index", s->gpu_index);
+	json_str(j, "driver", s->driver);
+	json_str(j, "cuda", s->cuda);
+	json_str(j, "backend", s->backend);
+	json_str(j, "worker_device", s->work_device[0] ? s->work_device : NULL);
+	json_str(j, "date", s->date);
+	json_str(j, "host", s->host);
+	json_str(j, "command", s->cmdline);
+	json_str(j, "version", GPUPACK_VERSION);
+	json_str(j, "worker", c->work);
+	json_bool(j, "quick", c->quick);
+	json_int(j, "repeats", c->repeats);
+	json_double(j, "target_s", c->target_s);
+	json_bool(j, "mps_started", s->mps_started);
+	json_double(j, "worker_setup_s", r->setup1 > 0 ? r->setup1 : NAN);
+	json_double(j, "wall_s", r->wall_s);
+	json_arr_begin(j, "procs");
+	for (int i = 0; i < c->nprocs; i++)
+		json_int(j, NULL, c->procs[i]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void
+json_point(const struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
+    struct json *j)
+{
+	json_obj_begin(j, NULL);
+	json_int(j, "size", p->size);
+	json_str(j, "mode", bench_mode_name(p->mode));
+	json_int(j, "procs", p->procs);
+	json_int(j, "iters", p->iters);
+	json_double(j, "median", p->st.median);
+	json_double(j, "min", p->st.min);
+	json_double(j, "max", p->st.max);
+	json_double(j, "spread", p->st.spread);
+	json_double(j, "speedup", stats_ratio(p->st.median, one_process(e, p->size)));
+	json_double(j, "limit", bench_limit_for(r, e, p->size, p->procs));
+	json_double(j, "efficiency",
+	    stats_ratio(p->st.median, bench_limit_for(r, e, p->size, p->procs)));
+	json_list(j, "repeats", p->value, p->nrep);
+	json_list(j, "elapsed_s", p->elapsed, p->nrep);
+	json_list(j, "start_skew_s", p->skew, p->nrep);
+	json_int(j, "retries", p->retries);
+	json_int(j, "late_kept", p->late_kept);
+	json_str(j, "error", p->error);
+	json_obj_end(j);
+}
+
+static void
+json_rec(const struct bench_rec *rec, struct json *j)
+{
+	json_obj_begin(j, NULL);
+	json_int(j, "size", rec->size);
+	if (!rec->valid) {
+		json_null(j, "mode");
+		json_obj_end(j);
+		return;
+	}
+	json_str(j, "mode", bench_mode_name(rec->mode));
+	json_int(j, "procs", rec->procs);
+	json_double(j, "value", rec->value);
+	json_double(j, "gain_over_one", rec->gain_one);
+	json_double(j, "gain_over_timeslice", rec->gain_timeslice);
+	json_str(j, "best_mode", bench_mode_name(rec->best_mode));
+	json_int(j, "best_procs", rec->best_procs);
+	json_double(j, "best", rec->best);
+	json_double(j, "one_process", rec->one);
+	json_double(j, "timeslice", rec->timeslice);
+	json_obj_end(j);
+}
+
+static void
+json_exercise(const struct bench_run *r, const struct bench_exercise *e, struct json *j)
+{
+	json_obj_begin(j, NULL);
+	json_int(j, "id", e->id);
+	json_str(j, "name", e->name);
+	json_str(j, "title", e->title);
+	json_str(j, "unit", e->unit);
+	json_int(j, "cpu_ms", e->cpu_ms);
+	json_arr_begin(j, "sizes");
+	for (int i = 0; i < e->nsizes; i++)
+		json_int(j, NULL, e->sizes[i]);
+	json_arr_end(j);
+	json_arr_begin(j, "points");
+	for (int i = 0; i < e->npts; i++)
+		json_point(r, e, &e->pts[i], j);
+	json_arr_end(j);
+	json_arr_begin(j, "recommendations");
+	for (int i = 0; i < e->nsizes; i++)
+		json_rec(&e->rec[i], j);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+int
+bench_write_json(const struct bench_run *r, FILE *f)
+{
+	struct json j;
+	int rc;
+
+	json_init(&j, 1);
+	json_obj_begin(&j, NULL);
+	json_setup(r, &j);
+	json_arr_begin(&j, "exercises");
+	for (int x = 0; x < r->nex; x++)
+		json_exercise(r, &r->ex[x], &j);
+	json_arr_end(&j);
+	json_int(&j, "failed_points", r->failed);
+	json_obj_end(&j);
+	rc = json_print(&j, f);
+	json_free(&j);
+	return rc;
+}
+
+/* ---- --out DIR ---------------------------------------------------------- */
+
+static int
+write_one(const char *dir, const char *name, const struct bench_run *r,
+    const struct bench_exercise *e, int what)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return err_sys(EXIT_ENV, "%s", path);
+	if (what == 0)
+		bench_print_tables(r, f);
+	else if (what == 1)
+		rc = bench_write_json(r, f);
+	else
+		rc = bench_write_svg(r, e, f);
+	if (fclose(f) != 0 && rc == 0)
+		rc = err_sys(EXIT_ENV, "%s", path);
+	return rc;
+}
+
+/* A directory the user names is theirs: create it if missing, never change its mode. */
+static int
+out_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return err_sys(EXIT_ENV, "%s", dir);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(EXIT_USAGE, "%s: not a directory", dir);
+	return 0;
+}
+
+int
+bench_write_dir(const struct bench_run *r, const char *dir)
+{
+	if (out_dir(dir) < 0)
+		return -1;
+	if (write_one(dir, "table.txt", r, NULL, 0) < 0 || write_one(dir, "bench.json", r, NULL, 1) < 0)
+		return -1;
+	return bench_write_svgs(r, dir);
+}
+
+int
+bench_write_svgs(const struct bench_run *r, const char *dir)
+{
+	if (out_dir(dir) < 0)
+		return -1;
+	for (int x = 0; x < r->nex; x++) {
+		char name[64];
+
+		snprintf(name, sizeof name, "%s.svg", r->ex[x].name);
+		if (write_one(dir, name, r, &r->ex[x], 2) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,320 @@
+/*
+ * workers: posix_spawn, pipes and poll. Nothing here knows what a worker
+ * measures; runner.c reads the lines.
+ */
+#include "bench/workers.h"
+#include "bench/bench.h"
+#include "util/err.h"
+#include "util/str.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define ERR_KEEP 1024
+
+struct live {
+	int out_fd, err_fd;   /* -1 once closed */
+	struct sbuf out, err;
+	int reaped;
+};
+
+double
+now_epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+dropped(const char *kv)
+{
+	return str_starts(kv, "CUDA_VISIBLE_DEVICES=") || str_starts(kv, "CUDA_MPS_");
+}
+
+char **
+env_clean(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xcalloc(n + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++)
+		if (!dropped(environ[i]))
+			env[k++] = xstrdup(environ[i]);
+	return env;
+}
+
+char **
+env_add(char **env, char *kv)
+{
+	size_t n = 0;
+
+	while (env[n])
+		n++;
+	env = xrealloc(env, (n + 2) * sizeof *env);
+	env[n] = kv;
+	env[n + 1] = NULL;
+	return env;
+}
+
+void
+env_free(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+static int
+spawn_one(const struct wspec *s, struct wresult *r, struct live *l)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int out[2], errp[2], rc;
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return err_sys(EXIT_ENV, "pipe");
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return err_sys(EXIT_ENV, "pipe");
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	{
+		sigset_t none, dflt;
+
+		sigemptyset(&none);
+		sigemptyset(&dflt);
+		sigaddset(&dflt, SIGINT);
+		sigaddset(&dflt, SIGTERM);
+		sigaddset(&dflt, SIGPIPE);
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setsigdefault(&attr, &dflt);
+	}
+	r->t_spawn = now_epoch();
+	rc = posix_spawn(&r->pid, s->argv[0], &fa, &attr, s->argv, s->env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(out[1]);
+	close(errp[1]);
+	if (rc != 0) {
+		close(out[0]);
+		close(errp[0]);
+		errno = rc;
+		return err_sys(EXIT_ENV, "%s", s->argv[0]);
+	}
+	l->out_fd = out[0];
+	l->err_fd = errp[0];
+	return 0;
+}
+
+/* Read what is there; close at end of file. Keeps the head (tail: the end) within keep bytes. */
+static void
+drain(int *fd, struct sbuf *b, size_t keep, int tail)
+{
+	char buf[4096];
+	ssize_t n = read(*fd, buf, sizeof buf);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (!tail) {
+		if (b->len < keep)
+			sbuf_addn(b, buf, (size_t)n < keep - b->len ? (size_t)n : keep - b->len);
+		return;
+	}
+	/* the last line matters (gpupack run prints its summary after the tasks' output) */
+	sbuf_addn(b, buf, (size_t)n);
+	if (b->len > keep) {
+		memmove(b->buf, b->buf + (b->len - keep), keep);
+		b->len = keep;
+		b->buf[keep] = '\0';
+	}
+}
+
+static void
+kill_all(struct wresult *res, struct live *l, int n, int sig)
+{
+	for (int i = 0; i < n; i++)
+		if (res[i].pid > 0 && !l[i].reaped)
+			kill(res[i].pid, sig);
+}
+
+static int
+reap(struct wresult *res, struct live *l, int n, int block)
+{
+	int left = 0;
+
+	for (int i = 0; i < n; i++) {
+		pid_t p;
+
+		if (res[i].pid <= 0 || l[i].reaped)
+			continue;
+		p = waitpid(res[i].pid, &res[i].status, block ? 0 : WNOHANG);
+		if (p == res[i].pid || (p < 0 && errno == ECHILD))
+			l[i].reaped = 1;
+		else
+			left++;
+	}
+	return left;
+}
+
+/* Ask nicely, then not: a worker that ignores SIGTERM for 3 s is killed. */
+static void
+stop_all(struct wresult *res, struct live *l, int n)
+{
+	double until = now_mono() + 3;
+
+	kill_all(res, l, n, SIGTERM);
+	while (reap(res, l, n, 0) > 0 && now_mono() < until)
+		usleep(20000);
+	kill_all(res, l, n, SIGKILL);
+	reap(res, l, n, 1);
+}
+
+static int
+open_fds(struct live *l, int n, struct pollfd *pf, int *who)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (l[i].out_fd >= 0) {
+			pf[k] = (struct pollfd){.fd = l[i].out_fd, .events = POLLIN};
+			who[k++] = 2 * i;
+		}
+		if (l[i].err_fd >= 0) {
+			pf[k] = (struct pollfd){.fd = l[i].err_fd, .events = POLLIN};
+			who[k++] = 2 * i + 1;
+		}
+	}
+	return k;
+}
+
+static int
+collect(struct wresult *res, struct live *l, int n, double timeout)
+{
+	struct pollfd *pf = xcalloc((size_t)n * 2, sizeof *pf);
+	int *who = xcalloc((size_t)n * 2, sizeof *who);
+	double until = now_mono() + timeout;
+	int k, rc = 0;
+
+	while ((k = open_fds(l, n, pf, who)) > 0) {
+		double left = until - now_mono();
+
+		if (bench_interrupted) {
+			rc = err_set(EXIT_INTERNAL, "interrupted");
+			break;
+		}
+		if (left <= 0) {
+			rc = err_set(EXIT_INTERNAL, "workers still running after %.0f s", timeout);
+			break;
+		}
+		if (poll(pf, (nfds_t)k, left > 0.2 ? 200 : (int)(left * 1000) + 1) < 0 && errno != EINTR) {
+			rc = err_sys(EXIT_INTERNAL, "poll");
+			break;
+		}
+		for (int j = 0; j < k; j++) {
+			int i = who[j] / 2;
+
+			if (!(pf[j].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (who[j] % 2 == 0)
+				drain(&l[i].out_fd, &l[i].out, (size_t)1 << 20, 1);
+			else
+				drain(&l[i].err_fd, &l[i].err, ERR_KEEP, 0);
+		}
+	}
+	free(pf);
+	free(who);
+	return rc;
+}
+
+int
+workers_run(const struct wspec *spec, int n, double timeout, struct wresult *res)
+{
+	struct live *l = xcalloc((size_t)n, sizeof *l);
+	int rc = 0;
+
+	memset(res, 0, (size_t)n * sizeof *res);
+	for (int i = 0; i < n; i++) {
+		l[i].out_fd = l[i].err_fd = -1;
+		sbuf_init(&l[i].out);
+		sbuf_init(&l[i].err);
+	}
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = spawn_one(&spec[i], &res[i], &l[i]);
+	if (rc == 0)
+		rc = collect(res, l, n, timeout);
+	if (rc < 0)
+		stop_all(res, l, n);
+	else
+		reap(res, l, n, 1);
+	for (int i = 0; i < n; i++) {
+		if (l[i].out_fd >= 0)
+			close(l[i].out_fd);
+		if (l[i].err_fd >= 0)
+			close(l[i].err_fd);
+		res[i].out = sbuf_detach(&l[i].out);
+		res[i].err = sbuf_detach(&l[i].err);
+	}
+	free(l);
+	return rc;
+}
+
+const char *
+workers_first_line(const char *s, char *buf, size_t size)
+{
+	size_t n = strcspn(s, "\n");
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+void
+wresults_free(struct wresult *res, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(res[i].out);
+		free(res[i].err);
+		res[i].out = res[i].err = NULL;
+	}
+}

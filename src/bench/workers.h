@@ -1,0 +1,47 @@
+/*
+ * workers: start a group of worker processes (argv, no shell), collect the
+ * one JSON line each prints, and wait for all of them. Each worker gets its
+ * own process group, so that a Ctrl-C on the terminal reaches bench alone
+ * and bench ends the workers itself (MPS clients killed by a stray signal
+ * can leave the server in a bad state).
+ */
+#ifndef GPUPACK_BENCH_WORKERS_H
+#define GPUPACK_BENCH_WORKERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct wspec {
+	char **argv;          /* argv[0] is the program's path */
+	char **env;           /* the whole environment */
+};
+
+struct wresult {
+	pid_t pid;
+	int status;           /* as waitpid gives it */
+	char *out;            /* stdout (its last MiB), malloc'd */
+	char *err;            /* the first bytes of stderr (malloc'd) */
+	double t_spawn;       /* epoch seconds just before the spawn */
+};
+
+/*
+ * Run n workers at once and wait for them all, at most timeout seconds.
+ * 0 when every worker ran and was reaped (whatever its exit status);
+ * -1 with err set when one could not start, the time ran out, or
+ * bench_interrupted was set (the workers are then killed and reaped).
+ */
+int workers_run(const struct wspec *spec, int n, double timeout, struct wresult *res);
+void wresults_free(struct wresult *res, int n);
+/* The first line of s into buf (for one-line error messages); returns buf. */
+const char *workers_first_line(const char *s, char *buf, size_t size);
+
+/* The current environment without the variables that pick a device or an MPS daemon. */
+char **env_clean(void);
+/* Append NAME=VALUE (taken over) to a malloc'd env array. */
+char **env_add(char **env, char *kv);
+void env_free(char **env);
+
+/* Epoch seconds, as the workers' t_start/t_end are. */
+double now_epoch(void);
+
+#endif

@@ -1,0 +1,226 @@
+#!/bin/sh
+# bench.t: `gpupack bench` end to end without a GPU. The workers are
+# fake-work (a model of a GPU that speaks gpupack-work's command line), the
+# MPS daemon is fake-mps-control (the control protocol, real processes and
+# sockets), the machine is a simulated H100. What is checked is the
+# orchestration: shared starts, the MPS daemon started and stopped, caps,
+# retries of late workers, failed workers, statistics, the recommendation
+# against the numbers, and the outputs (tables, JSON, SVG).
+# $B and $TINY are word lists on purpose (SC2086).
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2086
+. "$(dirname "$0")/../lib.sh"
+
+export GPUPACK_WORK="$TOOLS/fake-work"
+export GPUPACK_MPS_CONTROL="$TOOLS/fake-mps-control"
+export GPUPACK_MPS_TIMEOUT=5
+export FAKE_WORK_DIR="$T/peers"
+mkdir -p "$FAKE_WORK_DIR"
+SIM="$GPUPACK_SRC/topologies/h100-80gb.topo"
+B="$GPUPACK --sim $SIM bench"
+# tiny and fast: one small size, P 1 and 2, short margins
+TINY="--sizes 64 --procs 1,2 --repeats 3"
+UUID=$(sed -n "s/^ *uuid //p" "$SIM" | head -n 1)
+
+# workers of this test still alive: each fake-work of a shared start leaves a
+# file "<instant>.<pid>" in $FAKE_WORK_DIR
+live_workers() {
+	for f in "$FAKE_WORK_DIR"/*.*; do
+		[ -f "$f" ] || continue
+		p=${f##*.}
+		kill -0 "$p" 2>/dev/null && printf '%s ' "$p"
+	done
+}
+# the MPS daemons this test's bench started: pids recorded in its own state directory
+daemon_pids() {
+	for f in "$GPUPACK_STATE_DIR"/mps/*/daemon "$GPUPACK_STATE_DIR"/mps/*/pipe/nvidia-cuda-mps-control.pid; do
+		[ -f "$f" ] || continue
+		sed -n 's/^pid=//p; /^[0-9][0-9]*$/p' "$f" | head -n 1
+	done
+}
+_bench_cleanup() {
+	for p in $(live_workers) $(daemon_pids); do kill -9 "$p" 2>/dev/null; done
+	return 0
+}
+CLEANUP=_bench_cleanup
+
+live_daemons() {
+	n=0
+	for f in "$GPUPACK_STATE_DIR"/mps/*/daemon; do
+		[ -f "$f" ] || continue
+		p=$(sed -n 's/^pid=//p' "$f")
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# --- usage and environment errors: exit status, one line, nothing changed
+
+usage_err() {
+	name=$1
+	shift
+	run $B "$@"
+	is "$rc" 2 "usage: $name exits 2"
+	one_line "$err" "usage: $name says it in one line"
+}
+usage_err "unknown mode" --modes timeslice,warp
+like "$err" "unknown mode 'warp'" "unknown mode is named"
+usage_err "--procs 0" --procs 0
+usage_err "--procs 1,1" --procs 1,1
+usage_err "--sizes x" --sizes x
+usage_err "--repeats 0" --repeats 0
+usage_err "exercise 4 without a command" --exercises 4
+usage_err "a command without exercise 4" --exercises 1 -- true
+usage_err "a stray argument" foo
+is "$(live_daemons)" 0 "usage errors start no daemon"
+
+run $B --help
+is "$rc" 0 "--help exits 0"
+like "$out" "--quick" "--help lists --quick"
+
+run env -u GPUPACK_SIM "$GPUPACK" bench --quick
+is "$rc" 3 "no GPU: exit 3"
+one_line "$err" "no GPU: one line"
+like "$err" "no NVIDIA GPU found: " "no GPU: says so"
+
+run env GPUPACK_WORK="$T/no-such-worker" $B $TINY
+is "$rc" 3 "missing worker binary: exit 3"
+one_line "$err" "missing worker binary: one line"
+like "$err" "GPUPACK_WORK=.*no-such-worker" "missing worker binary: named"
+
+# --- a whole run, JSON
+
+run $B $TINY --exercises 1,2,3 --cpu-ms 1 --json --out "$T/out" --svg "$T/svg"
+is "$rc" 0 "tiny run of exercises 1, 2 and 3 succeeds"
+printf '%s\n' "$out" >"$T/run.json"
+jq -e . "$T/run.json" >/dev/null
+ok $? "the output is one JSON document"
+is "$(jq -r '.setup.gpu' "$T/run.json")" "NVIDIA H100 80GB HBM3" "setup: GPU name from the backend"
+is "$(jq -r '.setup.uuid' "$T/run.json")" "$UUID" "setup: the device uuid"
+is "$(jq -r '.setup.driver + " " + .setup.cuda' "$T/run.json")" "580.159.04 13.0" "setup: driver and CUDA"
+like "$(jq -r '.setup.command' "$T/run.json")" "bench --sizes 64 --procs 1,2" "setup: the command line"
+like "$(jq -r '.setup.date' "$T/run.json")" '^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T' "setup: the date"
+is "$(jq -r '[.exercises[].name] | join(",")' "$T/run.json")" "matmul,mixed,caps" "the three exercises"
+is "$(jq -r '.exercises[1] | "\(.cpu_ms) \(.sizes[0]) \(.points | length)"' "$T/run.json")" "1 64 6" \
+	"exercise 2: --cpu-ms, the middle size, every mode"
+is "$(jq '[.exercises[0].points[] | "\(.mode)/\(.procs)"] | sort | join(" ")' "$T/run.json")" \
+	'"batched/2 mps/1 mps/2 streams/2 timeslice/1 timeslice/2"' "exercise 1: every mode at P 2, one process and MPS at P 1"
+is "$(jq '[.exercises[].points[] | select((.repeats | length) != 3)] | length' "$T/run.json")" 0 \
+	"every point has its 3 repeats"
+is "$(jq '[.exercises[].points[] | select(.median < .min or .median > .max)] | length' "$T/run.json")" 0 \
+	"every median lies between min and max"
+is "$(jq '[.exercises[].points[] | select(.error != null)] | length' "$T/run.json")" 0 "no point failed"
+# the model: time-slicing does not add up, MPS does; so the daemon really served the clients
+jq -e '.exercises[0].points as $p |
+	($p[] | select(.mode == "mps" and .procs == 2) | .median) >
+	1.5 * ($p[] | select(.mode == "timeslice" and .procs == 2) | .median)' "$T/run.json" >/dev/null
+ok $? "MPS clients ran under the daemon (aggregate beats time-slicing)"
+jq -e '.exercises[2].points | map(select(.mode == "mps-capped")) | length == 1' "$T/run.json" >/dev/null
+ok $? "exercise 3 measures capped clients"
+# the recommendation: within 5% of the best median of its exercise and size, and consistent
+jq -e 'all(.exercises[]; . as $e | all($e.recommendations[]; . as $r |
+	([$e.points[] | select(.size == $r.size and .median != null) | .median] | max) as $best |
+	$r.value >= 0.95 * $best and $r.value >= 0.98 * $r.best and $r.best == $best and
+	any($e.points[]; .size == $r.size and .mode == $r.mode and .procs == $r.procs and .median == $r.value)))' \
+	"$T/run.json" >/dev/null
+ok $? "each recommendation is a measured point within 2% (so 5%) of the best"
+jq -e '.exercises[0] as $e | $e.recommendations[0] as $r |
+	($e.points[] | select(.mode == "timeslice" and .procs == 1) | .median) as $one |
+	(($r.gain_over_one - $r.value / $one) | fabs) < 1e-3 * $r.gain_over_one' "$T/run.json" >/dev/null
+ok $? "the gain over one process is the ratio of the medians"
+is "$(live_daemons)" 0 "the MPS daemon bench started is stopped"
+is "$(live_workers)" "" "no worker process left"
+
+# --- tables and files (of the run above)
+
+for f in table.txt bench.json matmul.svg mixed.svg caps.svg; do
+	[ -s "$T/out/$f" ]
+	ok $? "--out writes $f"
+done
+cmp -s "$T/out/bench.json" "$T/run.json"
+ok $? "bench.json is what --json printed"
+like "$(cat "$T/out/table.txt")" "recommendation: " "the table has a recommendation"
+like "$(cat "$T/out/table.txt")" "mode +P +TFLOP/s +min +max +speed-up +efficiency +spread" "the table's columns"
+like "$(cat "$T/out/table.txt")" "exercise 3: MPS caps" "the table has every exercise"
+for f in matmul mixed caps; do
+	python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); r = d.documentElement; sys.exit(0 if r.tagName == "svg" and r.getAttribute("xmlns") == "http://www.w3.org/2000/svg" else 1)' "$T/out/$f.svg"
+	ok $? "$f.svg is well-formed standalone SVG"
+done
+is "$(grep -c '<polyline class="line"' "$T/out/matmul.svg")" 4 "a line per mode"
+grep -q 'class="limit" points=' "$T/out/matmul.svg"
+ok $? "the limit is drawn"
+is "$(cd "$T/svg" && echo *)" "caps.svg matmul.svg mixed.svg" "--svg writes only a chart per exercise"
+
+# --- failures
+
+run env FAKE_WORK_FAIL_MODE=batched $B $TINY --exercises 1 --json
+is "$rc" 1 "a failing worker: exit 1"
+like "$err" "matmul N=64 batched P=2: worker 1 of 1 \(pid [0-9]+\): not ok: CUDA error: out of memory" \
+	"a failing worker: the point and the worker's error are named"
+printf '%s\n' "$out" >"$T/fail.json"
+is "$(jq -r '.failed_points' "$T/fail.json")" 1 "JSON counts the failed point"
+is "$(jq '[.exercises[0].points[] | select(.error == null and (.repeats | length) == 3)] | length' "$T/fail.json")" 5 \
+	"the other points are measured"
+
+run env GPUPACK_MPS_CONTROL="$T/no-mps-control" $B $TINY --exercises 1 --json
+is "$rc" 1 "no MPS control binary: exit 1"
+printf '%s\n' "$out" >"$T/nomps.json"
+is "$(jq '[.exercises[0].points[] | select(.error != null) | .mode] | unique | join(",")' "$T/nomps.json")" '"mps"' \
+	"no MPS control binary: only the MPS points fail"
+like "$(jq -r '.exercises[0].points[] | select(.mode == "mps") | .error' "$T/nomps.json" | head -n 1)" \
+	"starting the MPS daemon: .*no-mps-control" "no MPS control binary: the reason is given"
+is "$(printf '%s\n' "$err" | grep -c 'starting the MPS daemon')" 2 "no MPS control binary: one line per MPS point, no more"
+
+run env FAKE_WORK_FAIL_MODE=mps $B $TINY --exercises 1 --json
+is "$(printf '%s\n' "$out" | jq -r '[.exercises[0].points[] | select(.error != null) | .mode] | unique | join(",")')" \
+	"mps" "MPS clients that fail: the MPS points fail"
+like "$err" "the first MPS client: worker 1 of 1 \(pid [0-9]+\): not ok: CUDA error" "MPS clients that fail: said"
+is "$(live_daemons)" 0 "MPS clients that fail: the daemon is stopped anyway"
+
+run env FAKE_WORK_FAIL_N=64 $B $TINY --exercises 1
+is "$rc" 1 "a worker failing even alone (calibration): exit 1"
+one_line "$err" "calibration failure: one line"
+like "$err" "calibration: worker 1 of 1" "calibration failure: says where"
+
+run env FAKE_WORK_BAD_SUM_N=64 $B $TINY --exercises 1
+like "$err" "checksum mismatch" "a wrong result is not a measurement"
+
+# a worker that needs longer to set up than the margin: the repeat runs again, later
+run env FAKE_WORK_SETUP_MS=400 $B --sizes 64 --procs 1 --repeats 1 --margin 0.1 --modes timeslice --exercises 1 --json
+is "$rc" 0 "late workers: still succeeds"
+printf '%s\n' "$out" >"$T/late.json"
+jq -e '[.exercises[0].points[] | .retries] | add > 0' "$T/late.json" >/dev/null
+ok $? "late workers: the repeat was measured again"
+
+# --- exercise 4: the user's command through gpupack run
+
+# the task itself checks its environment: single quotes on purpose
+# shellcheck disable=SC2016
+run $B --procs 1,2 --repeats 1 --tasks 4 --json -- sh -c 'test -n "$GPUPACK_BENCH_TASK"'
+is "$rc" 0 "exercise 4 runs a command through gpupack run"
+printf '%s\n' "$out" >"$T/cmd.json"
+is "$(jq -r '.exercises[0].name + " " + .exercises[0].unit' "$T/cmd.json")" "command tasks/h" "exercise 4 in tasks per hour"
+is "$(jq '[.exercises[0].points[] | select(.median > 0)] | length' "$T/cmd.json")" 4 \
+	"timeslice and mps at P 1 and 2 measured"
+run $B --procs 1 --repeats 1 --tasks 2 -- false
+is "$rc" 1 "exercise 4: failing tasks fail the point"
+like "$err" "2 of 2 tasks failed" "exercise 4: says how many failed"
+is "$(live_daemons)" 0 "no daemon left after exercise 4"
+
+# --- Ctrl-C: workers and the daemon are stopped, exit 130
+
+env FAKE_WORK_SETUP_MS=300 $B --sizes 64 --procs 1,2 --repeats 30 --margin 2 --modes mps \
+	--exercises 1 >"$T/int.out" 2>"$T/int.err" &
+bpid=$!
+i=0
+while [ "$(live_daemons)" -eq 0 ] && [ "$i" -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+is "$(live_daemons)" 1 "interrupt: the daemon is up"
+kill -INT "$bpid"
+wait "$bpid"
+is "$?" 130 "interrupt: exit 130"
+is "$(live_daemons)" 0 "interrupt: the daemon is stopped"
+like "$(cat "$T/int.err")" "interrupted" "interrupt: says so"
+sleep 0.2
+is "$(live_workers)" "" "interrupt: no worker left"
