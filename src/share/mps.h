@@ -50,6 +50,7 @@ struct mps_daemon {
 	pid_t pid;                   /* the control daemon */
 	struct mps_limits limits;
 	int alive;                   /* the daemon answers on its pipe directory */
+	unsigned long long start_time; /* of pid, from /proc/PID/stat: guards against pid reuse */
 };
 
 /* The control binary: on PATH, or beside the driver (/usr/local/nvidia/bin, /usr/bin). */
@@ -102,5 +103,44 @@ int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes
  */
 long mps_log_offset(const struct mps_daemon *d);
 int mps_fault_since(const struct mps_daemon *d, long log_offset);
+
+/* ---- added by engineer "mps" ------------------------------------------ */
+
+/* One row of the daemon's `ps` reply. */
+struct mps_ps_row {
+	pid_t pid;
+	pid_t server;
+	char device[GPU_UUID_LEN];
+	char command[128];
+};
+
+/* A control daemon running on this machine that gpupack did not start (never touched). */
+struct mps_foreign {
+	pid_t pid;
+	char pipe_dir[PATH_MAX];    /* from its environment, "?" when unreadable */
+};
+
+/* Limits: valid (sm 0 or 1..100, priority unset/normal/low)? -1 with EXIT_USAGE if not. */
+int mps_limits_check(const struct mps_limits *lim);
+/* Same effective limits (unset sm = 100, unset priority = normal)? */
+int mps_limits_equal(const struct mps_limits *a, const struct mps_limits *b);
+/* "sm 25%, mem 1.0 GiB, priority normal" into buf. */
+char *mps_limits_format(const struct mps_limits *lim, char *buf, size_t size);
+const char *mps_server_state_name(int state); /* "active", "fault", ... */
+
+/* Seconds each control command may take ($GPUPACK_MPS_TIMEOUT, default 10). */
+double mps_command_timeout(void);
+/* Start time of a process (clock ticks since boot), 0 when it does not exist. */
+unsigned long long mps_proc_start_time(pid_t pid);
+
+/* Control daemons gpupack did not start (argv "...nvidia-cuda-mps-control -d"), from /proc. */
+int mps_foreign_list(const struct mps_daemon *ours, int nours, struct mps_foreign **out, int *n);
+
+/* Pure parsers of control replies (unit-tested). */
+int mps_parse_pids(const char *text, pid_t **out, int *n);       /* one pid a line; others skipped */
+int mps_parse_server_state(const char *text);                    /* enum mps_server_state */
+int mps_parse_ps(const char *text, struct mps_ps_row **out, int *n);
+int mps_reply_is_error(const char *reply);                      /* "Error: ...", "unrecognized" */
+int mps_log_line_fatal(const char *line);                       /* a server.log fatal-error line */
 
 #endif

@@ -1,0 +1,106 @@
+#!/bin/sh
+# mps-exec.t: `gpupack mps exec` against the control double: the command's
+# environment, its exit status passed through (as a shell reports it), signal
+# forwarding, the daemon stopped afterwards (or left alone when it was
+# already running), and bad input refused before anything starts.
+# $G is a command line on purpose (gpupack --sim FILE): split it; the single
+# quoted sh -c scripts are expanded by the command's shell, not this one.
+# shellcheck disable=SC2086,SC2016
+. "${GPUPACK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+. "$GPUPACK_SRC/tests/cli/mps-lib.sh"
+
+no_state() { [ -z "$(ls -A "$STATE/mps" 2>/dev/null)" ]; }
+
+# ---- environment and exit codes -----------------------------------------------
+run $G mps exec --gpu 1 -- sh -c 'echo "$CUDA_VISIBLE_DEVICES|$CUDA_MPS_PIPE_DIRECTORY|$CUDA_MPS_LOG_DIRECTORY"'
+is "$rc" 0 "exec of a command that succeeds exits 0"
+is "$out" "$U1|$STATE/mps/$U1/pipe|$STATE/mps/$U1/log" "the command sees the device and the daemon's directories"
+no_state
+ok $? "the daemon exec started is gone with its directories"
+
+for code in 3 77; do
+	run $G mps exec -- sh -c "exit $code"
+	is "$rc" "$code" "exec passes exit status $code through"
+done
+no_state
+ok $? "nothing left after the exits"
+
+run $G mps exec -- sh -c 'kill -TERM $$'
+is "$rc" 143 "a command killed by SIGTERM: exit 128+15"
+
+run $G mps exec -- /nonexistent/program
+is "$rc" 127 "a command that does not exist: exit 127"
+
+run $G mps exec --sm 30 --mem 2G -- "$CLIENT" --ms 10
+is "$rc" 0 "a client under exec succeeds"
+like "$out" "^mps=1 pid=[0-9]+ server=[0-9]+ sm=30.0 mem=2G" "the client reached the daemon and got its limits"
+
+run $G mps exec --mem 1G -- "$CLIENT" --alloc-mib 2048
+is "$rc" 1 "a client over the memory limit fails, and exec says so"
+run $G mps exec --mem 1G -- "$CLIENT" --alloc-mib 512 --ms 10
+is "$rc" 0 "a client within the memory limit succeeds"
+no_state
+ok $? "no state left after exec runs"
+
+# ---- signal forwarding -----------------------------------------------------------
+$G mps exec --gpu 0 -- sh -c 'trap "echo TERM >\"$0\"; exit 5" TERM; echo ready >"$0.ready"; while :; do sleep 0.05; done' \
+	"$T/sig" >/dev/null 2>&1 &
+GP=$!
+_mps_pids="$_mps_pids $GP"
+i=0
+while [ ! -s "$T/sig.ready" ] && [ "$i" -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+DP=$(daemon_pid "$U0")
+alive "$DP" 2>/dev/null
+ok $? "exec runs a daemon while the command runs"
+kill -TERM "$GP"
+wait "$GP"
+is "$?" 5 "SIGTERM to gpupack reaches the command; exec exits with its status"
+is "$(cat "$T/sig" 2>/dev/null)" TERM "the command received SIGTERM"
+gone "$DP"
+ok $? "the daemon was stopped"
+no_state
+ok $? "its directories are gone"
+
+# a client that dies of the forwarded SIGHUP: 128+1 (SIGINT cannot be tested
+# from here: a background job starts with SIGINT ignored, and exec keeps it so)
+$G mps exec --gpu 0 -- "$CLIENT" >"$T/hup.out" 2>&1 &
+GP=$!
+_mps_pids="$_mps_pids $GP"
+i=0
+while ! grep -q '^mps=1' "$T/hup.out" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -HUP "$GP"
+wait "$GP"
+is "$?" 129 "SIGHUP forwarded: the client dies of it, exec exits 129"
+no_state
+ok $? "daemon stopped after SIGHUP"
+
+# ---- an already running daemon is reused and left running --------------------------
+$G mps start --gpu 0 >/dev/null 2>&1
+P=$(daemon_pid "$U0")
+run $G mps exec --gpu 0 -- "$CLIENT" --ms 10
+is "$rc" 0 "exec on a device whose daemon runs"
+like "$out" "^mps=1" "the command used the running daemon"
+is "$(daemon_pid "$U0")" "$P" "the same daemon"
+alive "$P" 2>/dev/null
+ok $? "and it is left running"
+run $G mps exec --gpu 0 --sm 10 -- true
+is "$rc" 2 "exec with other limits than the running daemon's: exit 2"
+$G mps stop >/dev/null 2>&1
+
+# ---- bad input: nothing started, the command not run -------------------------------
+for a in "--sm 101" "--sm 0" "--mem 12X"; do
+	# shellcheck disable=SC2086
+	run $G mps exec $a -- touch "$T/ran"
+	is "$rc" 2 "exec $a exits 2"
+	one_line "$err" "exec $a: one line"
+done
+[ ! -e "$T/ran" ]
+ok $? "the command never ran"
+no_state
+ok $? "nothing started by bad input"
+run $G mps exec
+is "$rc" 2 "exec without a command exits 2"
+run env GPUPACK_MPS_CONTROL=/nonexistent $G mps exec -- touch "$T/ran"
+is "$rc" 3 "exec without the control program exits 3"
+[ ! -e "$T/ran" ]
+ok $? "and does not run the command"
