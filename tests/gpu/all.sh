@@ -58,7 +58,9 @@ for s in "${scripts[@]}"; do
 	grep -E '^(PASS|FAIL|SKIP|RESULT|SUMMARY)' "$R/$s.log" | tail -n 40
 	[ $rc -eq 0 ] || status=1
 	# no daemon of ours may outlive a script
-	pgrep -af nvidia-cuda-mps >"$R/$s.leftover" 2>&1 && { echo "LEFTOVER MPS processes after $s:"; cat "$R/$s.leftover"; }
+	# (zombies are not ours: the VM's init reaps the daemons' intermediate forks late)
+	ps -eo pid,stat,args | awk '$2 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/' >"$R/$s.leftover"
+	[ -s "$R/$s.leftover" ] && { echo "LEFTOVER MPS processes after $s:"; cat "$R/$s.leftover"; }
 done
 pkill -f nvidia-cuda-mps-control 2>/dev/null
 tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports
