@@ -1,0 +1,48 @@
+/*
+ * cost: what sharing a GPU costs, in one place, for packing.
+ *
+ * The figures are defaults until measured on the lent card (tests/gpu/farm.sh
+ * prints them; doc/run.md records each measurement with its date and GPU):
+ *  - FARM_CTX_OVERHEAD: device memory one CUDA context takes beyond what
+ *    the task allocates (cuBLAS handle and module images included). 500 MiB
+ *    is a round figure above what CUDA 12/13 contexts with cuBLAS loaded use
+ *    on Hopper; the lead's H100/H200 run replaces it.
+ *  - FARM_MPS_SERVER_MEM: the MPS server's own memory, 66 MiB as seen on the
+ *    H200 (driver 580.159.04, CUDA 13.0), /work/shared/notes/nvidia-sharing.md.
+ *  - FARM_MPS_MAX_CLIENTS: client contexts one MPS server accepts per device
+ *    up to CUDA 13.0 (NVIDIA's MPS guide; 60 on later releases). On a MIG
+ *    device, proportional to its compute slices out of FARM_MIG_SLICES.
+ */
+#ifndef GPUPACK_FARM_COST_H
+#define GPUPACK_FARM_COST_H
+
+#include "util/units.h"
+
+#define FARM_CTX_OVERHEAD    MIB(500)
+#define FARM_MPS_SERVER_MEM  MIB(66)
+#define FARM_MPS_MAX_CLIENTS 48
+#define FARM_MIG_SLICES      7
+
+/* Default tasks per device for each share mode when -j is not given. */
+#define FARM_JOBS_EXCLUSIVE  1
+#define FARM_JOBS_TIMESLICE  2
+#define FARM_JOBS_MPS        4
+
+/* Seconds between SIGTERM and SIGKILL when a task is ended. */
+#define FARM_KILL_GRACE      2.0
+/*
+ * Under MPS, seconds between terminate_client and SIGTERM: the client's GPU
+ * work is ended by its server first (a client killed in the middle of GPU
+ * work can leave the server in a bad state), then its processes.
+ */
+#define FARM_MPS_TERM_WAIT   1.0
+/* Seconds an MPS server may stay in FAULT with no clients before it is restarted. */
+#define FARM_FAULT_RESTART   10.0
+/*
+ * Retries a task gets for free when an MPS server fault ended it. One: the
+ * server cannot say which client faulted, so the culprit gets it too, and
+ * must not be rerun (and fault again) forever.
+ */
+#define FARM_FAULT_RETRIES   1
+
+#endif

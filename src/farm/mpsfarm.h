@@ -1,0 +1,34 @@
+/*
+ * mpsfarm: the farm's use of MPS daemons (share/mps.h): one per device of
+ * the run, started privately where none of gpupack's runs, stopped at the
+ * end; each client's environment; telling a task that failed because of
+ * another client's fault; restarting a server that stays in FAULT.
+ */
+#ifndef GPUPACK_FARM_MPSFARM_H
+#define GPUPACK_FARM_MPSFARM_H
+
+#include <sys/types.h>
+
+#include "farm/slot.h"
+
+/* Is MPS available here (the control binary found)? The default share mode depends on it. */
+int farm_mps_available(void);
+/* Find or start a daemon for every group. -1 with err set (daemons started so far are stopped). */
+int farm_mps_setup(struct group *g, int ng);
+/* Stop the daemons this run started. */
+void farm_mps_teardown(struct group *g, int ng);
+/* The client environment for a task on g (malloc'd strings into env[6]); the count. */
+int farm_mps_env(const struct group *g, double sm_pct, uint64_t mem, char **env);
+long farm_mps_log_offset(const struct group *g);
+/* Did a fault of the server end a task that started at log offset off? 1 yes, 0 no. */
+int farm_mps_fault(const struct group *g, long off);
+/* terminate_client every client in process group pgid (before it is signalled). */
+void farm_mps_terminate(const struct group *g, pid_t pgid);
+/*
+ * After a fault: 1 while g should not take new tasks (a server still in
+ * FAULT). A server in FAULT with no tasks of ours for longer than
+ * FARM_FAULT_RESTART seconds is restarted (our daemons only).
+ */
+int farm_mps_blocked(struct group *g, double now);
+
+#endif

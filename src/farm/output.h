@@ -1,0 +1,30 @@
+/*
+ * output: one task's stdout or stderr, captured whole: in memory up to
+ * OUTPUT_MEM_MAX, then in an unlinked temporary file, so a task that
+ * prints gigabytes costs disk, not memory.
+ */
+#ifndef GPUPACK_FARM_OUTPUT_H
+#define GPUPACK_FARM_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OUTPUT_MEM_MAX (1u << 20)
+
+struct obuf {
+	char *mem;
+	size_t len, cap;
+	int spill;            /* temporary file, -1: none */
+	uint64_t total;       /* bytes captured */
+};
+
+void obuf_init(struct obuf *b);
+void obuf_free(struct obuf *b);   /* and leave it empty, ready for reuse */
+/* Read what fd has now (non-blocking): 1 more may come, 0 end of file, -1 error (err set). */
+int obuf_read(struct obuf *b, int fd);
+/* Append bytes (used by tests and by obuf_read). */
+int obuf_add(struct obuf *b, const char *p, size_t n);
+/* Write everything captured to fd. -1 with errno on a write error (EPIPE and the like). */
+int obuf_write(const struct obuf *b, int fd);
+
+#endif

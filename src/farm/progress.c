@@ -1,0 +1,145 @@
+/*
+ * progress: the bar, the ETA and the summary. Busy share is the time a
+ * device had at least one task running over the run's makespan: the figure
+ * that says whether packing kept a GPU fed.
+ */
+#include "farm/progress.h"
+#include "farm/farm.h"
+#include "util/json.h"
+#include "util/str.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+static double
+makespan(const struct farm_stats *s)
+{
+	return s->t_end > s->t0 ? s->t_end - s->t0 : 0;
+}
+
+double
+progress_busy_share(const struct group *g, const struct farm_stats *s)
+{
+	double m = makespan(s), busy = g->busy;
+
+	if (g->running > 0 && g->busy_since > 0 && s->t_end > g->busy_since)
+		busy += s->t_end - g->busy_since;
+	return m > 0 ? fmin(1.0, busy / m) : 0;
+}
+
+static void
+add_eta(struct sbuf *b, const struct farm_stats *s, double now)
+{
+	unsigned long long left, ended = s->done + s->failed;
+	double el = now - s->t0;
+
+	if (!s->inputs_done || ended == 0) {
+		sbuf_add(b, " eta ?");
+		return;
+	}
+	left = s->inputs - s->skipped - ended;
+	sbuf_printf(b, " eta %.0fs", el / (double)ended * (double)left);
+}
+
+void
+progress_line(const struct farm_stats *s, const struct group *g, int ng, int bar, double now,
+    char *buf, size_t size)
+{
+	unsigned long long total = s->inputs - s->skipped, ended = s->done + s->failed;
+	struct sbuf b;
+
+	sbuf_init(&b);
+	if (bar && s->inputs_done && total > 0) {
+		int fill = (int)(20 * ended / total);
+
+		sbuf_printf(&b, "%3d%% [", (int)(100 * ended / total));
+		for (int i = 0; i < 20; i++)
+			sbuf_addc(&b, i < fill ? '#' : '.');
+		sbuf_addc(&b, ']');
+	}
+	sbuf_printf(&b, " %llu/%s%llu done, %d running, %llu failed", ended,
+	    s->inputs_done ? "" : ">=", total, s->running, s->failed);
+	add_eta(&b, s, now);
+	sbuf_add(&b, " |");
+	for (int i = 0; i < ng; i++)
+		if (g[i].cap > 0)
+			sbuf_printf(&b, " %d:%d/%d", g[i].gpu_index, g[i].running, g[i].cap);
+	str_copy(buf, b.buf, size);
+	sbuf_free(&b);
+}
+
+void
+progress_draw(const struct farm_stats *s, const struct group *g, int ng, int bar, double now)
+{
+	char line[512];
+
+	progress_line(s, g, ng, bar, now, line, sizeof line);
+	fprintf(stderr, "\r%s\033[K", line);
+	fflush(stderr);
+}
+
+void
+progress_clear(void)
+{
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
+void
+progress_summary(const struct farm_stats *s, const struct group *g, int ng, FILE *f)
+{
+	double m = makespan(s);
+	unsigned long long ended = s->done + s->failed;
+
+	fprintf(f, "gpupack: run: %llu tasks, %llu failed, %llu skipped, makespan %.3f s, %.1f tasks/s, "
+	    "share %s; busy:", ended, s->failed, s->skipped, m, m > 0 ? (double)ended / m : 0,
+	    share_name(s->share));
+	for (int i = 0; i < ng; i++)
+		if (g[i].cap > 0)
+			fprintf(f, " %s %.0f%%", g[i].t.uuid, 100 * progress_busy_share(&g[i], s));
+	fprintf(f, "\n");
+}
+
+int
+progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f)
+{
+	double m = makespan(s);
+	unsigned long long ended = s->done + s->failed;
+	struct json j;
+	int rc;
+
+	json_init(&j, 0);
+	json_obj_begin(&j, NULL);
+	json_uint(&j, "tasks", ended);
+	json_uint(&j, "done", s->done);
+	json_uint(&j, "failed", s->failed);
+	json_uint(&j, "skipped", s->skipped);
+	json_uint(&j, "retries", s->retried);
+	json_uint(&j, "fault_retries", s->fault_retries);
+	json_double(&j, "makespan_s", m);
+	json_double(&j, "tasks_per_s", m > 0 ? (double)ended / m : 0);
+	json_str(&j, "share", share_name(s->share));
+	json_bool(&j, "interrupted", s->interrupted);
+	json_int(&j, "exit_status", s->exit_status);
+	json_int(&j, "max_rss_kib", s->max_rss_kib);
+	json_arr_begin(&j, "devices");
+	for (int i = 0; i < ng; i++) {
+		json_obj_begin(&j, NULL);
+		json_str(&j, "uuid", g[i].t.uuid);
+		json_int(&j, "gpu_index", g[i].gpu_index);
+		json_int(&j, "slots", g[i].cap);
+		json_str(&j, "slots_limited_by", g[i].limit);
+		json_uint(&j, "tasks", g[i].tasks);
+		json_double(&j, "busy_s", progress_busy_share(&g[i], s) * m);
+		json_double(&j, "busy_share", progress_busy_share(&g[i], s));
+		json_uint(&j, "mem_free", g[i].t.mem_free);
+		json_bool(&j, "mps_daemon_started", g[i].mps_ours);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	rc = json_print(&j, f);
+	json_free(&j);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * slot: the places tasks run. Each selected device (a GPU, or one MIG
+ * device) is a group of slots; how many depends on the share mode, -j,
+ * --mem against the device's free memory and what sharing itself costs
+ * (farm/cost.h), and the MPS client limit.
+ */
+#ifndef GPUPACK_FARM_SLOT_H
+#define GPUPACK_FARM_SLOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/select.h"
+
+struct mps_daemon;
+
+struct group {
+	struct gpu_target t;
+	int gpu_index;            /* the driver's index of the (parent) GPU */
+	int mig_slices;           /* compute slices of a MIG device; 0 for a whole GPU */
+	int cap;                  /* slots */
+	int first_slot;           /* global number ({%}) of its first slot, 1-based */
+	const char *limit;        /* what bounded cap: "-j", "--mem", "mps-clients", "--total" */
+	int running;
+	unsigned long tasks;      /* attempts started here */
+	double busy, busy_since;  /* seconds with >= 1 task running */
+	/* MPS */
+	struct mps_daemon *mps;   /* NULL unless --share mps */
+	int mps_ours;             /* started by this run: stopped at its end */
+	double fault_at;          /* when a fault was seen; 0: none pending */
+};
+
+/*
+ * Slots one device gets: min(jobs, memory, MPS clients). jobs is the -j
+ * value already defaulted; mem the per-task need (0: unknown, only the
+ * context overhead counts). *limit names the bound that applied.
+ */
+int pack_capacity(int share, int jobs, uint64_t mem, uint64_t mem_free, int mig_slices,
+    const char **limit);
+
+/* Cap the sum of caps[] at total (0: no cap), taking slots evenly. */
+void pack_total(struct group *g, int n, int total);
+
+/*
+ * The device selection to use: sel (--gpus), else $CUDA_VISIBLE_DEVICES,
+ * else Slurm's ($SLURM_STEP_GPUS, $SLURM_JOB_GPUS), else NULL (every
+ * device). *from names where it came from.
+ */
+const char *slot_default_selection(const char *sel, const char **from);
+
+#endif

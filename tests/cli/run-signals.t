@@ -1,0 +1,80 @@
+#!/bin/sh
+# shellcheck disable=SC2016,SC2013,SC2086 # the tasks' own $VARS are literal; pid and uuid lists split on purpose
+# run-signals.t: a first SIGINT, SIGTERM or SIGUSR1 stops launching and lets
+# running tasks finish; a second ends them (process group: children too);
+# nothing outlives gpupack.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+alive() {
+	st=$(ps -o stat= -p "$1" 2>/dev/null)
+	[ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+PROBE="$TOOLS/farm-probe"
+cd "$T" || exit 1
+
+# start_farm LOG MS [EXTRA...]: 12 probes, 2 at a time, gpupack's pid in $gpid
+start_farm() {
+	log=$1 ms=$2
+	shift 2
+	# shellcheck disable=SC2086
+	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 "$@" "$PROBE" "$log" "$ms" 0 \
+		::: 1 2 3 4 5 6 7 8 9 10 11 12 >"$log.out" 2>"$log.err" &
+	gpid=$!
+	i=0
+	while n=$(grep -c '^start' "$log" 2>/dev/null); [ "${n:-0}" -lt 2 ] && [ $i -lt 200 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+}
+
+for sig in INT TERM USR1; do
+	start_farm "once-$sig" 600
+	kill -"$sig" "$gpid"
+	wait "$gpid"
+	rc=$?
+	is "$rc" 255 "one SIG$sig: exit 255 (stopped before the end)"
+	is "$(grep -c '^start' "once-$sig")" 2 "SIG$sig: no new task after it"
+	is "$(grep -c '^end' "once-$sig")" 2 "SIG$sig: the running tasks finished"
+	like "$(cat "once-$sig.err")" "no new tasks" "SIG$sig: says so on stderr"
+done
+
+start_farm twice 30000
+kill -TERM "$gpid"
+sleep 0.2
+kill -TERM "$gpid"
+wait "$gpid"
+is "$?" 255 "two SIGTERMs: exit 255"
+is "$(grep -c '^end' twice)" 0 "the running tasks were ended"
+left=0
+for p in $(awk '$1 == "start" { print $6 }' twice); do alive "$p" && left=$((left + 1)); done
+is "$left" 0 "none of them is left"
+
+# a second signal reaches a task's children through its process group
+# shellcheck disable=SC2086
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice --shell 'sleep 300 & echo $! >child{}; wait' ::: a \
+	>/dev/null 2>&1 &
+gpid=$!
+i=0
+while [ ! -s childa ] && [ $i -lt 200 ]; do sleep 0.02; i=$((i + 1)); done
+kill -INT "$gpid"
+sleep 0.1
+kill -INT "$gpid"
+wait "$gpid"
+sleep 0.2
+alive "$(cat childa)"
+ok $((! $?)) "the task's own child was ended with it"
+
+# kill -9 of gpupack: each task's first process dies with it (PR_SET_PDEATHSIG)
+start_farm nine 30000
+kill -9 "$gpid"
+wait "$gpid" 2>/dev/null
+i=0
+while [ $i -lt 100 ]; do
+	left=0
+	for p in $(awk '$1 == "start" { print $6 }' nine); do alive "$p" && left=$((left + 1)); done
+	[ "$left" -eq 0 ] && break
+	sleep 0.05
+	i=$((i + 1))
+done
+is "$left" 0 "after kill -9 of gpupack no task is left running"
+for p in $(awk '$1 == "start" { print $6 }' nine); do kill -9 "$p" 2>/dev/null; done

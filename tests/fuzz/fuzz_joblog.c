@@ -1,0 +1,34 @@
+/*
+ * fuzz_joblog: what --resume reads back (joblog lines written by gpupack,
+ * GNU parallel, or torn by a kill -9) and --halt specs. A parsed record
+ * must have a positive seq.
+ */
+#include "farm/farm.h"
+#include "farm/journal.h"
+#include "util/err.h"
+#include "util/str.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = xstrndup((const char *)data, size);
+	unsigned long long seq;
+	int ev, sig;
+	struct farm_opts o;
+
+	if (journal_parse_line(text, &seq, &ev, &sig) == 0 && seq == 0)
+		abort();
+	memset(&o, 0, sizeof o);
+	if (parse_halt(text, &o) == 0 && o.halt_when != HALT_NEVER && o.halt_count <= 0 &&
+	    !(o.halt_pct > 0 && o.halt_pct <= 100))
+		abort();
+	err_clear();
+	free(text);
+	return 0;
+}
