@@ -539,13 +539,16 @@ cpu_work(double ms)
 }
 
 /*
- * The start of the timed part: first wait for --start-at if given (absolute
- * sleep on the wall clock, so that drift and signals do not move it), then
- * take t_start. An instant already past starts at once and says how late.
+ * The start of the timed part: note t_ready (setup done), wait for
+ * --start-at if given (absolute sleep on the wall clock, so that drift and
+ * signals do not move it), then take t_start. An instant already past
+ * starts at once and says how late.
  */
 static void
 begin_timed(const struct opts *o)
 {
+	/* setup is done: callers size their --start-at margin from this */
+	put_fmt_num("t_ready", "%.6f", now_epoch());
 	if (o->v[O_START_AT].given) {
 		double when = o->v[O_START_AT].d;
 		double now = now_epoch();

@@ -46,6 +46,9 @@ struct bench_point {
 	int late_kept;   /* repeats kept although still late after the retries */
 	char *error;     /* why the point failed (malloc'd), or NULL */
 	struct stats st;
+	const char *reused_from;  /* exercise 3: the exercise whose same point this is, or NULL */
+	double setup_s;  /* the longest spawn-to-ready (or to the previous workers gone) seen */
+	double margin_s; /* the margin of the last repeat: seconds from spawn to the shared start */
 };
 
 /* What one exercise recommends for one size. */
@@ -119,6 +122,7 @@ struct bench_setup {
 };
 
 struct mps_daemon;
+struct wgroup;
 
 struct bench_run {
 	struct bench_config cfg;
@@ -131,8 +135,18 @@ struct bench_run {
 	int nex;
 	struct bench_exercise ex[EX_MAX];
 	double setup1;                       /* one worker's setup time (calibration), 0 unknown */
-	/* per [MPS or not][P index]: the longest setup seen (late workers) */
-	double setup_seen[2][BENCH_MAX_LIST];
+	/*
+	 * per [MPS or not][worker slot: 0 one process, 1 + i P = procs[i]]: the
+	 * longest time from spawn to the last worker ready (its t_ready), and
+	 * the longest time such workers took to be gone after their lines were
+	 * read (while the next ones set up); 0 not seen yet
+	 */
+	double setup_seen[2][BENCH_MAX_LIST + 1];
+	double exit_seen[2][BENCH_MAX_LIST + 1];
+	struct wgroup *tail;                 /* the last workers, still exiting, or NULL */
+	int tail_ex, tail_pt;                /* whose: exercise and point index, -1 none */
+	int tail_mps, tail_slot;             /* and their kind, for exit_seen */
+	double tail_end;                     /* when their lines were read (epoch) */
 	int failed;                          /* points that failed */
 	int done, total;                     /* repeats of points, for progress */
 	double wall_s;                       /* how long bench_measure took */

@@ -122,6 +122,13 @@ print_size(const struct bench_run *r, const struct bench_exercise *e, int si, FI
 				point_row(r, e, &e->pts[i], &t);
 	table_print(&t, f);
 	table_free(&t);
+	for (int i = 0; i < e->npts; i++) {
+		if (e->pts[i].size == e->sizes[si] && e->pts[i].reused_from) {
+			/* said once: the uncapped rows were measured in exercise 1, in the same repeats */
+			fprintf(f, "  (uncapped rows: exercise 1's points, measured there in the same repeats)\n");
+			break;
+		}
+	}
 	print_rec(e, &e->rec[si], f);
 }
 
@@ -215,6 +222,9 @@ json_point(const struct bench_run *r, const struct bench_exercise *e, const stru
 	json_int(j, "retries", p->retries);
 	json_int(j, "late_kept", p->late_kept);
 	json_str(j, "error", p->error);
+	json_str(j, "reused_from", p->reused_from);
+	json_double(j, "setup_s", p->setup_s > 0 ? p->setup_s : NAN);
+	json_double(j, "margin_s", p->margin_s > 0 ? p->margin_s : NAN);
 	json_obj_end(j);
 }
 

@@ -226,15 +226,26 @@ open_fds(struct live *l, int n, struct pollfd *pf, int *who)
 	return k;
 }
 
+/* Has every worker printed a whole line on stdout, or closed it? */
 static int
-collect(struct wresult *res, struct live *l, int n, double timeout)
+all_lines(const struct live *l, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (l[i].out_fd >= 0 && !(l[i].out.buf && strchr(l[i].out.buf, '\n')))
+			return 0;
+	return 1;
+}
+
+/* Read the workers' output until every pipe is closed (lines: until all_lines), at most timeout. */
+static int
+collect(struct live *l, int n, double timeout, int lines)
 {
 	struct pollfd *pf = xcalloc((size_t)n * 2, sizeof *pf);
 	int *who = xcalloc((size_t)n * 2, sizeof *who);
 	double until = now_mono() + timeout;
 	int k, rc = 0;
 
-	while ((k = open_fds(l, n, pf, who)) > 0) {
+	while ((k = open_fds(l, n, pf, who)) > 0 && !(lines && all_lines(l, n))) {
 		double left = until - now_mono();
 
 		if (bench_interrupted) {
@@ -265,35 +276,126 @@ collect(struct wresult *res, struct live *l, int n, double timeout)
 	return rc;
 }
 
+/* Reap every worker, polling: one that closed its pipes is nearly gone, but never wait forever. */
+static int
+reap_all(struct wresult *res, struct live *l, int n, double timeout)
+{
+	double until = now_mono() + timeout;
+
+	while (reap(res, l, n, 0) > 0) {
+		if (bench_interrupted)
+			return err_set(EXIT_INTERNAL, "interrupted");
+		if (now_mono() >= until)
+			return err_set(EXIT_INTERNAL, "workers still running after %.0f s", timeout);
+		usleep(1000);
+	}
+	return 0;
+}
+
+struct wgroup {
+	int n;
+	struct wresult *res;
+	struct live *l;
+};
+
+struct wgroup *
+wgroup_start(const struct wspec *spec, int n)
+{
+	struct wgroup *g = xcalloc(1, sizeof *g);
+
+	g->n = n;
+	g->res = xcalloc((size_t)n, sizeof *g->res);
+	g->l = xcalloc((size_t)n, sizeof *g->l);
+	for (int i = 0; i < n; i++) {
+		g->l[i].out_fd = g->l[i].err_fd = -1;
+		sbuf_init(&g->l[i].out);
+		sbuf_init(&g->l[i].err);
+	}
+	for (int i = 0; i < n; i++) {
+		if (spawn_one(&spec[i], &g->res[i], &g->l[i]) < 0) {
+			err_prefix("starting worker %d of %d", i + 1, n);
+			wgroup_free(g);
+			return NULL;
+		}
+	}
+	return g;
+}
+
+int
+wgroup_lines(struct wgroup *g, double timeout)
+{
+	if (collect(g->l, g->n, timeout, 1) < 0) {
+		stop_all(g->res, g->l, g->n);
+		return -1;
+	}
+	return 0;
+}
+
+int
+wgroup_wait(struct wgroup *g, double timeout)
+{
+	double until = now_mono() + timeout;
+
+	if (collect(g->l, g->n, timeout, 0) < 0 ||
+	    reap_all(g->res, g->l, g->n, until - now_mono()) < 0) {
+		stop_all(g->res, g->l, g->n);
+		return -1;
+	}
+	return 0;
+}
+
+int
+wgroup_size(const struct wgroup *g)
+{
+	return g->n;
+}
+
+const struct wresult *
+wgroup_results(struct wgroup *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		g->res[i].out = g->l[i].out.buf;
+		g->res[i].err = g->l[i].err.buf;
+	}
+	return g->res;
+}
+
+void
+wgroup_free(struct wgroup *g)
+{
+	if (!g)
+		return;
+	if (reap(g->res, g->l, g->n, 0) > 0)
+		stop_all(g->res, g->l, g->n);
+	for (int i = 0; i < g->n; i++) {
+		if (g->l[i].out_fd >= 0)
+			close(g->l[i].out_fd);
+		if (g->l[i].err_fd >= 0)
+			close(g->l[i].err_fd);
+		sbuf_free(&g->l[i].out);
+		sbuf_free(&g->l[i].err);
+	}
+	free(g->l);
+	free(g->res);
+	free(g);
+}
+
 int
 workers_run(const struct wspec *spec, int n, double timeout, struct wresult *res)
 {
-	struct live *l = xcalloc((size_t)n, sizeof *l);
-	int rc = 0;
+	struct wgroup *g = wgroup_start(spec, n);
+	int rc;
 
 	memset(res, 0, (size_t)n * sizeof *res);
+	if (!g)
+		return -1;
+	rc = wgroup_wait(g, timeout);
 	for (int i = 0; i < n; i++) {
-		l[i].out_fd = l[i].err_fd = -1;
-		sbuf_init(&l[i].out);
-		sbuf_init(&l[i].err);
+		res[i] = g->res[i];
+		res[i].out = sbuf_detach(&g->l[i].out);
+		res[i].err = sbuf_detach(&g->l[i].err);
 	}
-	for (int i = 0; i < n && rc == 0; i++)
-		rc = spawn_one(&spec[i], &res[i], &l[i]);
-	if (rc == 0)
-		rc = collect(res, l, n, timeout);
-	if (rc < 0)
-		stop_all(res, l, n);
-	else
-		reap(res, l, n, 1);
-	for (int i = 0; i < n; i++) {
-		if (l[i].out_fd >= 0)
-			close(l[i].out_fd);
-		if (l[i].err_fd >= 0)
-			close(l[i].err_fd);
-		res[i].out = sbuf_detach(&l[i].out);
-		res[i].err = sbuf_detach(&l[i].err);
-	}
-	free(l);
+	wgroup_free(g);
 	return rc;
 }
 

@@ -32,6 +32,25 @@ struct wresult {
  */
 int workers_run(const struct wspec *spec, int n, double timeout, struct wresult *res);
 void wresults_free(struct wresult *res, int n);
+
+/*
+ * The same in steps, so that a group can be left exiting while the next one
+ * sets up. A worker prints its line and then spends a while tearing its CUDA
+ * context down; the runner reads the lines, starts the next group, and only
+ * then waits for this one to be gone.
+ */
+struct wgroup;
+/* Start n workers; NULL with err set (any already started are ended). */
+struct wgroup *wgroup_start(const struct wspec *spec, int n);
+/* Until every worker printed a whole line on stdout or closed it; -1 (all ended) on timeout. */
+int wgroup_lines(struct wgroup *g, double timeout);
+/* Until every worker closed its pipes and was reaped; -1 (all ended) on timeout or interrupt. */
+int wgroup_wait(struct wgroup *g, double timeout);
+int wgroup_size(const struct wgroup *g);
+/* The output so far (out, err owned by the group); status is valid once wgroup_wait returned 0. */
+const struct wresult *wgroup_results(struct wgroup *g);
+/* End (SIGTERM, then SIGKILL) and reap whatever still runs; free. NULL is fine. */
+void wgroup_free(struct wgroup *g);
 /* The first line of s into buf (for one-line error messages); returns buf. */
 const char *workers_first_line(const char *s, char *buf, size_t size);
 

@@ -46,7 +46,7 @@ static const char usage_text[] =
     "  --tasks T          exercise 4: tasks per point (default 2 x the largest P)\n"
     "  --gpu SEL          the device: index, GPU-uuid or MIG-uuid (default the first)\n"
     "  --margin SECONDS   setup time given to workers before their shared start (default:\n"
-    "                     learned from the calibration run; grows by itself when too short)\n"
+    "                     learned from the workers' own setup times; grows when too short)\n"
     "  --timeout DURATION one repeat of one point at most (default 5m)\n"
     "  --json             one JSON object on stdout instead of the tables\n"
     "  --out DIR          write table.txt, bench.json and <exercise>.svg into DIR\n"

@@ -116,6 +116,17 @@ jq -e '.exercises[0].points as $p |
 ok $? "MPS clients ran under the daemon (aggregate beats time-slicing)"
 jq -e '.exercises[2].points | map(select(.mode == "mps-capped")) | length == 1' "$T/run.json" >/dev/null
 ok $? "exercise 3 measures capped clients"
+# exercise 3's uncapped points are exercise 1's, measured once
+is "$(jq -c '[.exercises[2].points[] | "\(.mode)/\(.procs)=\(.reused_from)"] | sort' "$T/run.json")" \
+	'["mps-capped/2=null","mps/1=matmul","mps/2=matmul","timeslice/1=matmul"]' \
+	"exercise 3 reuses exercise 1's uncapped points, measures the capped ones"
+jq -e '.exercises[0].points as $m | all(.exercises[2].points[] | select(.reused_from != null); . as $p |
+	any($m[]; .mode == $p.mode and .procs == $p.procs and .size == $p.size and .repeats == $p.repeats and
+	.iters == $p.iters))' "$T/run.json" >/dev/null
+ok $? "the reused points are exercise 1's repeats"
+jq -e '(.exercises[0].points[] | select(.mode == "mps" and .procs == 2) | .iters) ==
+	(.exercises[2].points[] | select(.mode == "mps-capped") | .iters)' "$T/run.json" >/dev/null
+ok $? "capped clients do exercise 1's iterations (one calibration per size)"
 # the recommendation: within 5% of the best median of its exercise and size, and consistent
 jq -e 'all(.exercises[]; . as $e | all($e.recommendations[]; . as $r |
 	([$e.points[] | select(.size == $r.size and .median != null) | .median] | max) as $best |
@@ -190,6 +201,50 @@ is "$rc" 0 "late workers: still succeeds"
 printf '%s\n' "$out" >"$T/late.json"
 jq -e '[.exercises[0].points[] | .retries] | add > 0' "$T/late.json" >/dev/null
 ok $? "late workers: the repeat was measured again"
+
+# the margin is learned from the workers' t_ready: enough for their setup, and tight
+run env FAKE_WORK_SETUP_MS=200 $B $TINY --exercises 1 --modes timeslice,mps --json
+is "$rc" 0 "learned margins: succeeds"
+printf '%s\n' "$out" >"$T/margin.json"
+is "$(jq '[.exercises[0].points[] | select(.setup_s < 0.2 or .margin_s < 0.2)] | length' "$T/margin.json")" 0 \
+	"learned margins: every point's setup (t_ready) and margin cover the workers' 200 ms setup"
+jq -e '([.exercises[0].points[] | .setup_s] | max) as $s |
+	all(.exercises[0].points[]; .margin_s <= 1.1 * $s + 0.045)' "$T/margin.json" >/dev/null
+ok $? "learned margins: no more than the longest setup seen + 10% + 40 ms"
+
+# a worker without t_ready (an older gpupack-work): lateness alone teaches the margin
+run env FAKE_WORK_NO_READY=1 FAKE_WORK_SETUP_MS=400 $B --sizes 64 --procs 1 --repeats 1 --margin 0.1 \
+	--modes timeslice --exercises 1 --json
+is "$rc" 0 "no t_ready: still succeeds"
+is "$(printf '%s\n' "$out" | jq '[.exercises[0].points[] | select(.retries > 0 and .setup_s == null)] | length')" 1 \
+	"no t_ready: the late repeat was measured again"
+
+# workers that take long to exit after their line (a CUDA context's teardown): the next
+# repeat's workers set up meanwhile, but no kept timed part starts before the old ones are gone
+rm -f "$FAKE_WORK_DIR"/*
+run env FAKE_WORK_SETUP_MS=50 FAKE_WORK_EXIT_MS=300 $B --sizes 64 --procs 1,2 --repeats 2 \
+	--modes timeslice --exercises 1 --json
+is "$rc" 0 "slow exits: succeeds"
+printf '%s\n' "$out" >"$T/exit.json"
+retries=$(jq '[.exercises[0].points[] | .retries] | add' "$T/exit.json")
+is "$(jq '[.exercises[0].points[] | select((.repeats | length) != 2)] | length' "$T/exit.json")" 0 \
+	"slow exits: every point measured"
+ok "$([ "$retries" -ge 1 ] && echo 0 || echo 1)" "slow exits: a start before the old workers were gone is measured again"
+# each file: "<instant>.<pid>" holding "t_start t_exit"; a group is one instant
+overlaps=$(for f in "$FAKE_WORK_DIR"/*.*; do b=${f##*/}; printf '%s %s\n' "${b%.*}" "$(cat "$f")"; done |
+	sort -n | awk 'NF == 3 {
+		if ($1 != g) { if (g != "" && first < lastexit) n++; lastexit = exitmax; exitmax = 0; first = $2; g = $1 }
+		if ($2 < first) first = $2; if ($3 > exitmax) exitmax = $3 }
+	END { if (g != "" && first < lastexit) n++; print n + 0 }')
+ok "$([ "$overlaps" -le "$retries" ] && echo 0 || echo 1)" \
+	"slow exits: every timed part that began before the previous workers exited was thrown away ($overlaps <= $retries)"
+is "$(live_workers)" "" "slow exits: no worker process left"
+
+# a worker that prints a good line and then exits badly: its point is not trusted
+run env FAKE_WORK_BAD_EXIT_N=64 $B $TINY --exercises 1 --modes timeslice --json
+is "$rc" 1 "bad exit after the line: exit 1"
+like "$err" "after its result: worker 1 of [12] \(pid [0-9]+\): \"ok\":true but exit status 3" \
+	"bad exit after the line: said"
 
 # --- exercise 4: the user's command through gpupack run
 

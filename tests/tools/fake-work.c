@@ -26,7 +26,14 @@
  * Failures for tests: FAKE_WORK_FAIL_N=N fails (exit 1, "ok":false) when
  * --n is N; FAKE_WORK_FAIL_MODE=batched|streams|mps fails that mode only;
  * FAKE_WORK_BAD_SUM_N=N reports a checksum mismatch; FAKE_WORK_SETUP_MS
- * makes setup take that long (a worker late for --start-at).
+ * makes setup take that long (a worker late for --start-at). Like
+ * gpupack-work, it reports t_ready (setup done), which bench learns its
+ * start margins from; FAKE_WORK_NO_READY=1 leaves it out (a gpupack-work
+ * from before it). FAKE_WORK_EXIT_MS=M stays M ms after printing its line,
+ * as a CUDA context's teardown does, and then, with $FAKE_WORK_DIR, writes
+ * "t_start t_exit" into its file there, so that tests can check that no
+ * timed part began before the previous workers were gone.
+ * FAKE_WORK_BAD_EXIT_N=N prints a good line for --n N, then exits 3.
  */
 #include <errno.h>
 #include <math.h>
@@ -157,6 +164,27 @@ mps_register(double *sm)
 	return fd;
 }
 
+/* After the line: the teardown's time, then "t_start t_exit" into this process's file. */
+static void
+linger(const struct args *a, double t_start)
+{
+	const char *ms = getenv("FAKE_WORK_EXIT_MS"), *dir = getenv("FAKE_WORK_DIR");
+	char path[4096];
+	FILE *f;
+
+	if (!ms || atof(ms) <= 0)
+		return;
+	fflush(stdout);
+	usleep((useconds_t)(atof(ms) * 1000));
+	if (!dir || !a->start_str)
+		return;
+	snprintf(path, sizeof path, "%s/%s.%d", dir, a->start_str, (int)getpid());
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%.6f %.6f\n", t_start, now_epoch());
+		fclose(f);
+	}
+}
+
 /* Processes of this point: files named "<start-at>.<pid>" in $FAKE_WORK_DIR. */
 static void
 peer_register(const struct args *a)
@@ -241,7 +269,7 @@ main(int argc, char **argv)
 	const char *vis = getenv("CUDA_VISIBLE_DEVICES"), *dev = getenv("FAKE_WORK_DEVICE");
 	const char *tf = getenv("FAKE_WORK_TFLOPS"), *setup = getenv("FAKE_WORK_SETUP_MS");
 	double cap = tf && atof(tf) > 0 ? atof(tf) * 1e12 : 40e12;
-	double sm, u, share, own, flops, secs, t_start, late = -1, jitter;
+	double sm, u, share, own, flops, secs, t_ready, t_start, late = -1, jitter;
 	long mats;
 	struct args a;
 	int fd, peers, fail;
@@ -252,6 +280,7 @@ main(int argc, char **argv)
 	if (setup && atof(setup) > 0)
 		usleep((useconds_t)(atof(setup) * 1000));
 	peer_register(&a);
+	t_ready = now_epoch();
 	if (a.start_at >= 0) {
 		if (now_epoch() > a.start_at)
 			late = (now_epoch() - a.start_at) * 1000;
@@ -276,6 +305,8 @@ main(int argc, char **argv)
 	    (int)getpid(),
 	    dev ? dev : "Fake GPU (model)", vis ? vis : "GPU-fake", a.n, a.iters,
 	    a.streams ? a.streams : 1, a.batched, peers, fd >= 0 ? "true" : "false", sm);
+	if (!getenv("FAKE_WORK_NO_READY"))
+		printf("\"t_ready\":%.6f,", t_ready);
 	if (a.start_at >= 0)
 		printf("\"start_at\":%.6f,", a.start_at);
 	if (late >= 0)
@@ -291,7 +322,8 @@ main(int argc, char **argv)
 	printf("\"t_start\":%.6f,\"t_end\":%.6f,\"seconds\":%.6f,\"flops\":%.0f,\"tflops\":%.6g,"
 	    "\"checksum_ok\":true,\"max_rel_err\":1e-06}\n", t_start, t_start + secs, secs, flops,
 	    flops / secs / 1e12);
+	linger(&a, t_start);
 	if (fd >= 0)
 		close(fd);
-	return 0;
+	return env_is("FAKE_WORK_BAD_EXIT_N", a.n) ? 3 : 0;
 }
