@@ -52,8 +52,12 @@ for s in "${scripts[@]}"; do
 	if [ ! -f "$f" ]; then
 		echo "MISSING: $f"; status=1; continue
 	fi
-	bash "$f" "$@" >"$R/$s.log" 2>&1
+	# a script that hangs must not cost the whole call: its own limit, then the next one
+	limit=${LIMIT:-240}
+	case "$s" in bench-full) limit=540 ;; bench-quick) limit=200 ;; esac
+	timeout -k 10 "$limit" bash "$f" "$@" >"$R/$s.log" 2>&1
 	rc=$?
+	[ $rc -eq 124 ] && echo "TIMEOUT: $s ran past ${limit} s"
 	echo "=== $s: rc=$rc in $(($(date +%s) - t1)) s"
 	grep -E '^(PASS|FAIL|SKIP|RESULT|SUMMARY)' "$R/$s.log" | tail -n 40
 	[ $rc -eq 0 ] || status=1
@@ -61,6 +65,8 @@ for s in "${scripts[@]}"; do
 	# (zombies are not ours: the VM's init reaps the daemons' intermediate forks late)
 	ps -eo pid,stat,args | awk '$2 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/' >"$R/$s.leftover"
 	[ -s "$R/$s.leftover" ] && { echo "LEFTOVER MPS processes after $s:"; cat "$R/$s.leftover"; }
+	# what has been measured so far comes back even if a later script runs the call out
+	tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports
 done
 pkill -f nvidia-cuda-mps-control 2>/dev/null
 tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports

@@ -67,13 +67,15 @@ check_results() {
 	check $((good == n && bad == 0 ? 0 : 1)) "$name: $n tasks with correct checksums" "$good good, $bad bad"
 }
 
+# every farm here is bounded (timeout 150 s): a hang is a failure with a log, not a lost call
+
 # --- 1. each share mode: 64 tasks, correct checksums -----------------------------------------
 declare -A SPAN
 for mode in exclusive timeslice mps; do
 	j=8
 	[ "$mode" = exclusive ] && j=1
 	d="$TMP/res-$mode"
-	"$G" run --share "$mode" -j "$j" --results "$d" --json --joblog "$TMP/jl-$mode" \
+	timeout -k 5 150 "$G" run --timeout 90 --share "$mode" -j "$j" --results "$d" --json --joblog "$TMP/jl-$mode" \
 		--shell ": {}; exec $W matmul --n 512 --iters 20" ::: $(seq "$NTASKS") >"$TMP/$mode.out" 2>"$TMP/$mode.err"
 	rc=$?
 	check "$rc" "share $mode: gpupack run exits 0" "rc=$rc: $(tail -n 3 "$TMP/$mode.err")"
@@ -86,7 +88,7 @@ done
 
 # --- 2. mps vs timeslice on small matrices ----------------------------------------------------------
 for mode in timeslice mps; do
-	"$G" run --share "$mode" -j 8 --json --results "$TMP/cmp-$mode" \
+	timeout -k 5 150 "$G" run --timeout 90 --share "$mode" -j 8 --json --results "$TMP/cmp-$mode" \
 		--shell ": {}; exec $W matmul --n 256 --iters 400" ::: $(seq "$NTASKS") >"$TMP/cmp-$mode.out" 2>&1
 	SPAN[cmp-$mode]=$(json_num "$(summary "$TMP/cmp-$mode.out")" makespan_s)
 	check_results "$TMP/cmp-$mode" "$NTASKS" "compare $mode"
@@ -97,7 +99,7 @@ info "RESULT mps vs timeslice, $NTASKS x matmul --n 256 --iters 400, -j 8: makes
 check "$(awk -v r="$ratio" 'BEGIN { exit !(r > 1) }'; echo $?)" "mps beats timeslice on small matrices (ratio ${ratio:-?})"
 
 # --- 3. one faulting task under MPS -------------------------------------------------------------------
-"$G" run --share mps -j 8 --retries 0 --json --joblog "$TMP/jl-fault" --results "$TMP/res-fault" \
+timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 0 --json --joblog "$TMP/jl-fault" --results "$TMP/res-fault" \
 	--shell "if [ {} = F ]; then exec $W fault; else exec $W matmul --n 1024 --iters 300; fi" \
 	::: $(seq 15) F $(seq 16 30) >"$TMP/fault.out" 2>"$TMP/fault.err"
 rc=$?
@@ -112,7 +114,7 @@ raw "fault summary" "$(summary "$TMP/fault.out")"
 raw "fault task output" "$(grep -l '"mode":"fault"' "$TMP"/res-fault/*/stdout 2>/dev/null | head -n 1 | xargs cat 2>/dev/null)"
 
 # --- 4. the MPS server killed mid-run ------------------------------------------------------------------
-bg "$G" run --share mps -j 8 --retries 2 --json --joblog "$TMP/jl-kill" --results "$TMP/res-kill" \
+bg timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 2 --json --joblog "$TMP/jl-kill" --results "$TMP/res-kill" \
 	--shell ": {}; exec $W matmul --n 2048 --iters 200" ::: $(seq 32) >"$TMP/kill.out" 2>"$TMP/kill.err"
 farm=$BG_PID
 killed=""
@@ -136,7 +138,7 @@ raw "server kill summary" "$(summary "$TMP/kill.out")"
 
 # --- 5. two GPUs ----------------------------------------------------------------------------------------
 if [ "$NGPU" -ge 2 ]; then
-	"$G" run --share mps -j 4 --json --results "$TMP/res-two" \
+	timeout -k 5 150 "$G" run --timeout 90 --share mps -j 4 --json --results "$TMP/res-two" \
 		--shell ": {}; echo \"want=\$GPUPACK_GPU\"; $W info && exec $W matmul --n 2048 --iters 300" \
 		::: $(seq "$NTASKS") >"$TMP/two.out" 2>"$TMP/two.err"
 	rc=$?
@@ -165,7 +167,7 @@ used_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i
 gpu0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0)
 for mode in timeslice mps; do
 	base=$(used_mib 0)
-	bg "$G" run --gpus 0 --share "$mode" -j 4 --results "$TMP/mem-$mode" \
+	bg timeout -k 5 150 "$G" run --timeout 90 --gpus 0 --share "$mode" -j 4 --results "$TMP/mem-$mode" \
 		--shell ": {}; exec $W alloc --mib 1 --hold-ms 6000" ::: 1 2 3 4 >/dev/null 2>&1
 	p=$BG_PID
 	sleep 4
@@ -181,7 +183,7 @@ for mode in timeslice mps; do
 	fi
 done
 for mode in timeslice mps; do
-	out=$("$G" run --gpus 0 --share "$mode" -j 1 --shell ": {}; exec $W info" ::: 1 2>&1)
+	out=$(timeout -k 5 150 "$G" run --gpus 0 --share "$mode" -j 1 --shell ": {}; exec $W info" ::: 1 2>&1)
 	info "RESULT gpupack-work info under $mode: context_mem_used $(json_num "$out" context_mem_used) bytes"
 	raw "info $mode" "$out"
 done
