@@ -261,6 +261,7 @@ cmd_run(int argc, char **argv, struct ctx *c)
 			goto out;
 		}
 	}
+	farm_block_signals();
 	if (parse_rest(argc, argv, &o) < 0 || ctx_backend(c, &b) < 0) {
 		err_report();
 		rc = FARM_EXIT_ERROR;

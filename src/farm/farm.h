@@ -57,4 +57,11 @@ int parse_halt(const char *s, struct farm_opts *o);
 /* Run the farm on the devices of backend b. */
 int farm_run(struct farm_opts *o, struct gpu_backend *b);
 
+/*
+ * Block the signals the farm reads through its signalfd. Call it before
+ * the GPU backend is opened: threads a library starts (NVML does) inherit
+ * the mask and so cannot take those signals away from the farm.
+ */
+void farm_block_signals(void);
+
 #endif

@@ -729,6 +729,13 @@ poll_timeout(struct farm *f, double now)
 			next = now + 0.2;
 	if ((f->o->bar || f->o->eta) && (next == 0 || now + 0.5 < next))
 		next = now + 0.5;
+	/*
+	 * SIGCHLD alone is not trusted: a thread of a library (NVML starts one)
+	 * that does not block it can take the signal from the signalfd. Tasks
+	 * are also reaped on every wake-up, so at worst one is seen this late.
+	 */
+	if (f->st.running > 0 && (next == 0 || now + 0.25 < next))
+		next = now + 0.25;
 	if (next == 0)
 		return -1;
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
@@ -755,6 +762,7 @@ wait_events(struct farm *f)
 		if (p[0].revents)
 			on_signals(f, mono_now());
 	}
+	reap(f, mono_now());
 	deadlines(f, mono_now());
 	free(p);
 	free(who);
@@ -762,16 +770,31 @@ wait_events(struct farm *f)
 
 /* ---- setup ----------------------------------------------------------- */
 
+static void
+farm_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGUSR1);
+}
+
+void
+farm_block_signals(void)
+{
+	sigset_t set;
+
+	farm_signal_set(&set);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
 static int
 setup_signals(struct farm *f, sigset_t *old)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGUSR1);
+	farm_signal_set(&set);
 	sigprocmask(SIG_BLOCK, &set, old);
 	signal(SIGPIPE, SIG_IGN);
 	f->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

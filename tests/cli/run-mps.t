@@ -24,7 +24,7 @@ run R -j 2 "$CLIENT" --ms 50 --pidfile pid{} ::: 1 2 3
 is "$rc" 0 "the default share is mps where the control binary exists"
 is "$(printf '%s\n' "$out" | grep -c '^mps=1 ')" 3 "every task is a client of an MPS daemon"
 run R --sm 25 --mem 2G "$CLIENT" --ms 10 --pidfile pid{} ::: 1
-like "$out" "sm=25.0 mem=2G" "--sm and --mem reach the client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, _PINNED_DEVICE_MEM_LIMIT)"
+like "$out" "sm=25.0 mem=2568M" "--sm and --mem reach the client: 2G for the task plus its context's 520M (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, _PINNED_DEVICE_MEM_LIMIT)"
 run R sh -c 'echo "$CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY"' ::: 1
 like "$out" "^$U0 $STATE/mps/.*/pipe\$" "CUDA_VISIBLE_DEVICES and the daemon's pipe directory"
 

@@ -170,3 +170,18 @@ is "$n" "echo 1000000" "all of them, in order"
 small=$(seq 200 | R -j 8 --json true | rss)
 big=$(seq 2000 | R -j 8 --json true | rss)
 ok $((big > small + small / 4 + 1024)) "2,000 real tasks in the memory of 200 (max RSS $big KiB vs $small KiB)"
+
+# --- the real driver's library starts a thread (NVML did on the lent H200) --------------------
+# A thread that does not block SIGCHLD takes it from the farm's signalfd: every finished task
+# must still be reaped. The fake libnvidia-ml starts such a thread in nvmlInit, as the real one.
+FAKE_NVML="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1"
+if [ -f "$FAKE_NVML" ]; then
+	GPUPACK_NVML_LIB=$FAKE_NVML timeout 30 "$GPUPACK" run --share timeslice -j 2 --json true ::: 1 2 3 4 5 6 \
+		>"$T/nvml.out" 2>"$T/nvml.err"
+	rc=$?
+	is "$rc" 0 "a farm on the driver backend (a library thread in the process) reaps every task"
+	is "$(tail -n 1 "$T/nvml.out" | jq -r .tasks)" 6 "all six ran"
+else
+	ok 0 "# skip the fake libnvidia-ml is not built"
+	ok 0 "# skip"
+fi

@@ -34,6 +34,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -328,12 +329,40 @@ put_str(char *buf, unsigned len, const char *s)
 
 /* ---- init, system ------------------------------------------------------- */
 
+/*
+ * The real library starts a thread of its own in nvmlInit (seen on the
+ * lent H200, driver 580). A thread that does not block SIGCHLD takes the
+ * signals a signalfd was waiting for: the fake does the same, so that CI
+ * catches a farm that relies on the signal alone.
+ */
+static void *
+driver_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void
+start_driver_thread(void)
+{
+	static int started;
+	pthread_t t;
+
+	if (started++)
+		return;
+	if (pthread_create(&t, NULL, driver_thread, NULL) == 0)
+		pthread_detach(t);
+}
+
 EXPORT nvmlReturn_t
 nvmlInit_v2(void)
 {
 	const char *m = getenv("FAKENVML_MACHINE");
 
 	INJECT("nvmlInit_v2");
+	start_driver_thread();
 	memset(gpus, 0, sizeof gpus);
 	for (int i = 0; i < MAX_GPUS; i++)
 		gpus[i].magic = GPU_MAGIC;
