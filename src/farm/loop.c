@@ -41,6 +41,7 @@ struct task {
 	char **args;
 	int attempts;            /* attempts that counted against --retries */
 	int fault_retries;       /* attempts another client's fault ended */
+	int suspect;             /* a fault ended its last attempt: the next one runs alone */
 	struct task *next;
 };
 
@@ -56,6 +57,7 @@ struct run {
 	int exited, status, timed_out, terminated;
 	char *command;           /* for the joblog */
 	long mps_off;
+	int alone;               /* a suspect's attempt, the only client of its server */
 };
 
 /* Finished output waiting for its turn under -k. */
@@ -73,6 +75,7 @@ struct farm {
 	int nr;
 	struct journal j;
 	struct task *retry, *retry_tail;
+	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
 	struct farm_stats st;
 	int sigfd, devnull;
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
@@ -168,14 +171,23 @@ task_free(struct farm *f, struct task *t)
 }
 
 static void
-requeue(struct farm *f, struct task *t)
+enqueue(struct task **head, struct task **tail, struct task *t)
 {
 	t->next = NULL;
-	if (f->retry_tail)
-		f->retry_tail->next = t;
+	if (*tail)
+		(*tail)->next = t;
 	else
-		f->retry = t;
-	f->retry_tail = t;
+		*head = t;
+	*tail = t;
+}
+
+static void
+requeue(struct farm *f, struct task *t)
+{
+	if (t->suspect)
+		enqueue(&f->suspects, &f->suspects_tail, t);
+	else
+		enqueue(&f->retry, &f->retry_tail, t);
 }
 
 static struct task *
@@ -236,7 +248,7 @@ pick_slot(struct farm *f, double now)
 		struct group *g = &f->g[i];
 		double load;
 
-		if (g->running >= g->cap || farm_mps_blocked(g, now))
+		if (g->running >= g->cap || g->solo || farm_mps_blocked(g, now))
 			continue;
 		load = (double)g->running / g->cap;
 		if (load < best_load) {
@@ -249,6 +261,19 @@ pick_slot(struct farm *f, double now)
 	for (int s = 0; s < best->cap; s++)
 		if (!f->r[best->first_slot - 1 + s].task)
 			return &f->r[best->first_slot - 1 + s];
+	return NULL;
+}
+
+/* The first slot of an MPS device with nothing running, for a suspect; NULL when none. */
+static struct run *
+idle_mps_slot(struct farm *f, double now)
+{
+	for (int i = 0; i < f->ng; i++) {
+		struct group *g = &f->g[i];
+
+		if (g->mps && g->running == 0 && g->cap > 0 && !farm_mps_blocked(g, now))
+			return &f->r[g->first_slot - 1];
+	}
 	return NULL;
 }
 
@@ -446,11 +471,27 @@ fill(struct farm *f, double now)
 		return;
 	}
 	while (f->stop == 0) {
-		struct run *r = pick_slot(f, now);
+		struct run *r;
 		struct task *t;
 
-		if (!r || (t = next_task(f)) == NULL)
+		if (f->suspects) {
+			/*
+			 * A fault ended these tasks, and the server cannot say whose
+			 * illegal address it was. Each runs again as the only client
+			 * of an idle server: the innocent ones finish, the culprit
+			 * faults alone and is known. Nothing else starts meanwhile.
+			 */
+			if ((r = idle_mps_slot(f, now)) == NULL)
+				return;
+			t = f->suspects;
+			f->suspects = t->next;
+			if (!f->suspects)
+				f->suspects_tail = NULL;
+			r->alone = 1;
+			r->g->solo = 1;
+		} else if ((r = pick_slot(f, now)) == NULL || (t = next_task(f)) == NULL) {
 			return;
+		}
 		if (launch(f, r, t, now) < 0) {
 			warnx_("%s", err_msg());
 			f->fatal = err_code() ? err_code() : EXIT_INTERNAL;
@@ -545,6 +586,9 @@ release(struct farm *f, struct run *r, double now)
 	free(r->command);
 	r->command = NULL;
 	r->task = NULL;
+	if (r->alone)
+		r->g->solo = 0;
+	r->alone = 0;
 	group_end(r->g, now);
 	f->st.running--;
 }
@@ -557,12 +601,21 @@ retry(struct farm *f, struct run *r)
 
 	if (f->stop > 0 || (r->terminated && !r->timed_out))
 		return 0;
-	if (r->g->mps && t->fault_retries < FARM_FAULT_RETRIES && farm_mps_fault(r->g, r->mps_off)) {
-		t->fault_retries++;
-		f->st.fault_retries++;
+	t->suspect = 0;
+	/*
+	 * A fault while it ran with others: it may be a victim, so it runs
+	 * again, alone, without spending --retries. A fault while it ran alone
+	 * was its own: it is the culprit, and only --retries may rerun it.
+	 */
+	if (r->g->mps && farm_mps_fault(r->g, r->mps_off)) {
 		if (r->g->fault_at == 0)
 			r->g->fault_at = mono_now();
-		return 1;
+		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES) {
+			t->fault_retries++;
+			t->suspect = 1;
+			f->st.fault_retries++;
+			return 1;
+		}
 	}
 	if (t->attempts >= f->o->retries)
 		return 0;
@@ -975,7 +1028,7 @@ exit_status(struct farm *f)
 	if (f->halt_status >= 0)
 		return f->halt_status;
 	/* a signal that came after the last task started stopped nothing */
-	if (f->st.interrupted && !(f->st.inputs_done && !f->retry))
+	if (f->st.interrupted && !(f->st.inputs_done && !f->retry && !f->suspects))
 		return FARM_EXIT_ERROR;
 	if (f->st.failed > 100)
 		return 101;
@@ -1000,6 +1053,10 @@ cleanup(struct farm *f)
 			r->terminated = 0;
 			release(f, r, mono_now());
 		}
+	}
+	while ((t = f->suspects) != NULL) {
+		f->suspects = t->next;
+		task_free(f, t);
 	}
 	while ((t = f->retry) != NULL) {
 		f->retry = t->next;
@@ -1042,7 +1099,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		double now = mono_now();
 
 		fill(&f, now);
-		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry)))
+		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry && !f.suspects)))
 			break;
 		progress(&f, now);
 		wait_events(&f);

@@ -28,6 +28,7 @@ struct group {
 	struct mps_daemon *mps;   /* NULL unless --share mps */
 	int mps_ours;             /* started by this run: stopped at its end */
 	double fault_at;          /* when a fault was seen; 0: none pending */
+	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 };
 
 /*

@@ -48,14 +48,21 @@ out=$(R -j 100 --json true ::: 1)
 is "$(printf '%s' "$out" | jq -r '.devices[0].slots')" 48 "never more clients than the server accepts (48)"
 
 # --- a fatal fault of one client ------------------------------------------------------------
-# task f: faults the server once (x_fault), as a CUDA program hitting an illegal address, and fails
+# task f faults the server (x_fault) every time it runs, as a CUDA program with an illegal
+# address does, and fails; each fault ends every client of the server. The others must end done:
+# the fault's suspects run again one at a time, alone, so the culprit can hit no one but itself
+# (seen on the H200: retried together, the culprit's second fault took the others with it).
 cat >task.sh <<'SH'
 if [ "$1" = f ]; then
 	sleep 0.3
-	[ -e faulted ] || { touch faulted; echo x_fault | "$GPUPACK_MPS_CONTROL" >/dev/null; }
+	echo "$GPUPACK_SEQ" >>f.runs
+	echo x_fault 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
 	exit 1
 fi
-exec "$CLIENT" --ms 1500
+echo "$1 $(date +%s.%N) start" >>others.log
+"$CLIENT" --ms 1500; rc=$?
+echo "$1 $(date +%s.%N) end" >>others.log
+exit $rc
 SH
 run R -j 8 --retries 0 --json --joblog fault.jl sh task.sh ::: a b c d f
 is "$rc" 1 "one faulting task: only it fails (--retries 0)"
@@ -64,6 +71,7 @@ is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' fault.jl)" 1 "the faulting 
 json=$(printf '%s\n' "$out" | tail -n 1)
 ok "$(printf '%s' "$json" | jq -e '.fault_retries >= 4 and .retries == 0' >/dev/null; echo $?)" \
 	"they were retried for free: the fault was the server's (fault_retries, not retries)"
+is "$(wc -l <f.runs | tr -d ' ')" 2 "the culprit ran twice: with the others, then alone (and faulted again)"
 
 # the same without fault detection: the clients' failures spend --retries 0 and are lost,
 # which is what the test above would show if gpupack guessed instead of asking the server
