@@ -8,12 +8,8 @@
  *    2026-11-22): 527 MiB for a context that allocated nothing (gpupack-work
  *    info; nvidia-smi showed 520 MiB), 591 MiB under MPS counting the
  *    server's share; 600 MiB leaves room for cuBLAS's workspace.
- *  - FARM_MPS_CTX_RESERVE: what a client's own context takes out of its
- *    MPS pinned-memory limit before it allocates anything. Measured on the
- *    same H200: 513 MiB at all 132 SMs, 271 MiB at 50 %, 145 MiB at 25 %
- *    (about 22 MiB + 3.7 MiB per SM; bench/results/2026-11-22-mps-mem-h200.md).
- *    run --mem SIZE means SIZE for the task's own allocations, so the client
- *    limit is SIZE plus this (the full-SM figure, rounded up).
+ *    Under MPS, run --mem SIZE is what the task may allocate: the client's
+ *    pinned limit is SIZE plus MPS_CONTEXT_RESERVE (src/share/mps.h).
  *  - FARM_MPS_SERVER_MEM: the MPS server's own memory, 66 MiB as seen on the
  *    H200 (driver 580.159.04, CUDA 13.0), /work/shared/notes/nvidia-sharing.md.
  *  - FARM_MPS_MAX_CLIENTS: client contexts one MPS server accepts per device
@@ -26,7 +22,6 @@
 #include "util/units.h"
 
 #define FARM_CTX_OVERHEAD    MIB(600)
-#define FARM_MPS_CTX_RESERVE MIB(520)
 #define FARM_MPS_SERVER_MEM  MIB(66)
 #define FARM_MPS_MAX_CLIENTS 48
 #define FARM_MIG_SLICES      7

@@ -77,8 +77,8 @@ farm_mps_teardown(struct group *g, int ng)
 int
 farm_mps_env(const struct group *g, double sm_pct, uint64_t mem, char **env)
 {
-	/* the task's SIZE is what it may allocate; its context's own share comes on top */
-	return mps_client_env(g->mps, sm_pct, mem ? mem + FARM_MPS_CTX_RESERVE : 0, env);
+	/* SIZE is what the task may allocate: mps_client_env adds its context's share */
+	return mps_client_env(g->mps, sm_pct, mem, env);
 }
 
 long

@@ -877,7 +877,7 @@ apply_limits(const struct mps_daemon *d)
 	if (rc == 0 && d->limits.mem_bytes > 0) {
 		/* the ordinal the daemon sees: it was started with one visible device */
 		snprintf(cmd, sizeof cmd, "set_default_device_pinned_mem_limit 0 %s",
-		    format_size_mps(d->limits.mem_bytes, size, sizeof size));
+		    format_size_mps(mps_pinned_limit(d->limits.mem_bytes), size, sizeof size));
 		rc = mps_command(d, cmd, &r);
 	}
 	if (rc == 0 && d->limits.priority != MPS_PRIO_UNSET) {
@@ -1182,8 +1182,14 @@ mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes, ch
 		env[n++] = xasprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%g", sm_pct);
 	if (mem_bytes > 0)
 		env[n++] = xasprintf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%s",
-		    format_size_mps(mem_bytes, size, sizeof size));
+		    format_size_mps(mps_pinned_limit(mem_bytes), size, sizeof size));
 	return n;
+}
+
+uint64_t
+mps_pinned_limit(uint64_t mem_bytes)
+{
+	return mem_bytes ? mem_bytes + MPS_CONTEXT_RESERVE : 0;
 }
 
 long

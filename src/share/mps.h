@@ -17,6 +17,7 @@
 
 #include "gpu/select.h"
 #include "util/str.h"
+#include "util/units.h"
 
 enum mps_priority { MPS_PRIO_UNSET = -1, MPS_PRIO_NORMAL = 0, MPS_PRIO_LOW = 1 };
 
@@ -52,6 +53,21 @@ struct mps_daemon {
 	int alive;                   /* the daemon answers on its pipe directory */
 	unsigned long long start_time; /* of pid, from /proc/PID/stat: guards against pid reuse */
 };
+
+/*
+ * What a client's own CUDA context takes out of its MPS pinned-memory limit
+ * before it allocates anything. Measured on the H200 (driver 580.159.04,
+ * CUDA 13.0, 2026-11-22, tests/gpu/mps-mem.sh): 513 MiB with all 132 SMs,
+ * 271 MiB at 50 %, 145 MiB at 25 % (about 22 MiB + 3.7 MiB per SM); with a
+ * plain 1G limit a client could allocate 448 MiB but not 512.
+ * gpupack's --mem SIZE is what each client may allocate: the limit given
+ * to MPS is SIZE plus this (the full-SM figure, rounded up: on smaller
+ * devices or under an SM cap the client gets a little more than SIZE).
+ */
+#define MPS_CONTEXT_RESERVE MIB(520)
+
+/* The pinned-memory limit told to MPS for --mem mem_bytes (0: none). */
+uint64_t mps_pinned_limit(uint64_t mem_bytes);
 
 /* The control binary: on PATH, or beside the driver (/usr/local/nvidia/bin, /usr/bin). */
 int mps_control_path(char *out, size_t size);

@@ -33,7 +33,7 @@ is "$rc" 127 "a command that does not exist: exit 127"
 
 run $G mps exec --sm 30 --mem 2G -- "$CLIENT" --ms 10
 is "$rc" 0 "a client under exec succeeds"
-like "$out" "^mps=1 pid=[0-9]+ server=[0-9]+ sm=30.0 mem=2G" "the client reached the daemon and got its limits"
+like "$out" "^mps=1 pid=[0-9]+ server=[0-9]+ sm=30.0 mem=2568M" "the client reached the daemon and got its limits (2G for it, 520M for its context)"
 
 run $G mps exec --mem 1G -- "$CLIENT" --alloc-mib 2048
 is "$rc" 1 "a client over the memory limit fails, and exec says so"

@@ -46,7 +46,7 @@ is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.sm_pct')" 25 "status: recor
 is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.mem_bytes')" 1073741824 "status: recorded mem limit"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.priority')" low "status: recorded priority"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].reported.sm_pct')" 25.0 "the daemon was told sm 25"
-is "$(printf '%s' "$out" | jq -r '.daemons[0].reported.mem')" 1G "the daemon was told mem 1G for ordinal 0"
+is "$(printf '%s' "$out" | jq -r '.daemons[0].reported.mem')" 1544M "the daemon was told 1G plus the context's 520M for ordinal 0"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].reported.priority')" 1 "the daemon was told priority 1 (low)"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].pipe_dir')" "$STATE/mps/$U0/pipe" "status: pipe directory"
 
@@ -67,7 +67,7 @@ is "$(cat "$T/envvars")" "$U0|$STATE/mps/$U0/pipe|$STATE/mps/$U0/log" "env outpu
 
 start_client c1 --ms 30000
 start_client c2 --ms 30000
-like "$(cat "$T/c1.out")" "^mps=1 pid=$C1 server=[0-9]+ sm=25.0 mem=1G priority=1" \
+like "$(cat "$T/c1.out")" "^mps=1 pid=$C1 server=[0-9]+ sm=25.0 mem=1544M priority=1" \
 	"a client got the daemon's limits"
 run $G mps status --json
 is "$(printf '%s' "$out" | jq -r '.daemons[0].servers | length')" 1 "status: one server"
