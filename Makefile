@@ -38,7 +38,7 @@ TOOL_BINS := $(TOOL_SRCS:%.c=$(B)/%)
 FAKENVML := $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1 \
             $(B)/tests/fakenvml/broken/libnvidia-ml.so.1
 FAKENVML_CC = $(CC) -std=c11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Isrc -O1 -g -fPIC -shared \
-              -fvisibility=hidden -pthread
+              -fvisibility=hidden -pthread -Wl,-z,nodelete
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 600

@@ -21,6 +21,7 @@
 #include "bench/wline.h"
 #include "bench/workers.h"
 #include "share/mps.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -143,7 +144,7 @@ margin_for(const struct bench_run *r, int mode, int procs)
 			exit = fmax(exit, r->exit_seen[c][s]);
 	/* they exit that long after their lines were read: from now, so much less */
 	if (r->tail)
-		exit = fmax(0, r->tail_end + exit - now_epoch());
+		exit = fmax(0, r->tail_end + exit - clock_wall());
 	need = fmax(setup, exit);
 
 	if (r->cfg.margin_fixed > 0)
@@ -432,7 +433,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 {
 	int n = nworkers(p->mode, p->procs), rc;
 	struct wspec *spec = xcalloc((size_t)n, sizeof *spec);
-	double t0 = now_epoch(), start_at = t0 + margin, gone = 0, prev_end = r->tail_end;
+	double t0 = clock_wall(), start_at = t0 + margin, gone = 0, prev_end = r->tail_end;
 	struct wgroup *g;
 
 	for (int i = 0; i < n; i++) {
@@ -452,7 +453,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 			wgroup_free(g);
 			return err_set(EXIT_INTERNAL, "interrupted");
 		}
-		gone = now_epoch();
+		gone = clock_wall();
 	}
 	rc = wgroup_lines(g, r->cfg.timeout_s + margin);
 	/* a bad line: the whole story (exit status, stderr) once the workers are gone */
@@ -468,7 +469,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	o->gone = gone;
 	o->exit = gone > 0 ? gone - prev_end : 0;
 	r->tail = g;
-	r->tail_end = now_epoch();
+	r->tail_end = clock_wall();
 	r->tail_ex = xi;
 	r->tail_pt = pi;
 	r->tail_mps = uses_mps(p->mode);
@@ -807,10 +808,10 @@ measure_all(struct bench_run *r)
 int
 bench_measure(struct bench_run *r)
 {
-	double t0 = now_epoch();
+	double t0 = clock_wall();
 	int rc = measure_all(r);
 
 	copy_reused(r);
-	r->wall_s = now_epoch() - t0;
+	r->wall_s = clock_wall() - t0;
 	return rc;
 }

@@ -4,6 +4,7 @@
  */
 #include "bench/workers.h"
 #include "bench/bench.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -27,24 +28,6 @@ struct live {
 	struct sbuf out, err;
 	int reaped;
 };
-
-double
-now_epoch(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 dropped(const char *kv)
@@ -123,7 +106,7 @@ spawn_one(const struct wspec *s, struct wresult *r, struct live *l)
 		posix_spawnattr_setsigmask(&attr, &none);
 		posix_spawnattr_setsigdefault(&attr, &dflt);
 	}
-	r->t_spawn = now_epoch();
+	r->t_spawn = clock_wall();
 	rc = posix_spawn(&r->pid, s->argv[0], &fa, &attr, s->argv, s->env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -199,10 +182,10 @@ reap(struct wresult *res, struct live *l, int n, int block)
 static void
 stop_all(struct wresult *res, struct live *l, int n)
 {
-	double until = now_mono() + 3;
+	double until = clock_mono() + 3;
 
 	kill_all(res, l, n, SIGTERM);
-	while (reap(res, l, n, 0) > 0 && now_mono() < until)
+	while (reap(res, l, n, 0) > 0 && clock_mono() < until)
 		usleep(20000);
 	kill_all(res, l, n, SIGKILL);
 	reap(res, l, n, 1);
@@ -242,11 +225,11 @@ collect(struct live *l, int n, double timeout, int lines)
 {
 	struct pollfd *pf = xcalloc((size_t)n * 2, sizeof *pf);
 	int *who = xcalloc((size_t)n * 2, sizeof *who);
-	double until = now_mono() + timeout;
+	double until = clock_mono() + timeout;
 	int k, rc = 0;
 
 	while ((k = open_fds(l, n, pf, who)) > 0 && !(lines && all_lines(l, n))) {
-		double left = until - now_mono();
+		double left = until - clock_mono();
 
 		if (bench_interrupted) {
 			rc = err_set(EXIT_INTERNAL, "interrupted");
@@ -280,12 +263,12 @@ collect(struct live *l, int n, double timeout, int lines)
 static int
 reap_all(struct wresult *res, struct live *l, int n, double timeout)
 {
-	double until = now_mono() + timeout;
+	double until = clock_mono() + timeout;
 
 	while (reap(res, l, n, 0) > 0) {
 		if (bench_interrupted)
 			return err_set(EXIT_INTERNAL, "interrupted");
-		if (now_mono() >= until)
+		if (clock_mono() >= until)
 			return err_set(EXIT_INTERNAL, "workers still running after %.0f s", timeout);
 		usleep(1000);
 	}
@@ -334,10 +317,10 @@ wgroup_lines(struct wgroup *g, double timeout)
 int
 wgroup_wait(struct wgroup *g, double timeout)
 {
-	double until = now_mono() + timeout;
+	double until = clock_mono() + timeout;
 
 	if (collect(g->l, g->n, timeout, 0) < 0 ||
-	    reap_all(g->res, g->l, g->n, until - now_mono()) < 0) {
+	    reap_all(g->res, g->l, g->n, until - clock_mono()) < 0) {
 		stop_all(g->res, g->l, g->n);
 		return -1;
 	}

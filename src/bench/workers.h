@@ -60,7 +60,5 @@ char **env_clean(void);
 char **env_add(char **env, char *kv);
 void env_free(char **env);
 
-/* Epoch seconds, as the workers' t_start/t_end are. */
-double now_epoch(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include "farm/slot.h"
 #include "farm/spawn.h"
 #include "gpu/select.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/units.h"
@@ -91,24 +92,6 @@ struct farm {
 	int out_broken;
 	double last_draw;
 };
-
-static double
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -407,7 +390,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	req = (struct spawn_req){resolve(f, argv[0]), argv, envp, f->devnull, child[0], child[1]};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
-	r->start_wall = wall_now();
+	r->start_wall = clock_wall();
 	r->start = now;
 	r->pid = spawn_task(&req);
 	if (r->pid < 0) {
@@ -609,7 +592,7 @@ retry(struct farm *f, struct run *r)
 	 */
 	if (r->g->mps && farm_mps_fault(r->g, r->mps_off)) {
 		if (r->g->fault_at == 0)
-			r->g->fault_at = mono_now();
+			r->g->fault_at = clock_mono();
 		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES) {
 			t->fault_retries++;
 			t->suspect = 1;
@@ -799,7 +782,7 @@ wait_events(struct farm *f)
 {
 	struct pollfd *p = xmalloc((size_t)(1 + 2 * f->nr) * sizeof *p);
 	int *who = xmalloc((size_t)(1 + 2 * f->nr) * sizeof *who), n = 0;
-	double now = mono_now();
+	double now = clock_mono();
 
 	p[n++] = (struct pollfd){f->sigfd, POLLIN, 0};
 	for (int i = 0; i < f->nr; i++)
@@ -813,10 +796,10 @@ wait_events(struct farm *f)
 			if (p[i].revents)
 				drain(f, &f->r[who[i] / 2], who[i] % 2);
 		if (p[0].revents)
-			on_signals(f, mono_now());
+			on_signals(f, clock_mono());
 	}
-	reap(f, mono_now());
-	deadlines(f, mono_now());
+	reap(f, clock_mono());
+	deadlines(f, clock_mono());
 	free(p);
 	free(who);
 }
@@ -1051,7 +1034,7 @@ cleanup(struct farm *f)
 		if (r->task) {
 			task_free(f, r->task);
 			r->terminated = 0;
-			release(f, r, mono_now());
+			release(f, r, clock_mono());
 		}
 	}
 	while ((t = f->suspects) != NULL) {
@@ -1085,7 +1068,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	int rc;
 
 	f.j.fd = -1;
-	f.st.t0 = mono_now();
+	f.st.t0 = clock_mono();
 	if (setup_signals(&f, &old) < 0 || prepare(&f, b) < 0) {
 		err_report();
 		rc = FARM_EXIT_ERROR;
@@ -1094,9 +1077,9 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		return rc;
 	}
 	f.st.share = o->share;
-	f.st.t0 = mono_now();
+	f.st.t0 = clock_mono();
 	for (;;) {
-		double now = mono_now();
+		double now = clock_mono();
 
 		fill(&f, now);
 		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry && !f.suspects)))
@@ -1104,7 +1087,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		progress(&f, now);
 		wait_events(&f);
 	}
-	f.st.t_end = mono_now();
+	f.st.t_end = clock_mono();
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		f.st.max_rss_kib = ru.ru_maxrss;
 	if (o->bar || o->eta)

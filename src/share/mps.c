@@ -11,6 +11,7 @@
  * A lock file in the same directory serializes start and stop of one device.
  */
 #include "share/mps.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/str.h"
@@ -51,15 +52,6 @@ static const char *const control_dirs[] = {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static double
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 sleep_ms(int ms)
@@ -300,7 +292,7 @@ wait_until(pid_t pid, double deadline, int *status)
 
 		if (r == pid || (r < 0 && errno != EINTR))
 			return 0;
-		if (mono_now() >= deadline)
+		if (clock_mono() >= deadline)
 			return 1;
 		sleep_ms(10);
 	}
@@ -392,10 +384,10 @@ run_control(const struct mps_daemon *d, const char *input, int daemonize, struct
 		signal(SIGPIPE, old);
 	}
 	close(in[1]);
-	deadline = mono_now() + mps_command_timeout();
+	deadline = clock_mono() + mps_command_timeout();
 	for (;;) {
 		struct pollfd p = {.fd = out[0], .events = POLLIN};
-		int ms = (int)((deadline - mono_now()) * 1000);
+		int ms = (int)((deadline - clock_mono()) * 1000);
 		char buf[4096];
 		ssize_t n;
 
@@ -911,11 +903,11 @@ clean_stale(struct mps_daemon *d)
 static int
 wait_for_daemon(struct mps_daemon *d)
 {
-	double deadline = mono_now() + mps_command_timeout();
+	double deadline = clock_mono() + mps_command_timeout();
 	char sock[PATH_MAX + 32];
 
 	snprintf(sock, sizeof sock, "%s/control", d->pipe_dir);
-	while (mono_now() < deadline) {
+	while (clock_mono() < deadline) {
 		if (read_pid_file(d, &d->pid) == 0 && access(sock, F_OK) == 0 &&
 		    (d->start_time = mps_proc_start_time(d->pid)) != 0)
 			return 0;
@@ -1016,12 +1008,12 @@ mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *li
 static int
 wait_no_clients(const struct mps_daemon *d, double timeout, struct mps_server **s, int *ns)
 {
-	double deadline = mono_now() + timeout;
+	double deadline = clock_mono() + timeout;
 
 	for (;;) {
 		if (mps_servers(d, s, ns) < 0)
 			return -1;
-		if (count_clients(*s, *ns) == 0 || mono_now() >= deadline)
+		if (count_clients(*s, *ns) == 0 || clock_mono() >= deadline)
 			return 0;
 		mps_servers_free(*s, *ns);
 		*s = NULL;
@@ -1066,7 +1058,7 @@ wait_gone(pid_t pid, double deadline)
 		/* a zombie of ours counts as gone */
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return 0;
-		if (mono_now() >= deadline)
+		if (clock_mono() >= deadline)
 			return 1;
 		sleep_ms(20);
 	}
@@ -1076,7 +1068,7 @@ wait_gone(pid_t pid, double deadline)
 static void
 kill_left(const struct mps_daemon *d, const struct mps_server *s, int ns)
 {
-	double deadline = mono_now() + 5;
+	double deadline = clock_mono() + 5;
 	int left = 0;
 
 	if (wait_gone(d->pid, deadline) && pid_matches(d)) {
@@ -1090,7 +1082,7 @@ kill_left(const struct mps_daemon *d, const struct mps_server *s, int ns)
 		}
 	if (!left)
 		return;
-	deadline = mono_now() + 2;
+	deadline = clock_mono() + 2;
 	if (wait_gone(d->pid, deadline) && pid_matches(d))
 		kill(d->pid, SIGKILL);
 	for (int i = 0; i < ns; i++)

@@ -6,6 +6,7 @@
  * than for columns, and skips what it does not know.
  */
 #include "share/timeslice.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -237,20 +238,11 @@ timeslice_parse(const char *text, struct timeslice_entry **out, int *n)
 
 /* ---- running nvidia-smi -------------------------------------------------- */
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Run argv, its stdout and stderr into out; a time limit; 0 only on exit status 0. */
 static int
 run_smi(const char *const argv[], struct sbuf *out)
 {
-	double deadline = now() + SMI_TIMEOUT;
+	double deadline = clock_mono() + SMI_TIMEOUT;
 	int fd[2], status = 0;
 	pid_t pid;
 
@@ -274,7 +266,7 @@ run_smi(const char *const argv[], struct sbuf *out)
 	close(fd[1]);
 	for (;;) {
 		struct pollfd p = {.fd = fd[0], .events = POLLIN};
-		int ms = (int)((deadline - now()) * 1000);
+		int ms = (int)((deadline - clock_mono()) * 1000);
 		char buf[4096];
 		ssize_t r;
 
@@ -290,7 +282,7 @@ run_smi(const char *const argv[], struct sbuf *out)
 		sbuf_addn(out, buf, (size_t)r);
 	}
 	close(fd[0]);
-	if (now() >= deadline && waitpid(pid, &status, WNOHANG) == 0) {
+	if (clock_mono() >= deadline && waitpid(pid, &status, WNOHANG) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return err_set(EXIT_ENV, "%s did not finish within %g s", argv[0], SMI_TIMEOUT);

@@ -344,16 +344,25 @@ driver_thread(void *arg)
 	return NULL;
 }
 
+static pthread_t driver_tid;
+static int driver_running;
+
 static void
 start_driver_thread(void)
 {
-	static int started;
-	pthread_t t;
+	if (!driver_running && pthread_create(&driver_tid, NULL, driver_thread, NULL) == 0)
+		driver_running = 1;
+}
 
-	if (started++)
+/* Before the library can be unloaded (dlclose), its thread must be gone. */
+static void
+stop_driver_thread(void)
+{
+	if (!driver_running)
 		return;
-	if (pthread_create(&t, NULL, driver_thread, NULL) == 0)
-		pthread_detach(t);
+	pthread_cancel(driver_tid);
+	pthread_join(driver_tid, NULL);
+	driver_running = 0;
 }
 
 EXPORT nvmlReturn_t
@@ -380,6 +389,7 @@ EXPORT nvmlReturn_t
 nvmlShutdown(void)
 {
 	NEED_INIT();
+	stop_driver_thread();
 	initialized = 0;
 	return NVML_SUCCESS;
 }

@@ -137,7 +137,10 @@ test_env_and_log(const char *tmp)
 	n = mps_client_env(&d, 12.5, 512ULL << 20, env);
 	is_int(n, 4, "with limits: four variables");
 	is_str(env[2], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=12.5", "thread percentage for this client");
-	is_str(env[3], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=512M", "pinned limit for ordinal 0");
+	is_str(env[3], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1032M",
+	    "pinned limit for ordinal 0: the 512M asked for plus the context's 520M");
+	is_int(mps_pinned_limit(0), 0, "no --mem: no limit");
+	is_int(mps_pinned_limit(1ULL << 30), (1ULL << 30) + MPS_CONTEXT_RESERVE, "--mem 1G: 1G + the reserve");
 	for (int i = 0; i < n; i++)
 		free(env[i]);
 
