@@ -666,6 +666,9 @@ mps_list(struct mps_daemon **out, int *n)
 
 	*out = NULL;
 	*n = 0;
+	/* nothing managed yet: say so without creating state (devices is read-only) */
+	if (!state_exists("mps"))
+		return 0;
 	if (state_dir("mps", base, sizeof base) < 0)
 		return -1;
 	dir = opendir(base);

@@ -49,19 +49,40 @@ private_dir(const char *path)
 	return 0;
 }
 
-int
-state_dir(const char *sub, char *out, size_t size)
+static void
+state_base(char *base, size_t size)
 {
 	const char *env = getenv("GPUPACK_STATE_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char base[PATH_MAX];
 
 	if (env && *env)
-		snprintf(base, sizeof base, "%s", env);
+		snprintf(base, size, "%s", env);
 	else if (xdg && *xdg && access(xdg, W_OK) == 0)
-		snprintf(base, sizeof base, "%s/gpupack", xdg);
+		snprintf(base, size, "%s/gpupack", xdg);
 	else
-		snprintf(base, sizeof base, "/tmp/gpupack-%u", (unsigned)geteuid());
+		snprintf(base, size, "/tmp/gpupack-%u", (unsigned)geteuid());
+}
+
+int
+state_exists(const char *sub)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	state_base(path, sizeof path);
+	if (sub && *sub && strlen(path) + 1 + strlen(sub) < sizeof path) {
+		strcat(path, "/");
+		strcat(path, sub);
+	}
+	return lstat(path, &st) == 0;
+}
+
+int
+state_dir(const char *sub, char *out, size_t size)
+{
+	char base[PATH_MAX];
+
+	state_base(base, sizeof base);
 	if (private_dir(base) < 0)
 		return err_prefix("state directory");
 	if (!sub || !*sub) {

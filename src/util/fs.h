@@ -21,6 +21,9 @@ int private_dir(const char *path);
  */
 int state_dir(const char *sub, char *out, size_t size);
 
+/* Does the state directory (or sub below it) exist? Creates nothing: for read-only commands. */
+int state_exists(const char *sub);
+
 /* Read a whole file (NUL-terminated; *len without the NUL). */
 int read_file(const char *path, char **data, size_t *len);
 /* Write a file through a temporary in the same directory, fsync, rename. */

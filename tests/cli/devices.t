@@ -243,3 +243,8 @@ else
 	is "$rc" 3 "no driver and no --sim: exit 3"
 	one_line "$err" "no driver: one line"
 fi
+
+# --- read-only: devices creates nothing, not even the state directory -------------------------
+rm -rf "$T/nostate"
+GPUPACK_STATE_DIR="$T/nostate" gp --sim "$TOPO/h100-80gb.topo" devices >/dev/null 2>&1
+ok "$([ ! -e "$T/nostate" ]; echo $?)" "devices creates no state directory (no MPS daemon managed yet)"
