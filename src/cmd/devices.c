@@ -5,6 +5,7 @@
  * or as one JSON object (keys documented in doc/topology.md).
  */
 #include "cmd/cmd.h"
+#include "cmd/gpujson.h"
 #include "gpu/select.h"
 #include "share/mps.h"
 #include "util/err.h"
@@ -120,15 +121,6 @@ picks_make(struct view *v, const char *sel)
 /* ---- JSON ---- */
 
 static void
-json_placement(struct json *j, const char *key, const struct mig_placement *pl)
-{
-	json_obj_begin(j, key);
-	json_uint(j, "start", pl->start);
-	json_uint(j, "size", pl->size);
-	json_obj_end(j);
-}
-
-static void
 json_gi(struct json *j, const struct mig_gi *gi, const struct pick *p, int gidx)
 {
 	json_obj_begin(j, NULL);
@@ -136,7 +128,7 @@ json_gi(struct json *j, const struct mig_gi *gi, const struct pick *p, int gidx)
 	json_str(j, "profile", gi->profile);
 	json_uint(j, "profile_id", gi->profile_id);
 	json_int(j, "profile_index", gi->profile_index);
-	json_placement(j, "placement", &gi->placement);
+	json_mig_placement(j, "placement", &gi->placement);
 	json_uint(j, "memory_total_bytes", gi->mem_total);
 	json_uint(j, "memory_used_bytes", gi->mem_used);
 	json_int(j, "sms", gi->sms);
@@ -154,25 +146,6 @@ json_gi(struct json *j, const struct mig_gi *gi, const struct pick *p, int gidx)
 		json_int(j, "sms", ci->sms);
 		json_obj_end(j);
 	}
-	json_arr_end(j);
-	json_obj_end(j);
-}
-
-static void
-json_profile(struct json *j, const struct mig_profile *pr)
-{
-	json_obj_begin(j, NULL);
-	json_int(j, "index", pr->index);
-	json_uint(j, "id", pr->id);
-	json_str(j, "name", pr->name);
-	json_int(j, "slices", pr->slices);
-	json_int(j, "copy_engines", pr->copy_engines);
-	json_uint(j, "memory_bytes", pr->mem_bytes);
-	json_int(j, "sms", pr->sms);
-	json_int(j, "max_count", pr->max_count);
-	json_arr_begin(j, "placements");
-	for (int k = 0; k < pr->nplacements; k++)
-		json_placement(j, NULL, &pr->placements[k]);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -229,7 +202,7 @@ json_gpu(struct json *j, const struct view *v, int i)
 	if (v->profiles) {
 		json_arr_begin(j, "profiles");
 		for (int k = 0; k < g->nprofiles; k++)
-			json_profile(j, &g->profiles[k]);
+			json_mig_profile(j, &g->profiles[k]);
 		json_arr_end(j);
 	}
 	json_obj_end(j);

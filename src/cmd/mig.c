@@ -4,6 +4,7 @@
  * helpers of src/share/mig.c, and prints tables or one JSON object.
  */
 #include "cmd/cmd.h"
+#include "cmd/gpujson.h"
 #include "gpu/select.h"
 #include "share/mig.h"
 #include "util/err.h"
@@ -266,28 +267,8 @@ profiles_json(const struct gpu_system *sys, const int *picked)
 		json_str(&j, "name", g->name);
 		json_str(&j, "mig_current", mig_mode_name(g->mig_current));
 		json_arr_begin(&j, "profiles");
-		for (int p = 0; p < g->nprofiles; p++) {
-			const struct mig_profile *pr = &g->profiles[p];
-
-			json_obj_begin(&j, NULL);
-			json_str(&j, "name", pr->name);
-			json_int(&j, "profile_index", pr->index);
-			json_uint(&j, "profile_id", pr->id);
-			json_int(&j, "slices", pr->slices);
-			json_uint(&j, "memory_bytes", pr->mem_bytes);
-			json_int(&j, "sms", pr->sms);
-			json_int(&j, "max_count", pr->max_count);
-			json_int(&j, "copy_engines", pr->copy_engines);
-			json_arr_begin(&j, "placements");
-			for (int k = 0; k < pr->nplacements; k++) {
-				json_obj_begin(&j, NULL);
-				json_uint(&j, "start", pr->placements[k].start);
-				json_uint(&j, "size", pr->placements[k].size);
-				json_obj_end(&j);
-			}
-			json_arr_end(&j);
-			json_obj_end(&j);
-		}
+		for (int p = 0; p < g->nprofiles; p++)
+			json_mig_profile(&j, &g->profiles[p]);
 		json_arr_end(&j);
 		json_obj_end(&j);
 	}

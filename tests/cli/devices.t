@@ -83,7 +83,7 @@ csv_rows() {
 # "GPU:index,id,name,..." for every profile of every GPU, in one jq run
 json_rows() {
 	jq -r '.gpus[] | .index as $g | .profiles[] |
-		"\($g):\(.index),\(.id),\(.name),\(.slices),\(.memory_bytes),\(.sms),\(.max_count),\(
+		"\($g):\(.profile_index),\(.profile_id),\(.name),\(.slices),\(.memory_bytes),\(.sms),\(.max_count),\(
 		[.placements[] | "\(.start)+\(.size)"] | join(" "))"' "$1"
 }
 

@@ -76,7 +76,7 @@ want=$(awk -F, '$1 == "H200-141GB" && $10 == "measured" {
 	for (i = 1; i <= n; i++) { split(p[i], s, "+"); pl = pl (i > 1 ? " " : "") s[1] "+" s[2] }
 	print $2, $3, $4, $5, $6, $7, $8, pl }' "$GPUPACK_SRC/data/mig-profiles.csv" | sort -n)
 got=$(printf '%s' "$j" | jq -r '.gpus[0].profiles[] |
-	"\(.index) \(.id) \(.name) \(.slices) \(.memory_bytes / 1048576) \(.sms) \(.max_count) " +
+	"\(.profile_index) \(.profile_id) \(.name) \(.slices) \(.memory_bytes / 1048576) \(.sms) \(.max_count) " +
 	([.placements[] | "\(.start)+\(.size)"] | join(" "))' | sort -n)
 is "$(printf '%s\n' "$want" | wc -l)" 7 "seven measured H200 rows in data/mig-profiles.csv"
 is "$got" "$want" "h200: profiles match the measured rows (index id name slices MiB SMs count placements)"
@@ -127,7 +127,7 @@ is "$rc" 0 "old driver: v1 fallbacks work"
 fields "$out" <<EOF
 .gpus[0].memory_total_bytes	$((143771 * 1048576))
 .gpus[0].memory_reserved_bytes	0
-[.gpus[0].profiles[] | select(.index == 7) | .name]	["1g.16gb+me"]
+[.gpus[0].profiles[] | select(.profile_index == 7) | .name]	["1g.16gb+me"]
 EOF
 
 # --- failures: one line, exit 3, nothing on stdout ----------------------------------

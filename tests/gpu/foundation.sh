@@ -166,7 +166,7 @@ head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[1:] if r and r[0] == 
 if not rows:
     print(f"SKIP profiles: no rows for {product}")
     sys.exit(0)
-ours = {p["index"]: p for p in g.get("profiles", [])}
+ours = {p["profile_index"]: p for p in g.get("profiles", [])}
 print(f"INFO profiles compared with the {product} rows of {sys.argv[2]}")
 for r in rows:
     idx = int(r["profile_index"])
@@ -177,7 +177,7 @@ for r in rows:
         continue
     measured = r["source"] == "measured"
     pl = " ".join(f"{x['start']}+{x['size']}" for x in p["placements"])
-    checks = [("id", p["id"], int(r["profile_id"])), ("name", p["name"], r["name"]),
+    checks = [("id", p["profile_id"], int(r["profile_id"])), ("name", p["name"], r["name"]),
               ("slices", p["slices"], int(r["slices"])), ("SMs", p["sms"], int(r["sms"])),
               ("max count", p["max_count"], int(r["max_count"])), ("placements", pl, r["placements"])]
     mem = p["memory_bytes"] // (1 << 20)

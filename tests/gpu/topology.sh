@@ -57,7 +57,7 @@ def table(g, with_mem):
     rows = {}
     for p in g.get("profiles", []):
         pl = " ".join(f"{x['start']}+{x['size']}" for x in p["placements"])
-        row = (p["index"], p["id"], p["slices"], p["sms"], p["max_count"], pl)
+        row = (p["profile_index"], p["profile_id"], p["slices"], p["sms"], p["max_count"], pl)
         if with_mem:
             row += (p["memory_bytes"],)
         rows[p["name"]] = row
