@@ -671,10 +671,18 @@ test_examples(void)
 	mig_plan_free(&p);
 
 	g[0] = gpu_of(h100, 0);
-	mig_parse_spec("4x20G", &r[0]);
-	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4 && p.score.waste == 0, "H100 4x20G: all four");
+	/* a real H100's 1g.20gb holds 20096 MiB (measured), not the 20 GiB of its name */
+	mig_parse_spec("4x19G", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4 &&
+	    p.score.waste == 4 * (20096ULL - 19456ULL) * 1048576ULL, "H100 4x19G: all four, 640 MiB left in each");
 	ok(p.gpus[0].ninst == 4 && strcmp(g[0].profiles[p.gpus[0].inst[0].profile].name, "1g.20gb") == 0,
-	    "... as 1g.20gb (the fewest SMs for 20 GiB)");
+	    "... as 1g.20gb (the fewest SMs for 19 GiB)");
+	mig_plan_free(&p);
+
+	mig_parse_spec("4x20G", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 2 && p.gpus[0].ninst == 2 &&
+	    strcmp(g[0].profiles[p.gpus[0].inst[0].profile].name, "3g.40gb") == 0,
+	    "H100 4x20G: two, in 3g.40gb; a 1g.20gb is 384 MiB short of 20 GiB");
 	mig_plan_free(&p);
 
 	g[0] = gpu_of(h200, 0);

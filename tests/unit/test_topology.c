@@ -103,7 +103,7 @@ test_values(void)
 	is_str(g->gi[0].profile, "3g.40gb", "first GI profile");
 	is_int(g->gi[0].placement.start, 4, "first GI placement start");
 	is_int(g->gi[0].sms, 60, "GI SMs from its profile");
-	ok(g->gi[0].mem_total == GIB(40), "GI memory from its profile");
+	ok(g->gi[0].mem_total == MIB(40448), "GI memory from its profile (measured on an H100)");
 	is_int(g->gi[0].nci, 1, "one CI");
 	is_int(g->gi[0].ci[0].profile_index, 2, "CI profile index of a 3-slice CI");
 	ok(str_starts(g->gi[0].ci[0].uuid, "MIG-"), "CI UUID kept");
