@@ -7,7 +7,8 @@
  * Modes: matmul (cuBLAS SGEMM, plain, in several streams, or strided-batched,
  * checked against a CPU reference), spin (busy-wait on every SM), alloc (take
  * and touch device memory), smcount (which SMs this process can reach), fault
- * (an illegal address on purpose), info (what CUDA says about the device).
+ * (an illegal address on purpose), info (what CUDA says about the device),
+ * serve (one context, then one command per line of stdin).
  *
  * Every run prints exactly one JSON line on stdout, also when it fails after
  * its arguments were accepted, and exits 0 on success, 1 on a CUDA error or a
@@ -290,6 +291,8 @@ usage(FILE *f)
 	    "  smcount               the SMs this process sees (attribute) and reaches (%smid)\n"
 	    "  fault                 a kernel writes to an illegal address (exits 1)\n"
 	    "  info                  device name, UUID, SMs, memory, CUDA versions\n"
+	    "  serve                 set up once, then run one command (MODE [options]) per line\n"
+	    "                        of stdin, each printing its JSON line, until end of input\n"
 	    "every mode:\n"
 	    "  --start-at EPOCH      set up, then wait until this wall-clock time (seconds,\n"
 	    "                        fractional) before the timed part\n"
@@ -318,7 +321,8 @@ enum mode_bit {
 	M_SMCOUNT = 1 << 3,
 	M_FAULT = 1 << 4,
 	M_INFO = 1 << 5,
-	M_ALL = (1 << 6) - 1,
+	M_SERVE = 1 << 6,
+	M_ALL = (1 << 7) - 1,
 };
 
 enum opt_id {
@@ -346,8 +350,8 @@ static const struct opt_spec opt_specs[O_COUNT] = {
 	{ "ms", false, 0, DAY_MS, M_SPIN },
 	{ "mib", true, 1, 16777216, M_ALLOC },
 	{ "hold-ms", false, 0, DAY_MS, M_ALLOC },
-	{ "cpu-ms", false, 0, DAY_MS, M_ALL },
-	{ "start-at", false, 0, 1e11, M_ALL },
+	{ "cpu-ms", false, 0, DAY_MS, M_ALL & ~M_SERVE },
+	{ "start-at", false, 0, 1e11, M_ALL & ~M_SERVE },
 };
 
 struct optval {
@@ -376,6 +380,7 @@ static void run_alloc(const struct opts *);
 static void run_smcount(const struct opts *);
 static void run_fault(const struct opts *);
 static void run_info(const struct opts *);
+static void run_serve(const struct opts *);
 
 static const struct mode modes[] = {
 	{ "matmul", M_MATMUL, run_matmul },
@@ -384,6 +389,7 @@ static const struct mode modes[] = {
 	{ "smcount", M_SMCOUNT, run_smcount },
 	{ "fault", M_FAULT, run_fault },
 	{ "info", M_INFO, run_info },
+	{ "serve", M_SERVE, run_serve },
 };
 #define NMODES (sizeof modes / sizeof modes[0])
 
@@ -481,7 +487,8 @@ parse_args(int argc, char **argv, struct opts *o)
 			usage_error("%s: unexpected argument after mode %s", arg, o->mode->name);
 		o->mode = find_mode(arg);
 		if (o->mode == NULL)
-			usage_error("%s: unknown mode (matmul, spin, alloc, smcount, fault, info)", arg);
+			usage_error("%s: unknown mode (matmul, spin, alloc, smcount, fault, info, serve)",
+			    arg);
 	}
 	if (o->mode == NULL)
 		usage_error("no mode given");
@@ -1195,6 +1202,79 @@ run_info(const struct opts *o)
 	put_int("clock_khz", clock_khz);
 	put_bool("mig", strncmp(g_uuid, "MIG-", 4) == 0);
 	emit(NULL);
+}
+
+/* ------------------------------------------------------------ serve */
+
+/* Forget the last command's line: the next emit() prints a new one. */
+static void
+reset_line(void)
+{
+	g_mode = "";
+	g_t_start = g_t_end = 0;
+	g_timing = 0;
+	g_extra_len = 0;
+	g_extra[0] = '\0';
+	g_emitted = 0;
+}
+
+#define SERVE_LINE 4096
+#define SERVE_WORDS 64
+
+/*
+ * A worker that stays: the context (and cuBLAS) are set up once, then each
+ * line of stdin is a command, "MODE [options]" as on the command line,
+ * words separated by blanks, run as if this program had been started with
+ * it. Callers such as `gpupack bench` keep a few of these per GPU instead of
+ * paying a process and a CUDA context for every measurement. Each command
+ * prints its own JSON line; a command that fails ends the server with its
+ * exit code after its line, as a one-shot run would, and a bad command line
+ * is a usage error (exit 2). End of input: exit 0.
+ */
+static void
+run_serve(const struct opts *o)
+{
+	struct device dev;
+	cublasHandle_t warm;
+	char line[SERVE_LINE];
+
+	open_device(o, &dev);
+	/* load cuBLAS now, so that the first command's setup is like every other's */
+	CUBLAS_CHECK(cublasCreate(&warm));
+	CUBLAS_CHECK(cublasDestroy(warm));
+	put_int("sms", dev.sms);
+	put_fmt_num("t_ready", "%.6f", now_epoch());
+	emit(NULL);
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		char *argv[SERVE_WORDS + 2], *save = NULL, *w;
+		struct opts c;
+		int argc = 0;
+
+		if (strchr(line, '\n') == NULL && !feof(stdin))
+			usage_error("serve: a command line longer than %d bytes", SERVE_LINE - 2);
+		argv[argc++] = (char *)PROG;
+		for (w = strtok_r(line, " \t\r\n", &save); w != NULL; w = strtok_r(NULL, " \t\r\n", &save)) {
+			if (argc > SERVE_WORDS)
+				usage_error("serve: more than %d words in a command", SERVE_WORDS);
+			argv[argc++] = w;
+		}
+		argv[argc] = NULL;
+		if (argc == 1)
+			continue;	/* a blank line */
+		parse_args(argc, argv, &c);
+		if (c.mode->bit == M_SERVE)
+			usage_error("serve: a command cannot be serve");
+		if (!c.v[O_DEVICE].given)
+			c.v[O_DEVICE] = o->v[O_DEVICE];
+		reset_line();
+		g_mode = c.mode->name;
+		c.mode->run(&c);
+	}
+	if (ferror(stdin)) {
+		reset_line();
+		g_mode = "serve";
+		die(1, "reading commands: %s", strerror(errno));
+	}
 }
 
 /* ------------------------------------------------------------ main */

@@ -122,7 +122,7 @@ struct bench_setup {
 };
 
 struct mps_daemon;
-struct wgroup;
+struct bench_pool;
 
 struct bench_run {
 	struct bench_config cfg;
@@ -131,22 +131,24 @@ struct bench_run {
 	struct mps_daemon *mps;  /* NULL until an MPS point needs it */
 	char *mps_error;         /* why it could not be started (malloc'd), or NULL */
 	int mps_code;
-	int mps_warm;            /* its server has had a first client */
 	int nex;
 	struct bench_exercise ex[EX_MAX];
 	double setup1;                       /* one worker's setup time (calibration), 0 unknown */
 	/*
 	 * per [MPS or not][worker slot: 0 one process, 1 + i P = procs[i]]: the
-	 * longest time from spawn to the last worker ready (its t_ready), and
-	 * the longest time such workers took to be gone after their lines were
-	 * read (while the next ones set up); 0 not seen yet
+	 * longest time from a command sent to the last worker ready (its
+	 * t_ready); 0 not seen yet
 	 */
 	double setup_seen[2][BENCH_MAX_LIST + 1];
-	double exit_seen[2][BENCH_MAX_LIST + 1];
-	struct wgroup *tail;                 /* the last workers, still exiting, or NULL */
-	int tail_ex, tail_pt;                /* whose: exercise and point index, -1 none */
-	int tail_mps, tail_slot;             /* and their kind, for exit_seen */
-	double tail_end;                     /* when their lines were read (epoch) */
+	/*
+	 * Serve workers kept for the whole run (runner.c): [0] plain processes,
+	 * [1] MPS clients; NULL until a point needs them. Capped clients get
+	 * workers of their own for each repeat: a client's cap is fixed when
+	 * its context is made.
+	 */
+	struct bench_pool *pool[2];
+	double pool_ready_s;                 /* the longest a group of workers took to be ready */
+	int pools_started;                   /* groups of workers started, capped ones included */
 	int failed;                          /* points that failed */
 	int done, total;                     /* repeats of points, for progress */
 	double wall_s;                       /* how long bench_measure took */

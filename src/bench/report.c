@@ -191,6 +191,8 @@ json_setup(const struct bench_run *r, struct json *j)
 	json_double(j, "target_s", c->target_s);
 	json_bool(j, "mps_started", s->mps_started);
 	json_double(j, "worker_setup_s", r->setup1 > 0 ? r->setup1 : NAN);
+	json_double(j, "workers_ready_s", r->pool_ready_s > 0 ? r->pool_ready_s : NAN);
+	json_int(j, "worker_groups", r->pools_started);
 	json_double(j, "wall_s", r->wall_s);
 	json_arr_begin(j, "procs");
 	for (int i = 0; i < c->nprocs; i++)

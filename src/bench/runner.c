@@ -5,17 +5,23 @@
  * from one run (METHOD.md). Before the first repeat each size is calibrated
  * with one process, which also warms the caches, the driver and cuBLAS up.
  *
- * One repeat of a point: P workers are started, each sets up, then sleeps
- * until one shared instant (--start-at) and runs its timed part. A worker
- * that was not ready in time makes the repeat worthless (it would not
- * overlap the others), so the repeat runs again with a longer margin.
+ * The workers are `gpupack-work serve` processes, started once and kept:
+ * one group of plain processes and one of MPS clients, as many as the
+ * largest P. Each sets its CUDA context up once; a point then sends its
+ * matmul command to P of them. Setting a context up (a second or more for
+ * 16 processes at once) was most of a run's time when every repeat started
+ * new processes. Capped MPS clients are the exception: a client's cap is
+ * fixed when its context is made, so each capped repeat starts its own
+ * workers and ends them before the next repeat.
  *
- * Overhead is most of a run's time, so it is cut where the method allows:
- * the margin is learned from the workers' own t_ready (setup done), and a
- * repeat's workers are left to tear their CUDA contexts down while the next
- * repeat's workers set up. The next timed part still starts only after the
- * old workers are reaped: a repeat whose shared instant came before that is
- * measured again, like a late one.
+ * One repeat of a point: the command names one shared instant (--start-at);
+ * each worker sets the problem up (memory, inputs, 2 warm-up calls), sleeps
+ * until that instant and runs its timed part. A worker that was not ready
+ * in time makes the repeat worthless (it would not overlap the others), so
+ * the repeat runs again with a longer margin. The margin is learned from
+ * the workers' own t_ready. The first time a worker sees a problem (size,
+ * streams, batch) it runs it once untimed, so that cuBLAS's lazily loaded
+ * kernels are never in a setup the margin learns from.
  */
 #include "bench/bench.h"
 #include "bench/wline.h"
@@ -49,9 +55,15 @@ struct outcome {
 	double value, elapsed, skew;
 	double first;         /* the first t_start */
 	double late;          /* the latest start after the shared instant, seconds */
-	double setup;         /* spawn to the last t_ready; 0 unknown */
-	double exit;          /* the previous workers' lines read to their reaping; 0 none */
-	double gone;          /* when the previous workers were reaped (epoch), 0 none */
+	double setup;         /* command sent to the last t_ready; 0 unknown */
+};
+
+/* Workers that stay (see the top). */
+struct bench_pool {
+	struct wgroup *g;
+	int n;
+	char **warm;          /* per worker: the problems it has run once, "|n s b|..." */
+	int last_ex, last_pt; /* the point it served last (-1 none): blamed for a bad exit */
 };
 
 static int
@@ -121,36 +133,22 @@ setup_guess(const struct bench_run *r, int mps, int w)
 }
 
 /*
- * How long before the shared start to spawn the workers: the longest setup
- * seen for as many processes at once, or the longest exit seen of workers
- * like the ones still exiting (they must be gone before the timed part),
- * whichever is longer, plus a cushion. Every repeat tells both (the
- * workers' t_ready; when the old ones were reaped), so the margin is tight
- * from the second repeat at each P on; a late repeat teaches the time it
- * needed and is measured again. --margin fixes it, growing only when a
- * repeat was late.
+ * How long before the shared start to send the command: the longest setup
+ * seen for as many processes at once, plus a cushion. Every repeat tells it
+ * (the workers' t_ready), so the margin is tight from the second repeat at
+ * each P on; a late repeat teaches the time it needed and is measured again.
+ * --margin fixes it, growing only when a repeat was late.
  */
 static double
 margin_for(const struct bench_run *r, int mode, int procs)
 {
 	int mps = uses_mps(mode);
-	double setup = r->setup_seen[mps][setup_slot(r, mode, procs)];
-	double exit = r->tail ? r->exit_seen[r->tail_mps][r->tail_slot] : 0;
-	double need;
-
-	/* workers of a kind not seen exiting yet: the longest exit of any */
-	for (int c = 0; r->tail && !(exit > 0) && c < 2; c++)
-		for (int s = 0; s <= r->cfg.nprocs; s++)
-			exit = fmax(exit, r->exit_seen[c][s]);
-	/* they exit that long after their lines were read: from now, so much less */
-	if (r->tail)
-		exit = fmax(0, r->tail_end + exit - clock_wall());
-	need = fmax(setup, exit);
+	double need = r->setup_seen[mps][setup_slot(r, mode, procs)];
 
 	if (r->cfg.margin_fixed > 0)
 		return fmax(r->cfg.margin_fixed, need > 0 ? need * MARGIN_GROW + MARGIN_PAD : 0);
-	if (!(setup > 0))
-		need = fmax(setup_guess(r, mps, nworkers(mode, procs)), exit);
+	if (!(need > 0))
+		need = setup_guess(r, mps, nworkers(mode, procs));
 	return need * MARGIN_GROW + MARGIN_PAD;
 }
 
@@ -187,12 +185,16 @@ mps_up(struct bench_run *r)
 	return 0;
 }
 
+static void pool_free(struct bench_pool *p);
+
 void
 bench_cleanup(struct bench_run *r)
 {
 	/* workers of an interrupted run first: MPS clients must be gone before their daemon */
-	wgroup_free(r->tail);
-	r->tail = NULL;
+	for (int k = 0; k < 2; k++) {
+		pool_free(r->pool[k]);
+		r->pool[k] = NULL;
+	}
 	if (!r->mps)
 		return;
 	if (r->setup.mps_started && mps_stop(r->mps, 10, 1) < 0)
@@ -201,7 +203,7 @@ bench_cleanup(struct bench_run *r)
 	r->mps = NULL;
 }
 
-/* ---- one repeat --------------------------------------------------------- */
+/* ---- workers ------------------------------------------------------------ */
 
 static char **
 worker_env(struct bench_run *r, int mode, int procs)
@@ -219,37 +221,22 @@ worker_env(struct bench_run *r, int mode, int procs)
 	return env;
 }
 
-/* argv of one matmul worker, to start its timed part at start_at (epoch seconds). */
-static char **
-worker_argv(const struct bench_run *r, const struct bench_exercise *e, int size, int mode,
-    int procs, long iters, double start_at)
+/* The command line of one matmul worker, to start its timed part at start_at (epoch; <= 0: none). */
+static char *
+worker_cmd(int size, int mode, int procs, long iters, double start_at, int cpu_ms)
 {
-	char **argv = xcalloc(20, sizeof *argv);
-	int k = 0;
+	struct sbuf b;
 
-	argv[k++] = xstrdup(r->cfg.work);
-	argv[k++] = xstrdup("matmul");
-	argv[k++] = xstrdup("--n");
-	argv[k++] = xasprintf("%d", size);
-	argv[k++] = xstrdup("--iters");
-	argv[k++] = xasprintf("%ld", iters);
-	argv[k++] = xstrdup("--start-at");
-	argv[k++] = xasprintf("%.3f", start_at);
-	if (e->cpu_ms > 0) {
-		argv[k++] = xstrdup("--cpu-ms");
-		argv[k++] = xasprintf("%d", e->cpu_ms);
-	}
-	if (procs > 1 && (mode == BM_STREAMS || mode == BM_BATCHED)) {
-		argv[k++] = xstrdup(mode == BM_STREAMS ? "--streams" : "--batched");
-		argv[k++] = xasprintf("%d", procs);
-	}
-	return argv;
-}
-
-static void
-argv_free(char **argv)
-{
-	env_free(argv);
+	sbuf_init(&b);
+	sbuf_printf(&b, "matmul --n %d --iters %ld", size, iters);
+	if (start_at > 0)
+		sbuf_printf(&b, " --start-at %.3f", start_at);
+	if (cpu_ms > 0)
+		sbuf_printf(&b, " --cpu-ms %d", cpu_ms);
+	if (procs > 1 && (mode == BM_STREAMS || mode == BM_BATCHED))
+		sbuf_printf(&b, " %s %d", mode == BM_STREAMS ? "--streams" : "--batched", procs);
+	sbuf_addc(&b, '\n');
+	return sbuf_detach(&b);
 }
 
 /*
@@ -357,148 +344,368 @@ read_outcome(struct bench_run *r, const struct wresult *res, int n, int exited, 
 	return 0;
 }
 
-/*
- * A worker that printed a good line and then failed to exit cleanly (a
- * crash in teardown, a hang): its point is not trusted, after the fact.
- */
+/* ---- groups of serve workers ------------------------------------------- */
+
 static void
-tail_blame(struct bench_run *r)
+pool_free(struct bench_pool *p)
+{
+	if (!p)
+		return;
+	wgroup_free(p->g);
+	for (int i = 0; i < p->n; i++)
+		free(p->warm[i]);
+	free(p->warm);
+	free(p);
+}
+
+/* A worker that printed a good line and then ended badly: its last point is not trusted. */
+static void
+pool_blame(struct bench_run *r, const struct bench_pool *p)
 {
 	struct bench_exercise *e;
-	struct bench_point *p;
+	struct bench_point *pt;
 
-	if (r->tail_ex < 0 || r->tail_pt < 0) {
+	if (p->last_ex < 0 || p->last_pt < 0) {
 		warnx_("after its result: %s", err_msg());
 		return;
 	}
-	e = &r->ex[r->tail_ex];
-	p = &e->pts[r->tail_pt];
-	if (p->error)
+	e = &r->ex[p->last_ex];
+	pt = &e->pts[p->last_pt];
+	if (pt->error)
 		return;
 	err_prefix("after its result");
-	bench_point_fail(r, e, p);
+	bench_point_fail(r, e, pt);
+}
+
+/* The first worker of p that ended, or -1; err says how. Reaps without waiting. */
+static int
+pool_ended(struct bench_pool *p)
+{
+	const struct wresult *res;
+	int i;
+
+	if (wgroup_ended(p->g) == 0)
+		return -1;
+	res = wgroup_results(p->g);
+	for (i = 0; i < p->n; i++)
+		if (wgroup_reaped(p->g, i))
+			break;
+	if (WIFSIGNALED(res[i].status))
+		err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1, p->n,
+		    (int)res[i].pid, WTERMSIG(res[i].status));
+	else
+		err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1, p->n,
+		    (int)res[i].pid, WEXITSTATUS(res[i].status));
+	return i;
 }
 
 /*
- * Wait for the last workers to be gone (at the latest when this returns).
- * -1 only when interrupted; a worker that does not end well fails its point.
+ * End a group: close its input, and each worker must exit 0 within the
+ * timeout; one that does not fails the point it served last. -1 only when
+ * interrupted. Frees p.
  */
 static int
-tail_finish(struct bench_run *r)
+pool_close(struct bench_run *r, struct bench_pool *p)
 {
 	const struct wresult *res;
-	int n, rc;
+	int rc;
 
-	if (!r->tail)
+	if (!p)
 		return 0;
-	rc = wgroup_wait(r->tail, r->cfg.timeout_s);
+	rc = wgroup_wait(p->g, r->cfg.timeout_s);
 	if (rc < 0 && bench_interrupted) {
-		wgroup_free(r->tail);
-		r->tail = NULL;
+		pool_free(p);
 		return -1;
 	}
-	res = wgroup_results(r->tail);
-	n = wgroup_size(r->tail);
 	if (rc < 0) {
-		tail_blame(r);
+		pool_blame(r, p);
 	} else {
-		for (int i = 0; i < n; i++) {
-			struct wline l;
-			struct wdata d;
+		res = wgroup_results(p->g);
+		for (int i = 0; i < p->n; i++) {
+			int st = res[i].status;
 
-			rc = check_worker(&res[i], 1, &l, &d);
-			wline_free(&l);
-			if (rc < 0) {
-				err_prefix("worker %d of %d (pid %d)", i + 1, n, (int)res[i].pid);
-				tail_blame(r);
-				break;
-			}
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				continue;
+			if (WIFSIGNALED(st))
+				err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1,
+				    p->n, (int)res[i].pid, WTERMSIG(st));
+			else
+				err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1,
+				    p->n, (int)res[i].pid, WEXITSTATUS(st));
+			pool_blame(r, p);
+			break;
 		}
 	}
-	wgroup_free(r->tail);
-	r->tail = NULL;
+	pool_free(p);
 	return 0;
 }
 
+/* Close the kept groups (before exercise 4, and at the end); -1 only when interrupted. */
+static int
+pools_close(struct bench_run *r)
+{
+	int rc = 0;
+
+	for (int k = 0; k < 2; k++) {
+		if (pool_close(r, r->pool[k]) < 0)
+			rc = -1;
+		r->pool[k] = NULL;
+	}
+	return rc;
+}
+
+/* Check a ready line ({"mode":"serve","ok":true,...}). */
+static int
+check_ready(struct bench_run *r, const struct wresult *w, int exited)
+{
+	struct wline l;
+	const char *msg;
+	char buf[256];
+	int okv = 0;
+
+	if (!w->out || !*w->out) {
+		if (!exited)
+			return err_set(EXIT_TASKS, "printed nothing");
+		if (WIFSIGNALED(w->status))
+			return err_set(EXIT_TASKS, "killed by signal %d", WTERMSIG(w->status));
+		return err_set(EXIT_TASKS, "printed nothing (exit %d)%s%s", WEXITSTATUS(w->status),
+		    *w->err ? ": " : "", workers_first_line(w->err, buf, sizeof buf));
+	}
+	if (wline_parse(w->out, &l) < 0)
+		return err_prefix("its output is not a JSON line");
+	msg = wline_str(&l, "error");
+	if (wline_bool(&l, "ok", &okv) < 0 || !okv) {
+		err_set(EXIT_TASKS, "not ok: %s", msg ? msg : "no error given");
+		wline_free(&l);
+		return -1;
+	}
+	note_device(r, &l);
+	wline_free(&l);
+	return 0;
+}
+
+/* The first worker whose ready line is bad (err set), or -1. */
+static int
+check_ready_all(struct bench_run *r, struct bench_pool *p, int exited)
+{
+	for (int i = 0; i < p->n; i++)
+		if (check_ready(r, &wgroup_results(p->g)[i], exited) < 0)
+			return i;
+	return -1;
+}
+
 /*
- * One run of workers that start their timed parts margin seconds from now
- * (0: as soon as each is ready). The previous workers are waited for after
- * these are spawned, so that their exit overlaps these workers' setup; these
- * are read as soon as each printed its line and left exiting as r->tail
- * (xi, pi: whose repeat, -1 none).
+ * Start n serve workers for mode (capped: at 100/procs %) and wait until
+ * each has its context (its ready line). NULL with err set; an MPS daemon
+ * whose first clients cannot start fails every MPS point with this reason.
+ */
+static struct bench_pool *
+pool_open(struct bench_run *r, int mode, int procs, int n)
+{
+	struct wspec *spec = xcalloc((size_t)n, sizeof *spec);
+	struct bench_pool *p;
+	double t0 = clock_wall();
+	int rc = 0, i = -1;
+
+	if (uses_mps(mode) && mps_up(r) < 0) {
+		free(spec);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		spec[i].argv = xcalloc(3, sizeof *spec[i].argv);
+		spec[i].argv[0] = xstrdup(r->cfg.work);
+		spec[i].argv[1] = xstrdup("serve");
+		spec[i].env = worker_env(r, mode, procs);
+	}
+	p = xcalloc(1, sizeof *p);
+	p->n = n;
+	p->warm = xcalloc((size_t)n, sizeof *p->warm);
+	p->last_ex = p->last_pt = -1;
+	p->g = wgroup_serve(spec, n);
+	for (i = 0; i < n; i++) {
+		env_free(spec[i].argv);
+		env_free(spec[i].env);
+	}
+	free(spec);
+	r->pools_started++;
+	if (!p->g)
+		goto fail;
+	i = -1;
+	rc = wgroup_lines(p->g, r->cfg.timeout_s);
+	if (rc == 0 && (i = check_ready_all(r, p, 0)) >= 0) {
+		int again;
+
+		rc = -1;
+		/* the whole story (exit status, stderr) once the workers are gone */
+		if (!bench_interrupted && wgroup_wait(p->g, r->cfg.timeout_s) == 0 &&
+		    (again = check_ready_all(r, p, 1)) >= 0)
+			i = again;
+	}
+	if (rc < 0) {
+		if (i >= 0)
+			err_prefix("worker %d of %d (pid %d)", i + 1, n, (int)wgroup_results(p->g)[i].pid);
+		err_prefix("starting %d %s (%s serve)", n, uses_mps(mode) ? "MPS clients" :
+		    n == 1 ? "worker" : "workers", r->cfg.work);
+		goto fail;
+	}
+	r->pool_ready_s = fmax(r->pool_ready_s, clock_wall() - t0);
+	return p;
+fail:
+	if (uses_mps(mode) && mode != BM_MPS_CAPPED && !bench_interrupted && !r->mps_error) {
+		r->mps_error = xstrdup(err_msg());
+		r->mps_code = err_code();
+	}
+	pool_free(p);
+	return NULL;
+}
+
+/* The most workers one kind needs (plain: one process too; MPS: uncapped clients). */
+static int
+pool_size(const struct bench_run *r, int mps)
+{
+	int n = 1;
+
+	for (int x = 0; x < r->nex; x++)
+		for (int i = 0; i < r->cfg.nprocs; i++)
+			for (int m = 0; m < BM_NMODES; m++)
+				if (m != BM_MPS_CAPPED && uses_mps(m) == mps && bench_wanted(&r->ex[x], m,
+				    r->cfg.procs[i]) && nworkers(m, r->cfg.procs[i]) > n)
+					n = nworkers(m, r->cfg.procs[i]);
+	return n;
+}
+
+/* The kept group of a kind, started when first needed, started again when one of it ended. */
+static struct bench_pool *
+pool_get(struct bench_run *r, int mps, int n)
+{
+	struct bench_pool **pp = &r->pool[mps];
+
+	if (mps && r->mps_error)
+		return err_set(r->mps_code, "%s", r->mps_error), NULL;
+	if (*pp && pool_ended(*pp) >= 0) {
+		/* it died after its last line (or was killed): that point is not trusted */
+		pool_blame(r, *pp);
+		pool_free(*pp);
+		*pp = NULL;
+	}
+	if (*pp && (*pp)->n < n) {
+		if (pool_close(r, *pp) < 0) {
+			*pp = NULL;
+			return err_set(EXIT_INTERNAL, "interrupted"), NULL;
+		}
+		*pp = NULL;
+	}
+	if (!*pp) {
+		int size = pool_size(r, mps);
+
+		*pp = pool_open(r, mps ? BM_MPS : BM_TIMESLICE, 1, size > n ? size : n);
+	}
+	return *pp;
+}
+
+/* A group that failed a command: gone; a kept one is started again when next needed. */
+static void
+pool_drop(struct bench_run *r, struct bench_pool *p)
+{
+	for (int k = 0; k < 2; k++)
+		if (r->pool[k] == p)
+			r->pool[k] = NULL;
+	pool_free(p);
+}
+
+/*
+ * The first n workers of p run the point's problem once, untimed, where
+ * they have not yet: cuBLAS loads a size's kernels on first use, which
+ * would otherwise land in one repeat's setup and inflate every margin.
+ */
+static int
+pool_warm(struct bench_run *r, struct bench_pool *p, const struct bench_point *pt, int n)
+{
+	char sig[64], *cmd;
+	int sent = 0, rc = 0;
+
+	snprintf(sig, sizeof sig, "|%d %d %d|", pt->size, pt->mode == BM_STREAMS ? pt->procs : 1,
+	    pt->mode == BM_BATCHED ? pt->procs : 1);
+	/* no --cpu-ms: it would only take time */
+	cmd = worker_cmd(pt->size, pt->mode, pt->procs, 1, 0, 0);
+	for (int i = 0; i < n && rc == 0; i++) {
+		if (p->warm[i] && strstr(p->warm[i], sig))
+			continue;
+		rc = wgroup_send(p->g, i, cmd);
+		sent = 1;
+	}
+	free(cmd);
+	/* the workers not sent anything still hold their last line: only the others are awaited */
+	if (rc == 0 && sent)
+		rc = wgroup_lines_n(p->g, n, r->cfg.timeout_s);
+	for (int i = 0; rc == 0 && sent && i < n; i++) {
+		struct wline l;
+		struct wdata d;
+
+		if (p->warm[i] && strstr(p->warm[i], sig))
+			continue;
+		rc = check_worker(&wgroup_results(p->g)[i], 0, &l, &d);
+		wline_free(&l);
+		if (rc < 0) {
+			err_prefix("worker %d of %d (pid %d)", i + 1, n,
+			    (int)wgroup_results(p->g)[i].pid);
+			break;
+		}
+		{
+			char *old = p->warm[i];
+
+			p->warm[i] = xasprintf("%s%s", old ? old : "", sig);
+			free(old);
+		}
+	}
+	return rc;
+}
+
+/* ---- one repeat --------------------------------------------------------- */
+
+/*
+ * One run of the point's workers, their timed parts starting margin seconds
+ * from now (0: as soon as each is ready). xi, pi: whose repeat (-1 none),
+ * blamed if a worker ends badly after its line.
  */
 static int
 run_workers(struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
     int xi, int pi, long iters, double margin, struct outcome *o)
 {
-	int n = nworkers(p->mode, p->procs), rc;
-	struct wspec *spec = xcalloc((size_t)n, sizeof *spec);
-	double t0 = clock_wall(), start_at = t0 + margin, gone = 0, prev_end = r->tail_end;
-	struct wgroup *g;
+	int n = nworkers(p->mode, p->procs), capped = p->mode == BM_MPS_CAPPED, rc = 0, story;
+	struct bench_pool *pool;
+	double t0, start_at;
+	char *cmd;
 
-	for (int i = 0; i < n; i++) {
-		spec[i].argv = worker_argv(r, e, p->size, p->mode, p->procs, iters, start_at);
-		spec[i].env = worker_env(r, p->mode, p->procs);
-	}
-	g = wgroup_start(spec, n);
-	for (int i = 0; i < n; i++) {
-		argv_free(spec[i].argv);
-		env_free(spec[i].env);
-	}
-	free(spec);
-	if (!g)
+	pool = capped ? pool_open(r, p->mode, p->procs, n) : pool_get(r, uses_mps(p->mode), n);
+	if (!pool)
 		return -1;
-	if (r->tail) {
-		if (tail_finish(r) < 0) {
-			wgroup_free(g);
-			return err_set(EXIT_INTERNAL, "interrupted");
-		}
-		gone = clock_wall();
+	if (pool_warm(r, pool, p, n) < 0) {
+		pool_drop(r, pool);
+		return -1;
 	}
-	rc = wgroup_lines(g, r->cfg.timeout_s + margin);
-	/* a bad line: the whole story (exit status, stderr) once the workers are gone */
-	if (rc == 0 && read_outcome(r, wgroup_results(g), n, 0, t0, start_at, o) < 0) {
-		rc = -1;
-		if (!bench_interrupted && wgroup_wait(g, r->cfg.timeout_s) == 0)
-			rc = read_outcome(r, wgroup_results(g), n, 1, t0, start_at, o);
-	}
+	t0 = clock_wall();
+	start_at = t0 + margin;
+	cmd = worker_cmd(p->size, p->mode, p->procs, iters, start_at, e->cpu_ms);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = wgroup_send(pool->g, i, cmd);
+	free(cmd);
+	story = rc < 0;
+	pool->last_ex = xi;
+	pool->last_pt = pi;
+	if (rc == 0)
+		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
+	if (rc == 0 && read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
+		rc = -1, story = 1;
+	/* a worker gone or a bad line: the whole story (exit status, stderr) once all are gone */
+	if (story && !bench_interrupted && wgroup_wait(pool->g, r->cfg.timeout_s) == 0)
+		read_outcome(r, wgroup_results(pool->g), n, 1, t0, start_at, o);
 	if (rc < 0) {
-		wgroup_free(g);
+		pool_drop(r, pool);
 		return -1;
 	}
-	o->gone = gone;
-	o->exit = gone > 0 ? gone - prev_end : 0;
-	r->tail = g;
-	r->tail_end = clock_wall();
-	r->tail_ex = xi;
-	r->tail_pt = pi;
-	r->tail_mps = uses_mps(p->mode);
-	r->tail_slot = setup_slot(r, p->mode, p->procs);
-	return 0;
-}
-
-/*
- * The MPS server starts with its first client, which then takes much
- * longer to set up than any later one. One small client first, so that
- * no point pays for the server (and no margin learns from it). A daemon
- * that cannot serve fails here, once, for every MPS point.
- */
-static int
-mps_warm_up(struct bench_run *r)
-{
-	struct bench_exercise none = {.name = "mps warm-up"};
-	struct bench_point p = {.size = 256, .mode = BM_MPS, .procs = 1};
-	struct outcome o;
-
-	if (r->mps_warm)
-		return 0;
-	if (run_workers(r, &none, &p, -1, -1, 2, 0, &o) < 0) {
-		err_prefix("the first MPS client");
-		r->mps_error = xstrdup(err_msg());
-		r->mps_code = err_code();
-		return -1;
-	}
-	r->mps_warm = 1;
+	if (capped && pool_close(r, pool) < 0)
+		return err_set(EXIT_INTERNAL, "interrupted");
 	return 0;
 }
 
@@ -556,12 +763,9 @@ measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point 
 	struct outcome o;
 
 	p->iters = iters;
-	if (mps && (mps_up(r) < 0 || mps_warm_up(r) < 0))
-		goto fail;
 	for (int attempt = 0;; attempt++) {
 		double margin = margin_for(r, p->mode, p->procs);
-		double *exit_seen = r->tail ? &r->exit_seen[r->tail_mps][r->tail_slot] : NULL;
-		int overlap, late, fixed = r->cfg.margin_fixed > 0;
+		int late, fixed = r->cfg.margin_fixed > 0;
 
 		p->margin_s = margin;
 		if (run_workers(r, e, p, xi, pi, iters, margin, &o) < 0)
@@ -571,25 +775,20 @@ measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point 
 		 * Late: more than 5 ms or 2% of the span behind the shared start.
 		 * A worker that was ready wakes within a millisecond, so anything
 		 * more means setup was not done, and the processes did not overlap.
-		 * Overlap: the previous workers were still exiting when this
-		 * repeat's timed part began.
 		 */
 		late = o.late > fmax(0.005, 0.02 * o.elapsed);
-		overlap = o.gone > o.first;
 		if (o.setup > 0 && (!fixed || late))
 			learn(&r->setup_seen[mps][setup_slot(r, p->mode, p->procs)], o.setup);
-		if (exit_seen && (!fixed || overlap))
-			learn(exit_seen, o.exit);
-		if (!late && !overlap)
+		if (!late)
 			break;
 		if (attempt == LATE_RETRIES) {
 			/*
 			 * Late with margins that grew each time: not setup but a busy
 			 * machine waking the workers late. Keep it, and say so.
 			 */
-			warnx_("%s N=%d %s P=%d: workers still %.0f ms late%s after %d tries (margin %.2f s); "
+			warnx_("%s N=%d %s P=%d: workers still %.0f ms late after %d tries (margin %.2f s); "
 			    "kept", e->name, p->size, bench_mode_name(p->mode), p->procs, o.late * 1000,
-			    overlap ? " or the previous ones still exiting" : "", attempt + 1, margin);
+			    attempt + 1, margin);
 			p->late_kept++;
 			break;
 		}
@@ -632,14 +831,11 @@ calibrate(struct bench_run *r, struct bench_exercise *e, int si)
 	k0 = clamp_iters(fmin(guess, 1e6));
 	if (k0 < 2)
 		k0 = 2;
-	/* alone: its timed part must not overlap other workers' exit */
-	if (tail_finish(r) < 0)
-		return err_set(EXIT_INTERNAL, "interrupted");
 	/* an instant already past: the worker starts when ready and says how late, its setup time */
 	if (run_workers(r, e, &p, -1, -1, k0, 0, &o) < 0)
 		return err_prefix("%s N=%d: calibration", e->name, size);
 	if (o.late > 0)
-		r->setup1 = o.late;  /* the latest: the first one also loaded cuBLAS from disk */
+		r->setup1 = fmax(r->setup1, o.late);  /* a command's setup: the largest size's */
 	e->iters1[si] = clamp_iters(r->cfg.target_s / (o.elapsed / (double)k0));
 	return 0;
 }
@@ -789,8 +985,8 @@ measure_all(struct bench_run *r)
 			struct bench_exercise *e = &r->ex[x];
 
 			if (e->id == EX_COMMAND) {
-				/* gpupack run's tasks: the last workers gone first */
-				if (tail_finish(r) < 0 || bench_measure_command(r, e) < 0)
+				/* gpupack run's tasks get the GPU (and the MPS client slots) alone */
+				if (pools_close(r) < 0 || bench_measure_command(r, e) < 0)
 					return -1;
 				continue;
 			}
@@ -802,7 +998,7 @@ measure_all(struct bench_run *r)
 			}
 		}
 	}
-	return tail_finish(r);
+	return pools_close(r);
 }
 
 int

@@ -25,6 +25,7 @@ extern char **environ;
 
 struct live {
 	int out_fd, err_fd;   /* -1 once closed */
+	int in_fd;            /* serve workers: their stdin; else -1 */
 	struct sbuf out, err;
 	int reaped;
 };
@@ -73,24 +74,37 @@ env_free(char **env)
 	free(env);
 }
 
+static void
+close_pair(int *p)
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
 static int
-spawn_one(const struct wspec *s, struct wresult *r, struct live *l)
+spawn_one(const struct wspec *s, struct wresult *r, struct live *l, int serve)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	int out[2], errp[2], rc;
+	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1}, rc;
 
-	if (pipe2(out, O_CLOEXEC) < 0)
-		return err_sys(EXIT_ENV, "pipe");
-	if (pipe2(errp, O_CLOEXEC) < 0) {
-		close(out[0]);
-		close(out[1]);
-		return err_sys(EXIT_ENV, "pipe");
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    (serve && pipe2(in, O_CLOEXEC) < 0)) {
+		rc = err_sys(EXIT_ENV, "pipe");
+		close_pair(out);
+		close_pair(errp);
+		close_pair(in);
+		return rc;
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (serve)
+		posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	else
+		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
@@ -112,14 +126,19 @@ spawn_one(const struct wspec *s, struct wresult *r, struct live *l)
 	posix_spawnattr_destroy(&attr);
 	close(out[1]);
 	close(errp[1]);
+	if (in[0] >= 0)
+		close(in[0]);
 	if (rc != 0) {
 		close(out[0]);
 		close(errp[0]);
+		if (in[1] >= 0)
+			close(in[1]);
 		errno = rc;
 		return err_sys(EXIT_ENV, "%s", s->argv[0]);
 	}
 	l->out_fd = out[0];
 	l->err_fd = errp[0];
+	l->in_fd = in[1];
 	return 0;
 }
 
@@ -209,7 +228,7 @@ open_fds(struct live *l, int n, struct pollfd *pf, int *who)
 	return k;
 }
 
-/* Has every worker printed a whole line on stdout, or closed it? */
+/* Has each of the first n workers printed a whole line on stdout, or closed it? */
 static int
 all_lines(const struct live *l, int n)
 {
@@ -219,7 +238,10 @@ all_lines(const struct live *l, int n)
 	return 1;
 }
 
-/* Read the workers' output until every pipe is closed (lines: until all_lines), at most timeout. */
+/*
+ * Read the workers' output until every pipe is closed (lines > 0: until the
+ * first `lines` workers have a line each), at most timeout.
+ */
 static int
 collect(struct live *l, int n, double timeout, int lines)
 {
@@ -228,7 +250,7 @@ collect(struct live *l, int n, double timeout, int lines)
 	double until = clock_mono() + timeout;
 	int k, rc = 0;
 
-	while ((k = open_fds(l, n, pf, who)) > 0 && !(lines && all_lines(l, n))) {
+	while ((k = open_fds(l, n, pf, who)) > 0 && !(lines > 0 && all_lines(l, lines))) {
 		double left = until - clock_mono();
 
 		if (bench_interrupted) {
@@ -281,8 +303,18 @@ struct wgroup {
 	struct live *l;
 };
 
-struct wgroup *
-wgroup_start(const struct wspec *spec, int n)
+static void
+close_inputs(struct wgroup *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		if (g->l[i].in_fd >= 0)
+			close(g->l[i].in_fd);
+		g->l[i].in_fd = -1;
+	}
+}
+
+static struct wgroup *
+group_start(const struct wspec *spec, int n, int serve)
 {
 	struct wgroup *g = xcalloc(1, sizeof *g);
 
@@ -290,12 +322,12 @@ wgroup_start(const struct wspec *spec, int n)
 	g->res = xcalloc((size_t)n, sizeof *g->res);
 	g->l = xcalloc((size_t)n, sizeof *g->l);
 	for (int i = 0; i < n; i++) {
-		g->l[i].out_fd = g->l[i].err_fd = -1;
+		g->l[i].out_fd = g->l[i].err_fd = g->l[i].in_fd = -1;
 		sbuf_init(&g->l[i].out);
 		sbuf_init(&g->l[i].err);
 	}
 	for (int i = 0; i < n; i++) {
-		if (spawn_one(&spec[i], &g->res[i], &g->l[i]) < 0) {
+		if (spawn_one(&spec[i], &g->res[i], &g->l[i], serve) < 0) {
 			err_prefix("starting worker %d of %d", i + 1, n);
 			wgroup_free(g);
 			return NULL;
@@ -304,10 +336,57 @@ wgroup_start(const struct wspec *spec, int n)
 	return g;
 }
 
-int
-wgroup_lines(struct wgroup *g, double timeout)
+struct wgroup *
+wgroup_start(const struct wspec *spec, int n)
 {
-	if (collect(g->l, g->n, timeout, 1) < 0) {
+	return group_start(spec, n, 0);
+}
+
+struct wgroup *
+wgroup_serve(const struct wspec *spec, int n)
+{
+	return group_start(spec, n, 1);
+}
+
+int
+wgroup_send(struct wgroup *g, int i, const char *line)
+{
+	size_t len = strlen(line), done = 0;
+	void (*old)(int);
+	int rc = 0;
+
+	sbuf_reset(&g->l[i].out);
+	sbuf_reset(&g->l[i].err);  /* what it says about this command is what counts */
+	if (g->l[i].in_fd < 0)
+		return err_set(EXIT_TASKS, "worker %d of %d (pid %d) takes no commands", i + 1, g->n,
+		    (int)g->res[i].pid);
+	/* a worker that died: EPIPE here, not a SIGPIPE that ends bench */
+	old = signal(SIGPIPE, SIG_IGN);
+	while (done < len) {
+		ssize_t w = write(g->l[i].in_fd, line + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EPIPE) {
+			rc = err_set(EXIT_TASKS, "worker %d of %d (pid %d): ended before its next command",
+			    i + 1, g->n, (int)g->res[i].pid);
+			break;
+		}
+		if (w < 0) {
+			rc = err_sys(EXIT_TASKS, "worker %d of %d (pid %d): sending it a command", i + 1,
+			    g->n, (int)g->res[i].pid);
+			break;
+		}
+		done += (size_t)w;
+	}
+	signal(SIGPIPE, old);
+	return rc;
+}
+
+int
+wgroup_lines_n(struct wgroup *g, int n, double timeout)
+{
+	if (collect(g->l, g->n, timeout, n < g->n ? n : g->n) < 0) {
 		stop_all(g->res, g->l, g->n);
 		return -1;
 	}
@@ -315,16 +394,40 @@ wgroup_lines(struct wgroup *g, double timeout)
 }
 
 int
+wgroup_lines(struct wgroup *g, double timeout)
+{
+	return wgroup_lines_n(g, g->n, timeout);
+}
+
+int
 wgroup_wait(struct wgroup *g, double timeout)
 {
 	double until = clock_mono() + timeout;
 
+	close_inputs(g);  /* serve workers end at the end of their input */
 	if (collect(g->l, g->n, timeout, 0) < 0 ||
 	    reap_all(g->res, g->l, g->n, until - clock_mono()) < 0) {
 		stop_all(g->res, g->l, g->n);
 		return -1;
 	}
 	return 0;
+}
+
+int
+wgroup_ended(struct wgroup *g)
+{
+	int n = 0;
+
+	reap(g->res, g->l, g->n, 0);
+	for (int i = 0; i < g->n; i++)
+		n += g->l[i].reaped;
+	return n;
+}
+
+int
+wgroup_reaped(const struct wgroup *g, int i)
+{
+	return g->l[i].reaped;
 }
 
 int
@@ -348,6 +451,7 @@ wgroup_free(struct wgroup *g)
 {
 	if (!g)
 		return;
+	close_inputs(g);
 	if (reap(g->res, g->l, g->n, 0) > 0)
 		stop_all(g->res, g->l, g->n);
 	for (int i = 0; i < g->n; i++) {

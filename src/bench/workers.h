@@ -44,12 +44,31 @@ struct wgroup;
 struct wgroup *wgroup_start(const struct wspec *spec, int n);
 /* Until every worker printed a whole line on stdout or closed it; -1 (all ended) on timeout. */
 int wgroup_lines(struct wgroup *g, double timeout);
-/* Until every worker closed its pipes and was reaped; -1 (all ended) on timeout or interrupt. */
+/* The same for the first n workers only. */
+int wgroup_lines_n(struct wgroup *g, int n, double timeout);
+/*
+ * Until every worker closed its pipes and was reaped (serve workers: their
+ * input is closed first, which ends them); -1 (all ended) on timeout or
+ * interrupt.
+ */
 int wgroup_wait(struct wgroup *g, double timeout);
+
+/*
+ * Serve workers (gpupack-work serve): started like the above but with a
+ * pipe on stdin, so that one process runs many commands. wgroup_send()
+ * forgets the worker's output (and stderr) so far and writes one command line (with its
+ * newline) to it; wgroup_lines_n() then waits for the answers.
+ */
+struct wgroup *wgroup_serve(const struct wspec *spec, int n);
+int wgroup_send(struct wgroup *g, int i, const char *line);
 int wgroup_size(const struct wgroup *g);
+/* Reap, without waiting, whatever ended; how many have ended so far. */
+int wgroup_ended(struct wgroup *g);
+/* Has worker i ended (reaped; its status is in the results)? */
+int wgroup_reaped(const struct wgroup *g, int i);
 /* The output so far (out, err owned by the group); status is valid once wgroup_wait returned 0. */
 const struct wresult *wgroup_results(struct wgroup *g);
-/* End (SIGTERM, then SIGKILL) and reap whatever still runs; free. NULL is fine. */
+/* Close the inputs, end (SIGTERM, then SIGKILL) and reap whatever still runs; free. NULL is fine. */
 void wgroup_free(struct wgroup *g);
 /* The first line of s into buf (for one-line error messages); returns buf. */
 const char *workers_first_line(const char *s, char *buf, size_t size);

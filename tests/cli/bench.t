@@ -184,7 +184,9 @@ is "$(printf '%s\n' "$err" | grep -c 'starting the MPS daemon')" 2 "no MPS contr
 run env FAKE_WORK_FAIL_MODE=mps $B $TINY --exercises 1 --json
 is "$(printf '%s\n' "$out" | jq -r '[.exercises[0].points[] | select(.error != null) | .mode] | unique | join(",")')" \
 	"mps" "MPS clients that fail: the MPS points fail"
-like "$err" "the first MPS client: worker 1 of 1 \(pid [0-9]+\): not ok: CUDA error" "MPS clients that fail: said"
+like "$err" "mps P=1: starting 2 MPS clients \(.*fake-work serve\): worker 1 of 2 \(pid [0-9]+\): not ok: cudaErrorMps" \
+	"MPS clients that cannot start: said, naming the worker"
+is "$(printf '%s\n' "$err" | grep -c 'starting 2 MPS clients')" 2 "MPS clients that cannot start: one line per MPS point, started once"
 is "$(live_daemons)" 0 "MPS clients that fail: the daemon is stopped anyway"
 
 run env FAKE_WORK_FAIL_N=64 $B $TINY --exercises 1
@@ -219,31 +221,36 @@ is "$rc" 0 "no t_ready: still succeeds"
 is "$(printf '%s\n' "$out" | jq '[.exercises[0].points[] | select(.retries > 0 and .setup_s == null)] | length')" 1 \
 	"no t_ready: the late repeat was measured again"
 
-# workers that take long to exit after their line (a CUDA context's teardown): the next
-# repeat's workers set up meanwhile, but no kept timed part starts before the old ones are gone
+# workers are kept: one group of plain processes and one of MPS clients, as many as the
+# largest P, serve every point and repeat; capped clients get their own group per repeat
 rm -f "$FAKE_WORK_DIR"/*
-run env FAKE_WORK_SETUP_MS=50 FAKE_WORK_EXIT_MS=300 $B --sizes 64 --procs 1,2 --repeats 2 \
-	--modes timeslice --exercises 1 --json
-is "$rc" 0 "slow exits: succeeds"
-printf '%s\n' "$out" >"$T/exit.json"
-retries=$(jq '[.exercises[0].points[] | .retries] | add' "$T/exit.json")
-is "$(jq '[.exercises[0].points[] | select((.repeats | length) != 2)] | length' "$T/exit.json")" 0 \
-	"slow exits: every point measured"
-ok "$([ "$retries" -ge 1 ] && echo 0 || echo 1)" "slow exits: a start before the old workers were gone is measured again"
-# each file: "<instant>.<pid>" holding "t_start t_exit"; a group is one instant
-overlaps=$(for f in "$FAKE_WORK_DIR"/*.*; do b=${f##*/}; printf '%s %s\n' "${b%.*}" "$(cat "$f")"; done |
-	sort -n | awk 'NF == 3 {
-		if ($1 != g) { if (g != "" && first < lastexit) n++; lastexit = exitmax; exitmax = 0; first = $2; g = $1 }
-		if ($2 < first) first = $2; if ($3 > exitmax) exitmax = $3 }
-	END { if (g != "" && first < lastexit) n++; print n + 0 }')
-ok "$([ "$overlaps" -le "$retries" ] && echo 0 || echo 1)" \
-	"slow exits: every timed part that began before the previous workers exited was thrown away ($overlaps <= $retries)"
-is "$(live_workers)" "" "slow exits: no worker process left"
+run env FAKE_WORK_EXIT_MS=200 $B --sizes 64 --procs 1,2,4 --repeats 2 --json
+is "$rc" 0 "kept workers: succeeds"
+printf '%s\n' "$out" >"$T/kept.json"
+is "$(jq '[.exercises[].points[] | select(.reused_from == null and (.repeats | length) != 2)] | length' "$T/kept.json")" 0 \
+	"kept workers: every point measured twice"
+# 4 plain + 4 MPS + capped: (2 + 4) clients in each of 2 repeats
+is "$(find "$FAKE_WORK_DIR" -name 'serve.*' | wc -l | tr -d ' ')" 20 "kept workers: 4 plain, 4 MPS, 12 capped processes in all"
+is "$(jq '.setup.worker_groups' "$T/kept.json")" 6 "kept workers: 6 groups started (2 kept, 4 capped)"
+# each serve file holds "<last t_start> <t_exit>": every worker ended (after its 200 ms teardown)
+is "$(cat "$FAKE_WORK_DIR"/serve.* | awk 'NF == 2 && $2 > $1' | wc -l | tr -d ' ')" 20 "kept workers: every one ended at its end of input"
+is "$(live_workers)" "" "kept workers: no worker process left"
 
-# a worker that prints a good line and then exits badly: its point is not trusted
+# a worker that dies between two commands: a point fails, its group is started again, the rest is measured
+rm -f "$FAKE_WORK_DIR"/*
+run env FAKE_WORK_DIE_AFTER=3 $B $TINY --exercises 1 --modes timeslice,batched --json
+is "$rc" 1 "a worker that dies: exit 1"
+like "$err" "worker [12] of 2 \(pid [0-9]+\): (exit status 3|printed nothing \(exit 3\))" "a worker that dies: said, with its exit status"
+printf '%s\n' "$out" >"$T/die.json"
+ok "$([ "$(jq '.setup.worker_groups' "$T/die.json")" -ge 2 ] && echo 0 || echo 1)" "a worker that dies: its group is started again"
+is "$(jq '[.exercises[0].points[] | select(.error == null and (.repeats | length) != 3)] | length' "$T/die.json")" 0 \
+	"a worker that dies: every point is failed or measured 3 times"
+is "$(live_workers)" "" "a worker that dies: no worker process left"
+
+# a worker whose teardown fails at the end: the point it served last is not trusted
 run env FAKE_WORK_BAD_EXIT_N=64 $B $TINY --exercises 1 --modes timeslice --json
 is "$rc" 1 "bad exit after the line: exit 1"
-like "$err" "after its result: worker 1 of [12] \(pid [0-9]+\): \"ok\":true but exit status 3" \
+like "$err" "after its result: worker 1 of 2 \(pid [0-9]+\): exit status 3" \
 	"bad exit after the line: said"
 
 # --- exercise 4: the user's command through gpupack run

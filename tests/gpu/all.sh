@@ -4,7 +4,7 @@
 # order, each writing its report under $OUT/reports; packs the reports into
 # $OUT/gpu-reports.tgz (the device tool brings back few files).
 #
-#   bash tests/gpu/all.sh [foundation mps mig farm mps-exec bench-quick ...]
+#   bash tests/gpu/all.sh [foundation mps mig farm mps-exec bench-quick bench-full bench-full2 bench-sigint ...]
 #
 # Never changes a card setting; every MPS daemon a script starts is stopped
 # by that script, and any left over is stopped here before returning.
@@ -45,6 +45,8 @@ for s in "${scripts[@]}"; do
 	mps-exec) f=bench/mps-exec.sh ;;
 	bench-quick) f=tests/gpu/bench.sh; set -- quick ;;
 	bench-full) f=tests/gpu/bench.sh; set -- full ;;
+	bench-full2) f=tests/gpu/bench.sh; set -- full2 ;;
+	bench-sigint) f=tests/gpu/bench.sh; set -- sigint ;;
 	*) f=tests/gpu/$s.sh; set -- ;;
 	esac
 	t1=$(date +%s)
@@ -54,7 +56,7 @@ for s in "${scripts[@]}"; do
 	fi
 	# a script that hangs must not cost the whole call: its own limit, then the next one
 	limit=${LIMIT:-240}
-	case "$s" in bench-full) limit=${BENCH_FULL_LIMIT:-540} ;; bench-quick) limit=200 ;; esac
+	case "$s" in bench-full | bench-full2) limit=${BENCH_FULL_LIMIT:-540} ;; bench-quick) limit=200 ;; esac
 	timeout -k 10 "$limit" bash "$f" "$@" >"$R/$s.log" 2>&1
 	rc=$?
 	[ $rc -eq 124 ] && echo "TIMEOUT: $s ran past ${limit} s"

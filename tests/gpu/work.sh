@@ -251,6 +251,46 @@ expect_ok "info --start-at in the past"
 awk_true 'l >= 10000' "l=$(jget late_ms)"
 check $? "a past --start-at starts at once and says late_ms $(jget late_ms) >= 10000"
 
+sec serve
+# one process, many commands: a ready line, then one line per command, the same pid
+SERVE_IN=$(printf 'matmul --n 1024 --iters 20\nmatmul --n 512 --iters 10 --batched 4\n\ninfo\nmatmul --n 256 --iters 5 --streams 3 --start-at %s\n' \
+	"$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 2 }')")
+echo "\$ gpupack-work serve <<< 4 commands"
+out=$(printf '%s\n' "$SERVE_IN" | "$W" serve 2>"$B/.work-err")
+rc=$?
+echo "  rc=$rc"
+printf '%s\n' "$out" | sed 's/^/  /'
+[ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 5 ]
+check $? "serve: exit 0 at end of input, 5 lines (ready + 4 commands; a blank line is skipped)"
+READY=$(printf '%s\n' "$out" | sed -n 1p)
+[ "$(jget mode "$READY")" = serve ] && [ "$(jget ok "$READY")" = true ] && [ -n "$(jget t_ready "$READY")" ]
+check $? "serve: the ready line says mode serve, ok, t_ready"
+[ "$(printf '%s\n' "$out" | sed -n 's/.*"pid":\([0-9]*\).*/\1/p' | sort -u | wc -l)" -eq 1 ]
+check $? "serve: every line from one process"
+[ "$(printf '%s\n' "$out" | grep -c '"checksum_ok":true')" -eq 3 ] && [ "$(printf '%s\n' "$out" | grep -c '"ok":true')" -eq 5 ]
+check $? "serve: 3 matmuls with correct checksums, info ok"
+LAST=$(printf '%s\n' "$out" | sed -n 5p)
+[ -z "$(jget late_ms "$LAST")" ] && awk_true 's >= t && s - t < 0.05' "s=$(jget t_start "$LAST")" "t=$(jget start_at "$LAST")"
+check $? "serve: --start-at honoured in a served command"
+out=$(printf 'alloc --mib %s\nmatmul --n 64 --iters 1\n' "$((SMI_MEM * 2))" | "$W" serve 2>/dev/null)
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ]
+check $? "serve: a failed command prints its line and ends the server with its code (rc $rc)"
+printf 'matmul --n 64\n' | "$W" serve >/dev/null 2>&1
+check "$([ $? -eq 2 ] && echo 0 || echo 1)" "serve: a bad command is a usage error (exit 2)"
+# why bench keeps workers: 8 one-shot runs against 8 commands to one server
+t0=$(date +%s.%N)
+for k in 1 2 3 4 5 6 7 8; do "$W" matmul --n 512 --iters 10 >/dev/null 2>&1; done
+t1=$(date +%s.%N)
+for k in 1 2 3 4 5 6 7 8; do echo "matmul --n 512 --iters 10"; done | "$W" serve >/dev/null 2>&1
+t2=$(date +%s.%N)
+ONESHOT=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 8 }')
+SERVED=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", (b - a) / 8 }')
+echo "RESULT serve: matmul n=512 x10: ${ONESHOT} s a one-shot process, ${SERVED} s a served command (incl. the server's start)"
+measure "serve: one-shot ${ONESHOT} s/run, served ${SERVED} s/command (8 each, n=512 iters=10)"
+awk_true 'b < a' "a=$ONESHOT" "b=$SERVED"
+check $? "serve: a served command costs less than a process"
+
 sec usage
 runw matmul --n 64
 [ "$rc" -eq 2 ] && [ -z "$out" ]

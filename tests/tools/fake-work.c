@@ -34,6 +34,18 @@
  * "t_start t_exit" into its file there, so that tests can check that no
  * timed part began before the previous workers were gone.
  * FAKE_WORK_BAD_EXIT_N=N prints a good line for --n N, then exits 3.
+ *
+ *   fake-work [--device N] serve
+ *
+ * gpupack-work's serve mode: registers with the MPS daemon once (like a
+ * context), prints {"mode":"serve","ok":true,...,"t_ready":...}, then runs
+ * one matmul command per line of stdin ("matmul --n ..."), printing each
+ * one's line, until end of input; a failed command ends it with its exit
+ * code. FAKE_WORK_START_MS makes that first setup take so long (a context's
+ * creation); FAKE_WORK_SETUP_MS applies to every command. With
+ * $FAKE_WORK_DIR it creates "serve.<pid>" there when it starts and, at the
+ * end of input, after FAKE_WORK_EXIT_MS, writes "<last t_start> <t_exit>"
+ * into it.
  */
 #include <errno.h>
 #include <math.h>
@@ -47,6 +59,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+/* The last timed part's start (for linger). */
+static double g_last_start = -1;
 
 struct args {
 	long n, iters, streams, batched, warmup;
@@ -185,6 +200,25 @@ linger(const struct args *a, double t_start)
 	}
 }
 
+/* serve: the teardown's time at the end of input, then "<last t_start> <t_exit>" into "serve.<pid>". */
+static void
+linger_serve(double t_last)
+{
+	const char *ms = getenv("FAKE_WORK_EXIT_MS"), *dir = getenv("FAKE_WORK_DIR");
+	char path[4096];
+	FILE *f;
+
+	if (ms && atof(ms) > 0)
+		usleep((useconds_t)(atof(ms) * 1000));
+	if (!dir)
+		return;
+	snprintf(path, sizeof path, "%s/serve.%d", dir, (int)getpid());
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%.6f %.6f\n", t_last, now_epoch());
+		fclose(f);
+	}
+}
+
 /* Processes of this point: files named "<start-at>.<pid>" in $FAKE_WORK_DIR. */
 static void
 peer_register(const struct args *a)
@@ -263,67 +297,146 @@ mode_fails(const struct args *a, int mps)
 	    (strcmp(m, "streams") == 0 && a->streams > 1) || (strcmp(m, "mps") == 0 && mps);
 }
 
-int
-main(int argc, char **argv)
+/* One matmul: its line on stdout; the exit code a one-shot run would have. */
+static int
+run_one(const struct args *a, int fd, double sm)
 {
 	const char *vis = getenv("CUDA_VISIBLE_DEVICES"), *dev = getenv("FAKE_WORK_DEVICE");
 	const char *tf = getenv("FAKE_WORK_TFLOPS"), *setup = getenv("FAKE_WORK_SETUP_MS");
 	double cap = tf && atof(tf) > 0 ? atof(tf) * 1e12 : 40e12;
-	double sm, u, share, own, flops, secs, t_ready, t_start, late = -1, jitter;
+	double u, share, own, flops, secs, t_ready, t_start, late = -1, jitter;
 	long mats;
-	struct args a;
-	int fd, peers, fail;
+	int peers, fail;
 
-	if (parse(argc, argv, &a) < 0)
-		return usage("bad arguments");
-	fd = mps_register(&sm);
 	if (setup && atof(setup) > 0)
 		usleep((useconds_t)(atof(setup) * 1000));
-	peer_register(&a);
+	peer_register(a);
 	t_ready = now_epoch();
-	if (a.start_at >= 0) {
-		if (now_epoch() > a.start_at)
-			late = (now_epoch() - a.start_at) * 1000;
-		sleep_until(a.start_at);
+	if (a->start_at >= 0) {
+		if (now_epoch() > a->start_at)
+			late = (now_epoch() - a->start_at) * 1000;
+		sleep_until(a->start_at);
 	}
-	t_start = now_epoch();
-	peers = peer_count(&a);
-	mats = a.batched > 1 ? a.batched : a.streams > 1 ? a.streams : 1;
-	flops = 2.0 * (double)a.n * (double)a.n * (double)a.n * (double)a.iters * (double)mats;
-	u = fmin(1, ((double)a.n / 2048) * ((double)a.n / 2048));
-	share = model_share(&a, peers, fd >= 0, sm, u, &own);
-	fail = env_is("FAKE_WORK_FAIL_N", a.n) || mode_fails(&a, fd >= 0);
+	t_start = g_last_start = now_epoch();
+	peers = peer_count(a);
+	mats = a->batched > 1 ? a->batched : a->streams > 1 ? a->streams : 1;
+	flops = 2.0 * (double)a->n * (double)a->n * (double)a->n * (double)a->iters * (double)mats;
+	u = fmin(1, ((double)a->n / 2048) * ((double)a->n / 2048));
+	share = model_share(a, peers, fd >= 0, sm, u, &own);
+	fail = env_is("FAKE_WORK_FAIL_N", a->n) || mode_fails(a, fd >= 0);
 	(void)share;
 	/* the GPU part shared with the peers; the CPU part only this process waits for */
-	secs = flops / (own * cap) + (double)a.iters * a.cpu_ms / 1000;
+	secs = flops / (own * cap) + (double)a->iters * a->cpu_ms / 1000;
 	/* a little deterministic noise, so that spreads are not all zero */
 	jitter = 1 + 0.002 * (double)((getpid() % 5) - 2);
 	secs *= jitter;
 	printf("{\"mode\":\"matmul\",\"ok\":%s,\"pid\":%d,\"device\":\"%s\",\"uuid\":\"%s\","
 	    "\"n\":%ld,\"iters\":%ld,\"streams\":%ld,\"batched\":%ld,\"peers\":%d,\"mps\":%s,"
-	    "\"sm_pct\":%g,", fail || env_is("FAKE_WORK_BAD_SUM_N", a.n) ? "false" : "true",
+	    "\"sm_pct\":%g,", fail || env_is("FAKE_WORK_BAD_SUM_N", a->n) ? "false" : "true",
 	    (int)getpid(),
-	    dev ? dev : "Fake GPU (model)", vis ? vis : "GPU-fake", a.n, a.iters,
-	    a.streams ? a.streams : 1, a.batched, peers, fd >= 0 ? "true" : "false", sm);
+	    dev ? dev : "Fake GPU (model)", vis ? vis : "GPU-fake", a->n, a->iters,
+	    a->streams ? a->streams : 1, a->batched, peers, fd >= 0 ? "true" : "false", sm);
 	if (!getenv("FAKE_WORK_NO_READY"))
 		printf("\"t_ready\":%.6f,", t_ready);
-	if (a.start_at >= 0)
-		printf("\"start_at\":%.6f,", a.start_at);
+	if (a->start_at >= 0)
+		printf("\"start_at\":%.6f,", a->start_at);
 	if (late >= 0)
 		printf("\"late_ms\":%.3f,", late);
 	if (fail) {
 		printf("\"error\":\"CUDA error: out of memory (injected)\"}\n");
 		return 1;
 	}
-	if (env_is("FAKE_WORK_BAD_SUM_N", a.n)) {
+	if (env_is("FAKE_WORK_BAD_SUM_N", a->n)) {
 		printf("\"checksum_ok\":false,\"error\":\"checksum mismatch (injected)\"}\n");
 		return 1;
 	}
 	printf("\"t_start\":%.6f,\"t_end\":%.6f,\"seconds\":%.6f,\"flops\":%.0f,\"tflops\":%.6g,"
 	    "\"checksum_ok\":true,\"max_rel_err\":1e-06}\n", t_start, t_start + secs, secs, flops,
 	    flops / secs / 1e12);
-	linger(&a, t_start);
+	fflush(stdout);
+	return env_is("FAKE_WORK_BAD_EXIT_N", a->n) ? 3 : 0;
+}
+
+static long g_served;      /* serve: commands run */
+static int g_bad_exit;     /* serve: a command of FAKE_WORK_BAD_EXIT_N ran */
+
+/* serve: one ready line, then one command per line of stdin until its end. */
+static int
+serve(int fd, double sm)
+{
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES"), *dev = getenv("FAKE_WORK_DEVICE");
+	const char *start = getenv("FAKE_WORK_START_MS");
+	const char *dir = getenv("FAKE_WORK_DIR");
+	char line[4096];
+
+	if (dir) {
+		/* "serve.<pid>": this worker is alive (tests look for leftovers) */
+		int mfd;
+
+		snprintf(line, sizeof line, "%s/serve.%d", dir, (int)getpid());
+		if ((mfd = open(line, O_CREAT | O_WRONLY, 0600)) >= 0)
+			close(mfd);
+	}
+	if (start && atof(start) > 0)
+		usleep((useconds_t)(atof(start) * 1000));
+	if (fd >= 0 && getenv("FAKE_WORK_FAIL_MODE") && strcmp(getenv("FAKE_WORK_FAIL_MODE"), "mps") == 0) {
+		printf("{\"mode\":\"serve\",\"ok\":false,\"pid\":%d,\"error\":\"cudaErrorMpsConnectionFailed: "
+		    "MPS client failed to connect (injected)\"}\n", (int)getpid());
+		return 1;
+	}
+	printf("{\"mode\":\"serve\",\"ok\":true,\"pid\":%d,\"device\":\"%s\",\"uuid\":\"%s\","
+	    "\"t_ready\":%.6f}\n", (int)getpid(), dev ? dev : "Fake GPU (model)",
+	    vis ? vis : "GPU-fake", now_epoch());
+	fflush(stdout);
+	while (fgets(line, sizeof line, stdin)) {
+		char *argv[66], *save = NULL, *w;
+		struct args a;
+		int argc = 0, rc;
+
+		argv[argc++] = (char *)"fake-work";
+		for (w = strtok_r(line, " \t\n", &save); w && argc < 65; w = strtok_r(NULL, " \t\n", &save))
+			argv[argc++] = w;
+		argv[argc] = NULL;
+		if (argc == 1)
+			continue;
+		if (parse(argc, argv, &a) < 0)
+			return usage("serve: bad command");
+		rc = run_one(&a, fd, sm);
+		if (rc == 3) {
+			/* serve: a bad exit comes at the end, as a teardown's failure would */
+			g_bad_exit = 1;
+			rc = 0;
+		}
+		if (rc != 0)
+			return rc;
+		if (++g_served == atol(getenv("FAKE_WORK_DIE_AFTER") ? getenv("FAKE_WORK_DIE_AFTER") : "0"))
+			return 3;
+	}
+	linger_serve(g_last_start);
+	return g_bad_exit ? 3 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a;
+	double sm;
+	int fd, rc;
+
+	if (argc >= 2 && strcmp(argv[argc - 1], "serve") == 0 &&
+	    (argc == 2 || (argc == 4 && strcmp(argv[1], "--device") == 0))) {
+		fd = mps_register(&sm);
+		rc = serve(fd, sm);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (parse(argc, argv, &a) < 0)
+		return usage("bad arguments");
+	fd = mps_register(&sm);
+	rc = run_one(&a, fd, sm);
+	linger(&a, g_last_start);
 	if (fd >= 0)
 		close(fd);
-	return env_is("FAKE_WORK_BAD_EXIT_N", a.n) ? 3 : 0;
+	return rc;
 }
