@@ -65,7 +65,8 @@ for s in "${scripts[@]}"; do
 	[ $rc -eq 0 ] || status=1
 	# no daemon of ours may outlive a script
 	# (zombies are not ours: the VM's init reaps the daemons' intermediate forks late)
-	ps -eo pid,stat,args | awk '$2 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/' >"$R/$s.leftover"
+	# (by program name: a command line that merely mentions nvidia-cuda-mps is not one)
+	ps -eo pid,stat,comm,args | awk '$2 !~ /^Z/ && $3 ~ /^nvidia-cuda-mps/' >"$R/$s.leftover"
 	[ -s "$R/$s.leftover" ] && { echo "LEFTOVER MPS processes after $s:"; cat "$R/$s.leftover"; }
 	# what has been measured so far comes back even if a later script runs the call out
 	tar -C "$R/.." -czf "$TOP/gpu-reports.tgz" reports
