@@ -47,6 +47,7 @@ for s in "${scripts[@]}"; do
 	bench-full) f=tests/gpu/bench.sh; set -- full ;;
 	bench-full2) f=tests/gpu/bench.sh; set -- full2 ;;
 	bench-sigint) f=tests/gpu/bench.sh; set -- sigint ;;
+	bench-command) f=tests/gpu/bench.sh; set -- command ;;
 	*) f=tests/gpu/$s.sh; set -- ;;
 	esac
 	t1=$(date +%s)

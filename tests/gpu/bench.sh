@@ -11,6 +11,7 @@
 #                                          two full runs agree within 5% on sizes 2048, 4096
 #                                          (no GPU needed: run it where the JSON files are)
 #   bash tests/gpu/bench.sh sigint         Ctrl-C in the middle: exit 130, the MPS daemon gone
+#   bash tests/gpu/bench.sh command        exercise 4: gpupack-work matmul as the user's command
 #
 # Checks: exit status; setup in the JSON (GPU, uuid, driver, CUDA, date, command);
 # every point measured (no error) with its repeats; on each exercise and size
@@ -129,9 +130,10 @@ run_bench() {
 	local label=$1 dir=$2 t0 t1 rc
 	shift 2
 	mkdir -p "$dir"
-	info "$label: $GPUPACK bench $* --out $dir"
+	info "$label: $GPUPACK bench --progress --out $dir $*"
 	t0=$(date +%s.%N)
-	"$GPUPACK" bench "$@" --progress --out "$dir" >"$dir/stdout.txt" 2>"$dir/stderr.txt"
+	# our options first: after a "--" the rest is the user's command (exercise 4)
+	"$GPUPACK" bench --progress --out "$dir" "$@" >"$dir/stdout.txt" 2>"$dir/stderr.txt"
 	rc=$?
 	t1=$(date +%s.%N)
 	ELAPSED=$(python3 -c "print(round($t1 - $t0, 1))" 2>/dev/null || echo "?")
@@ -254,8 +256,13 @@ compare)
 sigint)
 	sigint
 	;;
+command)
+	# exercise 4 on the card: the user's command as the task, through gpupack run
+	run_bench command "$OUT/bench-command" --procs 1,4,8 --tasks 16 -- \
+		"$(dirname "$GPUPACK")/gpupack-work" matmul --n 1024 --iters 50
+	;;
 *)
-	fail "usage" "unknown mode '$MODE' (quick, full [TAG], full2, compare A B, sigint)"
+	fail "usage" "unknown mode '$MODE' (quick, full [TAG], full2, compare A B, sigint, command)"
 	;;
 esac
 gpu_finish
