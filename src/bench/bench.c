@@ -52,6 +52,13 @@ bench_config_defaults(struct bench_config *c, int quick)
 	c->exercises = quick ? (1u << EX_MATMUL | 1u << EX_CAPS)
 	    : (1u << EX_MATMUL | 1u << EX_MIXED | 1u << EX_CAPS);
 	c->repeats = 3;
+	/*
+	 * A launch-bound point (one process, small N) can spread 20-30% over 3
+	 * repeats; its median, the baseline of every speed-up, then rests on
+	 * one value. Such points get more repeats.
+	 */
+	c->max_repeats = quick ? 6 : 9;
+	c->noisy_spread = 0.10;
 	c->target_s = quick ? 0.12 : 0.3;
 	/* only until the calibration has measured a worker's setup (runner.c) */
 	c->margin_base = quick ? 0.8 : 1.5;

@@ -43,6 +43,7 @@ struct bench_point {
 	double elapsed[BENCH_MAX_REPEATS];  /* seconds from the first start to the last end */
 	double skew[BENCH_MAX_REPEATS];     /* seconds between the first and the last start */
 	int retries;     /* repeats measured again (late workers) */
+	int noisy;       /* its first repeats spread more than noisy_spread: measured up to max_repeats */
 	int late_kept;   /* repeats kept although still late after the retries */
 	char *error;     /* why the point failed (malloc'd), or NULL */
 	struct stats st;
@@ -88,6 +89,8 @@ struct bench_config {
 	unsigned modes;                          /* exercises 1 and 2 */
 	unsigned exercises;                      /* 1 << enum bench_exercise_id */
 	int repeats;
+	int max_repeats;                         /* noisy points: measured again up to this many */
+	double noisy_spread;                     /* spread of the first repeats that makes a point noisy */
 	double target_s;                         /* timed part of each point */
 	double margin_fixed;                     /* --margin: seconds before the shared start */
 	double margin_base, margin_per_proc;     /* the guess until a setup time is measured */

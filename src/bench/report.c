@@ -72,20 +72,21 @@ static void
 point_row(const struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
     struct table *t)
 {
-	char med[32], mn[32], mx[32], su[32], ef[32], sp[32], pr[16];
+	char med[32], mn[32], mx[32], su[32], ef[32], sp[32], pr[16], n[16];
 	double one = one_process(e, p->size);
 
 	snprintf(pr, sizeof pr, "%d", p->procs);
+	snprintf(n, sizeof n, "%d", p->st.n);
 	if (p->st.n == 0) {
 		table_row(t, bench_mode_name(p->mode), pr, p->error ? "failed" : "-", NULL, NULL, NULL,
-		    NULL, NULL);
+		    NULL, NULL, NULL);
 		return;
 	}
 	table_row(t, bench_mode_name(p->mode), pr, fmt_num(med, sizeof med, p->st.median),
 	    fmt_num(mn, sizeof mn, p->st.min), fmt_num(mx, sizeof mx, p->st.max),
 	    fmt_ratio(su, sizeof su, stats_ratio(p->st.median, one)),
 	    fmt_pct(ef, sizeof ef, stats_ratio(p->st.median, bench_limit_for(r, e, p->size, p->procs))),
-	    fmt_pct(sp, sizeof sp, p->st.spread));
+	    fmt_pct(sp, sizeof sp, p->st.spread), n);
 }
 
 static void
@@ -114,8 +115,8 @@ print_size(const struct bench_run *r, const struct bench_exercise *e, int si, FI
 	struct table t;
 
 	size_heading(e, e->sizes[si], f);
-	table_init(&t, "lrrrrrrr", 2);
-	table_row(&t, "mode", "P", e->unit, "min", "max", "speed-up", "efficiency", "spread");
+	table_init(&t, "lrrrrrrrr", 2);
+	table_row(&t, "mode", "P", e->unit, "min", "max", "speed-up", "efficiency", "spread", "runs");
 	for (int m = 0; m < BM_NMODES; m++)
 		for (int i = 0; i < e->npts; i++)
 			if (e->pts[i].size == e->sizes[si] && e->pts[i].mode == m)
@@ -139,9 +140,13 @@ bench_print_tables(const struct bench_run *r, FILE *f)
 
 	fprintf(f, "gpupack bench on %s (%s), driver %s, CUDA %s, %s\n", s->gpu_name, s->uuid,
 	    s->driver[0] ? s->driver : "?", s->cuda[0] ? s->cuda : "?", s->date);
-	fprintf(f, "median of %d repeats; speed-up over one process; efficiency: share of the "
-	    "single-process limit\n(the better of batched and streams at the same P); spread: "
-	    "(max - min) / median\n", r->cfg.repeats);
+	fprintf(f, "median of %d repeats", r->cfg.repeats);
+	if (r->cfg.max_repeats > r->cfg.repeats)
+		fprintf(f, " (%d where those spread more than %.0f%%)", r->cfg.max_repeats,
+		    r->cfg.noisy_spread * 100);
+	fprintf(f, "; runs: repeats measured; speed-up over one process;\nefficiency: share of the "
+	    "single-process limit (the better of batched and streams at the same P);\n"
+	    "spread: (max - min) / median\n");
 	for (int x = 0; x < r->nex; x++) {
 		const struct bench_exercise *e = &r->ex[x];
 
@@ -188,6 +193,8 @@ json_setup(const struct bench_run *r, struct json *j)
 	json_str(j, "worker", c->work);
 	json_bool(j, "quick", c->quick);
 	json_int(j, "repeats", c->repeats);
+	json_int(j, "max_repeats", c->max_repeats);
+	json_double(j, "noisy_spread", c->noisy_spread);
 	json_double(j, "target_s", c->target_s);
 	json_bool(j, "mps_started", s->mps_started);
 	json_double(j, "worker_setup_s", r->setup1 > 0 ? r->setup1 : NAN);
@@ -221,6 +228,7 @@ json_point(const struct bench_run *r, const struct bench_exercise *e, const stru
 	json_list(j, "repeats", p->value, p->nrep);
 	json_list(j, "elapsed_s", p->elapsed, p->nrep);
 	json_list(j, "start_skew_s", p->skew, p->nrep);
+	json_bool(j, "noisy", p->noisy);
 	json_int(j, "retries", p->retries);
 	json_int(j, "late_kept", p->late_kept);
 	json_str(j, "error", p->error);

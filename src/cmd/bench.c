@@ -39,6 +39,8 @@ static const char usage_text[] =
     "  --modes LIST       of timeslice,mps,streams,batched (default all)\n"
     "  --exercises LIST   of 1,2,3,4 (default 1,2,3; 4 alone when CMD is given)\n"
     "  --repeats N        repeats of every point (default 3; the median is reported)\n"
+    "  --max-repeats N    repeats of a point whose first ones spread more than 10%\n"
+    "                     (default 9; --quick 6; = --repeats: never more)\n"
     "  --time DURATION    timed part of each point (default 300ms; --quick 120ms)\n"
     "  --cpu-ms M         exercise 2: CPU work between GPU calls (default 2)\n"
     "  --mixed-size N     exercise 2's matrix size (default: the middle size)\n"
@@ -58,6 +60,7 @@ static const char usage_text[] =
 enum {
 	O_QUICK = 256, O_SIZES, O_PROCS, O_MODES, O_EXERCISES, O_REPEATS, O_TIME, O_CPU_MS,
 	O_MIXED, O_CAPS, O_TASKS, O_GPU, O_MARGIN, O_TIMEOUT, O_JSON, O_OUT, O_SVG, O_PROGRESS,
+	O_MAX_REPEATS,
 };
 
 struct opts {
@@ -65,7 +68,7 @@ struct opts {
 	const char *out, *svg, *gpu;
 	/* what the user set explicitly, applied over the defaults after all options are read */
 	const char *sizes, *procs, *modes, *exercises, *caps;
-	long repeats, cpu_ms, mixed, tasks;
+	long repeats, max_repeats, cpu_ms, mixed, tasks;
 	double time_s, margin, timeout;
 };
 
@@ -165,6 +168,9 @@ parse_opt(int ch, struct opts *o)
 	case O_REPEATS:
 		return parse_long(optarg, 1, BENCH_MAX_REPEATS, &o->repeats) < 0 ?
 		    err_prefix("--repeats") : 0;
+	case O_MAX_REPEATS:
+		return parse_long(optarg, 1, BENCH_MAX_REPEATS, &o->max_repeats) < 0 ?
+		    err_prefix("--max-repeats") : 0;
 	case O_CPU_MS:
 		return parse_long(optarg, 0, 60000, &o->cpu_ms) < 0 ? err_prefix("--cpu-ms") : 0;
 	case O_MIXED:
@@ -210,6 +216,13 @@ apply_opts(const struct opts *o, struct bench_config *c, int ncmd)
 		return err_set(EXIT_USAGE, "a command was given but --exercises leaves out 4");
 	if (o->repeats)
 		c->repeats = (int)o->repeats;
+	if (o->max_repeats && o->max_repeats < c->repeats)
+		return err_set(EXIT_USAGE, "--max-repeats %ld is fewer than the %d repeats of every point",
+		    o->max_repeats, c->repeats);
+	if (o->max_repeats)
+		c->max_repeats = (int)o->max_repeats;
+	else if (c->max_repeats < c->repeats)
+		c->max_repeats = c->repeats;
 	if (o->cpu_ms >= 0)
 		c->cpu_ms = (int)o->cpu_ms;
 	if (o->mixed)
@@ -235,6 +248,7 @@ parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *h
 		{"modes", required_argument, NULL, O_MODES},
 		{"exercises", required_argument, NULL, O_EXERCISES},
 		{"repeats", required_argument, NULL, O_REPEATS},
+		{"max-repeats", required_argument, NULL, O_MAX_REPEATS},
 		{"time", required_argument, NULL, O_TIME},
 		{"cpu-ms", required_argument, NULL, O_CPU_MS},
 		{"mixed-size", required_argument, NULL, O_MIXED},

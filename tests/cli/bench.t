@@ -253,6 +253,23 @@ is "$rc" 1 "bad exit after the line: exit 1"
 like "$err" "after its result: worker 1 of 2 \(pid [0-9]+\): exit status 3" \
 	"bad exit after the line: said"
 
+# noisy points: those whose first repeats spread more than 10% are measured up to --max-repeats
+run env FAKE_WORK_NOISE_N=64 $B --sizes 64,128 --procs 1,2,4 --repeats 3 --max-repeats 7 --exercises 1 --json
+is "$rc" 0 "noisy points: succeeds"
+printf '%s\n' "$out" >"$T/noisy.json"
+is "$(jq '[.exercises[0].points[] | select(.noisy)] | length > 0' "$T/noisy.json")" true "noisy points: some at N=64"
+is "$(jq '[.exercises[0].points[] | select(.size == 128 and .noisy)] | length' "$T/noisy.json")" 0 "noisy points: none at N=128"
+# the rule, from the JSON: first 3 repeats spread > 10% <=> noisy <=> 7 repeats
+is "$(jq '[.exercises[0].points[] | (.repeats[0:3] | (max - min) / sort[1] > 0.10) as $n |
+	select($n != .noisy or (.repeats | length) != (if $n then 7 else 3 end))] | length' "$T/noisy.json")" 0 \
+	"noisy points: exactly those whose first 3 repeats spread > 10% have 7"
+is "$(jq '.setup.max_repeats' "$T/noisy.json")" 7 "noisy points: max_repeats in the setup"
+run env FAKE_WORK_NOISE_N=64 $B --sizes 64 --procs 1,2 --repeats 3 --max-repeats 3 --exercises 1
+like "$out" "mode +P +TFLOP/s +min +max +speed-up +efficiency +spread +runs" "the table says how many runs"
+is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && $NF != 3' | wc -l | tr -d ' ')" 0 \
+	"--max-repeats = --repeats: never more"
+usage_err "--max-repeats below --repeats" --repeats 5 --max-repeats 4
+
 # --- exercise 4: the user's command through gpupack run
 
 # the task itself checks its environment: single quotes on purpose

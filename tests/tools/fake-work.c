@@ -25,7 +25,8 @@
  *
  * Failures for tests: FAKE_WORK_FAIL_N=N fails (exit 1, "ok":false) when
  * --n is N; FAKE_WORK_FAIL_MODE=batched|streams|mps fails that mode only;
- * FAKE_WORK_BAD_SUM_N=N reports a checksum mismatch; FAKE_WORK_SETUP_MS
+ * FAKE_WORK_BAD_SUM_N=N reports a checksum mismatch; FAKE_WORK_NOISE_N=N makes some
+ * commands with --n N 30% slower (a fixed pattern per process: noisy repeats); FAKE_WORK_SETUP_MS
  * makes setup take that long (a worker late for --start-at). Like
  * gpupack-work, it reports t_ready (setup done), which bench learns its
  * start margins from; FAKE_WORK_NO_READY=1 leaves it out (a gpupack-work
@@ -330,6 +331,12 @@ run_one(const struct args *a, int fd, double sm)
 	/* a little deterministic noise, so that spreads are not all zero */
 	jitter = 1 + 0.002 * (double)((getpid() % 5) - 2);
 	secs *= jitter;
+	if (env_is("FAKE_WORK_NOISE_N", a->n)) {
+		/* a noisy point: 30% slower on some commands of this process, a fixed pattern */
+		static unsigned k;
+
+		secs *= 1 + 0.3 * (double)((k++ * 2654435761u >> 7) & 1);
+	}
 	printf("{\"mode\":\"matmul\",\"ok\":%s,\"pid\":%d,\"device\":\"%s\",\"uuid\":\"%s\","
 	    "\"n\":%ld,\"iters\":%ld,\"streams\":%ld,\"batched\":%ld,\"peers\":%d,\"mps\":%s,"
 	    "\"sm_pct\":%g,", fail || env_is("FAKE_WORK_BAD_SUM_N", a->n) ? "false" : "true",
