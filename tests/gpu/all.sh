@@ -42,7 +42,8 @@ scripts=("$@")
 status=0
 for s in "${scripts[@]}"; do
 	case "$s" in
-	mps-exec) f=bench/mps-exec.sh ;;
+	mps-exec) f=bench/mps-exec.sh; set -- ;;
+	idle-contexts) f=bench/idle-contexts.sh; set -- ;;
 	bench-quick) f=tests/gpu/bench.sh; set -- quick ;;
 	bench-full) f=tests/gpu/bench.sh; set -- full ;;
 	bench-full2) f=tests/gpu/bench.sh; set -- full2 ;;
