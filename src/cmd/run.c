@@ -30,11 +30,15 @@ static const char usage_text[] =
     "  --mem SIZE            GPU memory per task (packing; under mps also a client limit)\n"
     "  --sm PCT              SM share per task under mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)\n"
     "  --env NAME=VALUE      add to each task's environment (repeatable)\n"
+    "  --shard K/N|slurm     run only inputs K, K+N, K+2N... (numbered from 0) of this run: one\n"
+    "                        gpupack per node (srun), each with its share; slurm: K=$SLURM_PROCID,\n"
+    "                        N=$SLURM_NTASKS\n"
     "inputs and commands:\n"
     "  -a, --arg-file FILE   an input source (like :::: FILE)\n"
     "  --shell               run the command line through sh -c (inputs shell-quoted)\n"
     "durability and faults:\n"
-    "  --joblog [+]FILE      GNU parallel's joblog (+ appends); fsync'd at each task's end\n"
+    "  --joblog [+]FILE      GNU parallel's joblog (+ appends); fsync'd at each task's end;\n"
+    "                        {shard} in FILE becomes the shard number K\n"
     "  --resume              skip tasks the joblog has; --resume-failed reruns the failed ones\n"
     "  --retries N           run a failed task up to N more times\n"
     "  --timeout DURATION    end a task after DURATION (SIGTERM, then SIGKILL)\n"
@@ -53,7 +57,7 @@ static const char usage_text[] =
 enum {
 	OPT_TOTAL = 256, OPT_GPUS, OPT_SHARE, OPT_MEM, OPT_SM, OPT_ENV, OPT_SHELL, OPT_JOBLOG,
 	OPT_RESUME, OPT_RESUME_FAILED, OPT_RETRIES, OPT_TIMEOUT, OPT_HALT, OPT_RESULTS, OPT_BAR,
-	OPT_ETA, OPT_JSON, OPT_SUMMARY, OPT_DRY_RUN,
+	OPT_ETA, OPT_JSON, OPT_SUMMARY, OPT_DRY_RUN, OPT_SHARD,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +83,7 @@ static const struct option long_opts[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"summary", no_argument, NULL, OPT_SUMMARY},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"shard", required_argument, NULL, OPT_SHARD},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -202,6 +207,8 @@ one_opt(int ch, const char *arg, struct farm_opts *o)
 	case OPT_DRY_RUN:
 		o->dry_run = 1;
 		return 0;
+	case OPT_SHARD:
+		return parse_shard(arg, o);
 	default:
 		return err_set(EXIT_USAGE, "unknown option (see gpupack run --help)");
 	}
@@ -261,6 +268,14 @@ cmd_run(int argc, char **argv, struct ctx *c)
 			goto out;
 		}
 	}
+	if (shard_joblog(&o) < 0) {
+		err_report();
+		rc = FARM_EXIT_ERROR;
+		goto out;
+	}
+	if (o.shard_n > 1 && o.joblog && !o.joblog_owned && getenv("SLURM_PROCID"))
+		warnx_("--shard: every shard writes the one joblog %s; give each its own with {shard} "
+		    "in its name", o.joblog);
 	farm_block_signals();
 	if (parse_rest(argc, argv, &o) < 0 || ctx_backend(c, &b) < 0) {
 		err_report();
@@ -271,5 +286,6 @@ cmd_run(int argc, char **argv, struct ctx *c)
 out:
 	inputs_free(&o.in);
 	free(o.env);
+	free(o.joblog_owned);
 	return rc;
 }

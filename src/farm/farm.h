@@ -48,11 +48,25 @@ struct farm_opts {
 	int keep_order;          /* -k */
 	int bar, eta, json, summary;
 	int dry_run;             /* print each command instead of running it */
+	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
+	unsigned long shard_n;   /* 0: no --shard */
+	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */
 };
 
 const char *share_name(int share);
 /* Parse "now,fail=3", "soon,fail=10%", "never", "2" (GNU parallel's forms). */
 int parse_halt(const char *s, struct farm_opts *o);
+/*
+ * Parse --shard: "K/N" (0 <= K < N, K counting from 0 as SLURM_PROCID does)
+ * or "slurm" ($SLURM_PROCID of $SLURM_NTASKS, as under srun).
+ */
+int parse_shard(const char *s, struct farm_opts *o);
+/*
+ * Replace {shard} in --joblog by K (so that each shard of a run keeps its own
+ * joblog). Call after every option was read. -1 with err set when {shard}
+ * comes without --shard.
+ */
+int shard_joblog(struct farm_opts *o);
 
 /* Run the farm on the devices of backend b. */
 int farm_run(struct farm_opts *o, struct gpu_backend *b);

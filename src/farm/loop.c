@@ -199,6 +199,19 @@ next_task(struct farm *f)
 			return NULL;
 		}
 		f->st.inputs = seq;
+		if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
+			/* another shard's: not run, not journaled, not counted as skipped */
+			f->st.others++;
+			args_free(args, f->o->in.nsrc);
+			if (f->o->keep_order) {
+				struct obuf none[2];
+
+				obuf_init(&none[0]);
+				obuf_init(&none[1]);
+				deliver(f, seq, none);
+			}
+			continue;
+		}
 		if (!journal_skip(&f->j, seq)) {
 			t = xcalloc(1, sizeof *t);
 			t->seq = seq;
@@ -1077,6 +1090,8 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		return rc;
 	}
 	f.st.share = o->share;
+	f.st.shard_k = o->shard_k;
+	f.st.shard_n = o->shard_n;
 	f.st.t0 = clock_mono();
 	for (;;) {
 		double now = clock_mono();

@@ -1,6 +1,6 @@
 /*
  * opts: option values of the farm that need parsing beyond a number:
- * --halt in GNU parallel's forms, and share mode names.
+ * --halt in GNU parallel's forms, share mode names, --shard.
  */
 #include "farm/farm.h"
 #include "util/err.h"
@@ -94,5 +94,85 @@ parse_halt(const char *s, struct farm_opts *o)
 		return halt_bad(s);
 	}
 	o->halt_count = count;
+	return 0;
+}
+
+static int
+shard_bad(const char *s)
+{
+	return err_set(EXIT_USAGE, "--shard '%s': want K/N with 0 <= K < N (K counts from 0, as "
+	    "SLURM_PROCID does), or slurm", s);
+}
+
+/* A count: digits only, at most max. */
+static int
+shard_num(const char *s, size_t n, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+parse_shard(const char *s, struct farm_opts *o)
+{
+	const char *slash;
+	unsigned long k, n;
+
+	if (strcmp(s, "slurm") == 0) {
+		const char *id = getenv("SLURM_PROCID"), *nt = getenv("SLURM_NTASKS");
+
+		if (!id || !nt || !*id || !*nt)
+			return err_set(EXIT_USAGE, "--shard slurm: SLURM_PROCID and SLURM_NTASKS are not "
+			    "set (run it as a task of srun)");
+		if (shard_num(id, strlen(id), 999999999UL, &k) < 0 ||
+		    shard_num(nt, strlen(nt), 1000000UL, &n) < 0 || n == 0 || k >= n)
+			return err_set(EXIT_USAGE, "--shard slurm: SLURM_PROCID '%s' of SLURM_NTASKS '%s' "
+			    "is not a task number below the task count", id, nt);
+	} else {
+		slash = strchr(s, '/');
+		if (!slash || shard_num(s, (size_t)(slash - s), 999999999UL, &k) < 0 ||
+		    shard_num(slash + 1, strlen(slash + 1), 1000000UL, &n) < 0 || n == 0 || k >= n)
+			return shard_bad(s);
+	}
+	o->shard_k = k;
+	o->shard_n = n;
+	return 0;
+}
+
+int
+shard_joblog(struct farm_opts *o)
+{
+	const char *at;
+	struct sbuf b;
+
+	if (!o->joblog || !(at = strstr(o->joblog, "{shard}")))
+		return 0;
+	if (o->shard_n == 0)
+		return err_set(EXIT_USAGE, "--joblog '%s': {shard} without --shard", o->joblog);
+	sbuf_init(&b);
+	for (const char *p = o->joblog; *p;) {
+		at = strstr(p, "{shard}");
+		if (!at) {
+			sbuf_add(&b, p);
+			break;
+		}
+		sbuf_addn(&b, p, (size_t)(at - p));
+		sbuf_printf(&b, "%lu", o->shard_k);
+		p = at + strlen("{shard}");
+	}
+	free(o->joblog_owned);
+	o->joblog_owned = sbuf_detach(&b);
+	o->joblog = o->joblog_owned;
 	return 0;
 }

@@ -38,7 +38,7 @@ add_eta(struct sbuf *b, const struct farm_stats *s, double now)
 		sbuf_add(b, " eta ?");
 		return;
 	}
-	left = s->inputs - s->skipped - ended;
+	left = s->inputs - s->skipped - s->others - ended;
 	sbuf_printf(b, " eta %.0fs", el / (double)ended * (double)left);
 }
 
@@ -46,7 +46,7 @@ void
 progress_line(const struct farm_stats *s, const struct group *g, int ng, int bar, double now,
     char *buf, size_t size)
 {
-	unsigned long long total = s->inputs - s->skipped, ended = s->done + s->failed;
+	unsigned long long total = s->inputs - s->skipped - s->others, ended = s->done + s->failed;
 	struct sbuf b;
 
 	sbuf_init(&b);
@@ -115,6 +115,14 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 	json_uint(&j, "done", s->done);
 	json_uint(&j, "failed", s->failed);
 	json_uint(&j, "skipped", s->skipped);
+	if (s->shard_n > 0) {
+		char sh[48];
+
+		snprintf(sh, sizeof sh, "%lu/%lu", s->shard_k, s->shard_n);
+		json_str(&j, "shard", sh);
+	} else {
+		json_str(&j, "shard", NULL);
+	}
 	json_uint(&j, "retries", s->retried);
 	json_uint(&j, "fault_retries", s->fault_retries);
 	json_double(&j, "makespan_s", m);

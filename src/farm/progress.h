@@ -14,6 +14,8 @@ struct farm_stats {
 	unsigned long long inputs;   /* tasks read so far */
 	int inputs_done;             /* the input is exhausted: inputs is the total */
 	unsigned long long done, failed, skipped, retried, fault_retries;
+	unsigned long long others;   /* inputs of other shards (--shard), not run here */
+	unsigned long shard_k, shard_n;
 	int running;
 	double t0, t_end;            /* monotonic seconds */
 	int share;

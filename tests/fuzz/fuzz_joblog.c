@@ -1,7 +1,7 @@
 /*
  * fuzz_joblog: what --resume reads back (joblog lines written by gpupack,
- * GNU parallel, or torn by a kill -9) and --halt specs. A parsed record
- * must have a positive seq.
+ * GNU parallel, or torn by a kill -9), --halt specs and --shard specs. A
+ * parsed record must have a positive seq; a parsed shard K < N.
  */
 #include "farm/farm.h"
 #include "farm/journal.h"
@@ -27,6 +27,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&o, 0, sizeof o);
 	if (parse_halt(text, &o) == 0 && o.halt_when != HALT_NEVER && o.halt_count <= 0 &&
 	    !(o.halt_pct > 0 && o.halt_pct <= 100))
+		abort();
+	err_clear();
+	memset(&o, 0, sizeof o);
+	if (parse_shard(text, &o) == 0 && !(o.shard_n >= 1 && o.shard_k < o.shard_n))
 		abort();
 	err_clear();
 	free(text);
