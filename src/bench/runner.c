@@ -26,6 +26,7 @@
 #include "bench/bench.h"
 #include "bench/wline.h"
 #include "bench/workers.h"
+#include "farm/cost.h"
 #include "share/mps.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -677,6 +678,14 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	double t0, start_at;
 	char *cmd;
 
+	/* an MPS server takes at most FARM_MPS_MAX_CLIENTS: the kept clients go first if need be */
+	if (capped && r->pool[1] && r->pool[1]->n + n > FARM_MPS_MAX_CLIENTS) {
+		if (pool_close(r, r->pool[1]) < 0) {
+			r->pool[1] = NULL;
+			return err_set(EXIT_INTERNAL, "interrupted");
+		}
+		r->pool[1] = NULL;
+	}
 	pool = capped ? pool_open(r, p->mode, p->procs, n) : pool_get(r, uses_mps(p->mode), n);
 	if (!pool)
 		return -1;

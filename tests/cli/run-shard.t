@@ -23,7 +23,7 @@ is "$(sort -n all | tr '\n' ' ')" "1 a 2 b 3 c 4 d 5 e 6 f 7 g 8 h 9 i 10 j " \
 is "$(tr '\n' ' ' <out.1)" "2 b 5 e 8 h " "shard 1/3: inputs 1, 4, 7 counted from 0, in order with -k"
 ok "$([ -f jobs.0.log ] && [ -f jobs.1.log ] && [ -f jobs.2.log ] && echo 0 || echo 1)" \
 	"{shard} in --joblog: one joblog per shard"
-is "$(awk -F'\t' 'NR > 1 { print $1 }' jobs.2.log | tr '\n' ' ')" "3 6 9 " "a shard's joblog holds its own tasks"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jobs.2.log | sort -n | tr '\n' ' ')" "3 6 9 " "a shard's joblog holds its own tasks (in the order they ended)"
 
 # --- slurm: SLURM_PROCID of SLURM_NTASKS ----------------------------------------------
 run env SLURM_PROCID=1 SLURM_NTASKS=2 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice \
