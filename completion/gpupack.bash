@@ -35,7 +35,7 @@ _gpupack() {
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "profiles plan apply clear" -- "$cur"))
 		else COMPREPLY=($(compgen -W "--gpu --json --want --requests --save --dry-run --enable-mig" -- "$cur")); fi ;;
 	run) COMPREPLY=($(compgen -W "--gpus --share -j --jobs --total --mem --sm --env -a --arg-file --shell --joblog --resume --resume-failed --retries --timeout --halt --results --shard -k --keep-order --bar --eta --summary --json --dry-run ::: ::::" -- "$cur")) ;;
-	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --time --cpu-ms --gpu --json --out --svg --progress --" -- "$cur")) ;;
+	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpu --json --out --svg --progress --" -- "$cur")) ;;
 	esac
 }
 complete -F _gpupack gpupack
