@@ -48,8 +48,8 @@ struct bench_point {
 	char *error;     /* why the point failed (malloc'd), or NULL */
 	struct stats st;
 	const char *reused_from;  /* exercise 3: the exercise whose same point this is, or NULL */
-	double setup_s;  /* the longest spawn-to-ready (or to the previous workers gone) seen */
-	double margin_s; /* the margin of the last repeat: seconds from spawn to the shared start */
+	double setup_s;  /* the longest time from a command sent to the last worker ready */
+	double margin_s; /* the margin of the last repeat: seconds from the command to the shared start */
 };
 
 /* What one exercise recommends for one size. */

@@ -72,8 +72,8 @@ for e in d["exercises"]:
             "%.2f" % r["gain_over_timeslice"] if r.get("gain_over_timeslice") is not None else "-"))
         if ratio < 0.95:
             bad.append("%s N=%s: recommendation %.1f%% of best" % (e["name"], r["size"], 100 * ratio))
-    # the overhead: setup learned from t_ready (spawn to the last worker ready, or to the
-    # previous workers gone), the margin given, repeats measured again; reused points
+    # the overhead: setup learned from t_ready (a command sent to the last worker ready);
+    # the margin given, repeats measured again; reused points
     setups = {}
     for p in e["points"]:
         if p.get("reused_from") or p.get("setup_s") is None:
