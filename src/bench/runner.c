@@ -240,6 +240,32 @@ worker_cmd(int size, int mode, int procs, long iters, double start_at, int cpu_m
 	return sbuf_detach(&b);
 }
 
+/* A worker that printed no line: why, as far as its exit (once exited) and stderr tell. */
+static int
+no_line(const struct wresult *w, int exited)
+{
+	char buf[256];
+
+	if (!exited)
+		return err_set(EXIT_TASKS, "printed nothing");
+	if (WIFSIGNALED(w->status))
+		return err_set(EXIT_TASKS, "killed by signal %d", WTERMSIG(w->status));
+	return err_set(EXIT_TASKS, "printed nothing (exit %d)%s%s", WEXITSTATUS(w->status),
+	    *w->err ? ": " : "", workers_first_line(w->err, buf, sizeof buf));
+}
+
+/* A parsed line must say "ok":true; else its "error". */
+static int
+line_ok(const struct wline *l)
+{
+	const char *msg = wline_str(l, "error");
+	int okv = 0;
+
+	if (wline_bool(l, "ok", &okv) < 0 || !okv)
+		return err_set(EXIT_TASKS, "not ok: %s", msg ? msg : "no error given");
+	return 0;
+}
+
 /*
  * Check one worker's line, and its exit when reaped (exited: 0 while it may
  * still be tearing down after its line); fill d.
@@ -248,26 +274,17 @@ static int
 check_worker(const struct wresult *w, int exited, struct wline *l, struct wdata *d)
 {
 	const char *end = w->out ? strchr(w->out, '\n') : NULL;
-	const char *msg;
-	char buf[256];
-	int okv = 0, sum = 1;
+	int sum = 1;
 
 	memset(l, 0, sizeof *l);
-	if (!w->out || !*w->out) {
-		if (!exited)
-			return err_set(EXIT_TASKS, "printed nothing");
-		if (WIFSIGNALED(w->status))
-			return err_set(EXIT_TASKS, "killed by signal %d", WTERMSIG(w->status));
-		return err_set(EXIT_TASKS, "printed nothing (exit %d)%s%s", WEXITSTATUS(w->status),
-		    *w->err ? ": " : "", workers_first_line(w->err, buf, sizeof buf));
-	}
+	if (!w->out || !*w->out)
+		return no_line(w, exited);
 	if (end && end[1])
 		return err_set(EXIT_TASKS, "printed more than one line");
 	if (wline_parse(w->out, l) < 0)
 		return err_prefix("its output is not a JSON line");
-	msg = wline_str(l, "error");
-	if (wline_bool(l, "ok", &okv) < 0 || !okv)
-		return err_set(EXIT_TASKS, "not ok: %s", msg ? msg : "no error given");
+	if (line_ok(l) < 0)
+		return -1;
 	if (exited && WIFSIGNALED(w->status))
 		return err_set(EXIT_TASKS, "\"ok\":true but killed by signal %d", WTERMSIG(w->status));
 	if (exited && (!WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0))
@@ -378,26 +395,31 @@ pool_blame(struct bench_run *r, const struct bench_pool *p)
 	bench_point_fail(r, e, pt);
 }
 
+/* How worker i of p ended (it was reaped), into err. */
+static int
+ended_how(const struct bench_pool *p, int i)
+{
+	const struct wresult *w = &wgroup_results(p->g)[i];
+
+	if (WIFSIGNALED(w->status))
+		return err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1, p->n,
+		    (int)w->pid, WTERMSIG(w->status));
+	return err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1, p->n,
+	    (int)w->pid, WEXITSTATUS(w->status));
+}
+
 /* The first worker of p that ended, or -1; err says how. Reaps without waiting. */
 static int
 pool_ended(struct bench_pool *p)
 {
-	const struct wresult *res;
-	int i;
-
 	if (wgroup_ended(p->g) == 0)
 		return -1;
-	res = wgroup_results(p->g);
-	for (i = 0; i < p->n; i++)
-		if (wgroup_reaped(p->g, i))
-			break;
-	if (WIFSIGNALED(res[i].status))
-		err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1, p->n,
-		    (int)res[i].pid, WTERMSIG(res[i].status));
-	else
-		err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1, p->n,
-		    (int)res[i].pid, WEXITSTATUS(res[i].status));
-	return i;
+	for (int i = 0; i < p->n; i++)
+		if (wgroup_reaped(p->g, i)) {
+			ended_how(p, i);
+			return i;
+		}
+	return -1;
 }
 
 /*
@@ -423,16 +445,9 @@ pool_close(struct bench_run *r, struct bench_pool *p)
 	} else {
 		res = wgroup_results(p->g);
 		for (int i = 0; i < p->n; i++) {
-			int st = res[i].status;
-
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			if (WIFEXITED(res[i].status) && WEXITSTATUS(res[i].status) == 0)
 				continue;
-			if (WIFSIGNALED(st))
-				err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1,
-				    p->n, (int)res[i].pid, WTERMSIG(st));
-			else
-				err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1,
-				    p->n, (int)res[i].pid, WEXITSTATUS(st));
+			ended_how(p, i);
 			pool_blame(r, p);
 			break;
 		}
@@ -460,23 +475,12 @@ static int
 check_ready(struct bench_run *r, const struct wresult *w, int exited)
 {
 	struct wline l;
-	const char *msg;
-	char buf[256];
-	int okv = 0;
 
-	if (!w->out || !*w->out) {
-		if (!exited)
-			return err_set(EXIT_TASKS, "printed nothing");
-		if (WIFSIGNALED(w->status))
-			return err_set(EXIT_TASKS, "killed by signal %d", WTERMSIG(w->status));
-		return err_set(EXIT_TASKS, "printed nothing (exit %d)%s%s", WEXITSTATUS(w->status),
-		    *w->err ? ": " : "", workers_first_line(w->err, buf, sizeof buf));
-	}
+	if (!w->out || !*w->out)
+		return no_line(w, exited);
 	if (wline_parse(w->out, &l) < 0)
 		return err_prefix("its output is not a JSON line");
-	msg = wline_str(&l, "error");
-	if (wline_bool(&l, "ok", &okv) < 0 || !okv) {
-		err_set(EXIT_TASKS, "not ok: %s", msg ? msg : "no error given");
+	if (line_ok(&l) < 0) {
 		wline_free(&l);
 		return -1;
 	}

@@ -202,23 +202,15 @@ next_task(struct farm *f)
 		if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
 			/* another shard's: not run, not journaled, not counted as skipped */
 			f->st.others++;
-			args_free(args, f->o->in.nsrc);
-			if (f->o->keep_order) {
-				struct obuf none[2];
-
-				obuf_init(&none[0]);
-				obuf_init(&none[1]);
-				deliver(f, seq, none);
-			}
-			continue;
-		}
-		if (!journal_skip(&f->j, seq)) {
+		} else if (!journal_skip(&f->j, seq)) {
 			t = xcalloc(1, sizeof *t);
 			t->seq = seq;
 			t->args = args;
 			return t;
+		} else {
+			f->st.skipped++;
 		}
-		f->st.skipped++;
+		/* not run here: -k must not wait for its output */
 		args_free(args, f->o->in.nsrc);
 		if (f->o->keep_order) {
 			struct obuf none[2];
