@@ -1,7 +1,7 @@
 /*
  * mps: private MPS control daemons, one per GPU or MIG device, each in its
- * own pipe and log directory under the state directory. The only file of
- * gpupack that talks to nvidia-cuda-mps-control.
+ * own pipe and log directory under the state directory. The only code of
+ * gpupack that talks to nvidia-cuda-mps-control (src/share/mps*.c).
  *
  * Layout (all 0700, owned by the caller):
  *   <state>/mps/<uuid>/pipe/      CUDA_MPS_PIPE_DIRECTORY

@@ -1,5 +1,5 @@
 /*
- * test_mps: the pure parts of src/share/mps.c: parsers of the control
+ * test_mps: the pure parts of src/share/mps*.c: parsers of the control
  * daemon's replies (server lists, ps tables, states, errors), server.log
  * fault lines and offsets, limits, the client environment, and where a
  * device's state lives (UUIDs that are not safe file names).

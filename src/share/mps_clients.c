@@ -1,0 +1,195 @@
+/*
+ * mps_clients: a daemon's servers and their clients as the daemon reports
+ * them, ending one client, the environment a client needs, and telling a
+ * client's own failure from a fault of the server it shared.
+ */
+#include "share/mps.h"
+#include "share/mps_internal.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/str.h"
+#include "util/units.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- servers and clients ---------------------------------------------- */
+
+static void
+client_command(pid_t pid, const struct mps_ps_row *ps, int nps, char *out, size_t size)
+{
+	char path[64], *data = NULL;
+	size_t len = 0;
+
+	for (int i = 0; i < nps; i++)
+		if (ps[i].pid == pid) {
+			str_copy(out, ps[i].command, size);
+			return;
+		}
+	/* no ps (older daemons): the process's own argv[0] */
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+	if (read_file(path, &data, &len) == 0 && len > 0)
+		str_copy(out, data, size);
+	else
+		str_copy(out, "?", size);
+	err_clear();
+	free(data);
+}
+
+int
+mps_servers(const struct mps_daemon *d, struct mps_server **out, int *n)
+{
+	struct sbuf r;
+	struct mps_ps_row *ps = NULL;
+	pid_t *spids = NULL;
+	int ns = 0, nps = 0;
+
+	*out = NULL;
+	*n = 0;
+	sbuf_init(&r);
+	if (mps_command(d, "get_server_list", &r) < 0) {
+		sbuf_free(&r);
+		return -1;
+	}
+	mps_parse_pids(r.buf ? r.buf : "", &spids, &ns);
+	if (ns > 0 && mps_command(d, "ps", &r) == 0)
+		mps_parse_ps(r.buf, &ps, &nps);
+	err_clear();
+	*out = xcalloc(ns ? (size_t)ns : 1, sizeof **out);
+	for (int i = 0; i < ns; i++) {
+		struct mps_server *s = &(*out)[i];
+		char cmd[64];
+		pid_t *cp = NULL;
+		int nc = 0;
+
+		s->pid = spids[i];
+		snprintf(cmd, sizeof cmd, "get_server_status %ld", (long)s->pid);
+		s->state = mps_command(d, cmd, &r) == 0 ? mps_parse_server_state(r.buf ? r.buf : "")
+		    : MPS_SERVER_UNKNOWN;
+		snprintf(cmd, sizeof cmd, "get_client_list %ld", (long)s->pid);
+		if (mps_command(d, cmd, &r) == 0)
+			mps_parse_pids(r.buf ? r.buf : "", &cp, &nc);
+		err_clear();
+		s->nclients = nc;
+		s->clients = xcalloc(nc ? (size_t)nc : 1, sizeof *s->clients);
+		for (int j = 0; j < nc; j++) {
+			s->clients[j].pid = cp[j];
+			client_command(cp[j], ps, nps, s->clients[j].command, sizeof s->clients[j].command);
+		}
+		free(cp);
+	}
+	*n = ns;
+	free(spids);
+	free(ps);
+	sbuf_free(&r);
+	return 0;
+}
+
+void
+mps_servers_free(struct mps_server *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(s[i].clients);
+	free(s);
+}
+
+int
+mps_count_clients(const struct mps_server *s, int n)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += s[i].nclients;
+	return c;
+}
+
+int
+mps_terminate_client(const struct mps_daemon *d, pid_t server, pid_t client)
+{
+	char cmd[96];
+	struct sbuf r;
+	int rc;
+
+	snprintf(cmd, sizeof cmd, "terminate_client %ld %ld", (long)server, (long)client);
+	sbuf_init(&r);
+	rc = mps_command(d, cmd, &r);
+	sbuf_free(&r);
+	return rc;
+}
+
+/* ---- client environment and faults ------------------------------------ */
+
+int
+mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes, char **env)
+{
+	char size[32];
+	int n = 0;
+
+	env[n++] = xasprintf("CUDA_MPS_PIPE_DIRECTORY=%s", d->pipe_dir);
+	env[n++] = xasprintf("CUDA_MPS_LOG_DIRECTORY=%s", d->log_dir);
+	if (sm_pct > 0)
+		env[n++] = xasprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%g", sm_pct);
+	if (mem_bytes > 0)
+		env[n++] = xasprintf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%s",
+		    format_size_mps(mps_pinned_limit(mem_bytes), size, sizeof size));
+	return n;
+}
+
+uint64_t
+mps_pinned_limit(uint64_t mem_bytes)
+{
+	return mem_bytes ? mem_bytes + MPS_CONTEXT_RESERVE : 0;
+}
+
+long
+mps_log_offset(const struct mps_daemon *d)
+{
+	char path[PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/server.log", d->log_dir);
+	if (stat(path, &st) < 0)
+		return 0;
+	return (long)st.st_size;
+}
+
+static int
+log_fatal_since(const struct mps_daemon *d, long offset)
+{
+	char path[PATH_MAX + 16], *data = NULL, *save = NULL;
+	size_t len = 0;
+	int hit = 0;
+
+	snprintf(path, sizeof path, "%s/server.log", d->log_dir);
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (read_file(path, &data, &len) < 0)
+		return -1;
+	/* a log shorter than the offset was rotated or recreated: read it all */
+	if (offset < 0 || (size_t)offset > len)
+		offset = 0;
+	for (char *l = strtok_r(data + offset, "\n", &save); l && !hit; l = strtok_r(NULL, "\n", &save))
+		hit = mps_log_line_fatal(l);
+	free(data);
+	return hit;
+}
+
+int
+mps_fault_since(const struct mps_daemon *d, long log_offset)
+{
+	struct mps_server *s = NULL;
+	int ns = 0, hit = log_fatal_since(d, log_offset);
+
+	if (hit != 0)
+		return hit;
+	if (mps_servers(d, &s, &ns) < 0)
+		return -1;
+	for (int i = 0; i < ns; i++)
+		if (s[i].state == MPS_SERVER_FAULT)
+			hit = 1;
+	mps_servers_free(s, ns);
+	return hit;
+}
