@@ -1,7 +1,7 @@
 /*
  * nvml_api: our own declarations of the few NVML calls, types and constants
  * gpupack uses, written from NVIDIA's documented API (nvml.h, the NVML API
- * reference). No NVIDIA header is copied or needed: nvml.c loads the library
+ * reference). No NVIDIA header is copied or needed: nvml_lib.c loads the library
  * with dlopen() and looks each function up by its versioned name.
  *
  * Layouts must match the driver's ABI exactly; the static asserts below pin
@@ -9,7 +9,7 @@
  * (NVML_STRUCT_VERSION: sizeof | version << 24), so a layout slip fails the
  * build instead of every call at run time.
  *
- * Only src/gpu/nvml.c and the test double (tests/fakenvml/) include this.
+ * Only src/gpu/nvml*.c and the test double (tests/fakenvml/) include this.
  */
 #ifndef GPUPACK_GPU_NVML_API_H
 #define GPUPACK_GPU_NVML_API_H
@@ -246,7 +246,7 @@ _Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t lay
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
 
 /*
- * The functions, as pointer types: nvml.c resolves each by the exact symbol
+ * The functions, as pointer types: nvml_lib.c resolves each by the exact symbol
  * name in the comment. NVML_FN(name) is the type of that symbol.
  */
 #define NVML_FN(name) nvml_fn_##name

@@ -3,7 +3,7 @@
 #
 # gpupack loads the fake libnvidia-ml.so.1 (tests/fakenvml/fakenvml.c)
 # instead of the driver's, through GPUPACK_NVML_LIB or LD_LIBRARY_PATH, so
-# these run src/gpu/nvml.c's real code: every field of devices --json is
+# these run src/gpu/nvml*.c's real code: every field of devices --json is
 # checked against the fake machine, the profile table against the measured
 # H200 rows of data/mig-profiles.csv, and each driver failure must give one
 # line and exit 3 with nothing on stdout.

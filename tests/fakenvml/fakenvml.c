@@ -3,7 +3,7 @@
  * gpupack resolves, under the same versioned names and with the same
  * argument conventions (versioned structs, count-in/count-out buffers,
  * NOT_FOUND for empty MIG device slots), answering from a small fixed
- * machine, so CI runs src/gpu/nvml.c's real code paths without a GPU.
+ * machine, so CI runs src/gpu/nvml*.c's real code paths without a GPU.
  *
  * Built as $(B)/tests/fakenvml/libnvidia-ml.so.1; gpupack loads it through
  * GPUPACK_NVML_LIB (or LD_LIBRARY_PATH). Configured by the environment:

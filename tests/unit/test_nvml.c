@@ -1,5 +1,5 @@
 /*
- * test_nvml: the NVML backend (src/gpu/nvml.c) driven end to end through
+ * test_nvml: the NVML backend (src/gpu/nvml*.c) driven end to end through
  * the fake libnvidia-ml.so.1 (tests/fakenvml/): loading, every snapshot
  * field, the MIG instance walk, the changes, fallbacks for older drivers,
  * and the one-line errors. The H200 profile table is checked against the
