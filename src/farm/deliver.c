@@ -1,0 +1,57 @@
+/*
+ * deliver: a finished task's output, whole, to gpupack's stdout and stderr:
+ * at once, or under -k in input order (output that is early waits in a list
+ * sorted by seq). A closed stdout stops stdout only; the run goes on.
+ */
+#include "farm/state.h"
+#include "util/err.h"
+
+#include <stdlib.h>
+
+static void
+emit(struct farm *f, struct obuf out[2])
+{
+	if (!f->out_broken && obuf_write(&out[0], 1) < 0)
+		f->out_broken = 1;
+	if (obuf_write(&out[1], 2) < 0)
+		return;
+}
+
+void
+deliver_flush(struct farm *f, int all)
+{
+	while (f->held && (all || f->held->seq == f->next_print)) {
+		struct held *h = f->held;
+
+		emit(f, h->out);
+		f->next_print = h->seq + 1;
+		f->held = h->next;
+		obuf_free(&h->out[0]);
+		obuf_free(&h->out[1]);
+		free(h);
+	}
+}
+
+void
+deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
+{
+	struct held *h, **p;
+
+	if (!f->o->keep_order) {
+		emit(f, out);
+		obuf_free(&out[0]);
+		obuf_free(&out[1]);
+		return;
+	}
+	h = xcalloc(1, sizeof *h);
+	h->seq = seq;
+	h->out[0] = out[0];
+	h->out[1] = out[1];
+	obuf_init(&out[0]);
+	obuf_init(&out[1]);
+	for (p = &f->held; *p && (*p)->seq < seq; p = &(*p)->next)
+		;
+	h->next = *p;
+	*p = h;
+	deliver_flush(f, 0);
+}

@@ -1,0 +1,126 @@
+/*
+ * state: one farm run in progress, shared by the files that hold its parts.
+ * loop.c waits for events and drives the others; queue.c hands out the
+ * next task (retries first, then the input stream); launch.c places a task
+ * on a slot and starts it; finish.c ends a task (retry, halt, joblog);
+ * deliver.c prints finished output (in input order under -k); setup.c
+ * builds the run from its options and takes it down.
+ *
+ * A running task owns one slot (struct run); slots are numbered 1.. across
+ * devices ({%}). A task ends once: its final attempt writes one joblog
+ * record (fdatasync'd) and prints its output whole.
+ */
+#ifndef GPUPACK_FARM_STATE_H
+#define GPUPACK_FARM_STATE_H
+
+#include <limits.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "farm/farm.h"
+#include "farm/journal.h"
+#include "farm/output.h"
+#include "farm/progress.h"
+#include "farm/slot.h"
+
+struct task {
+	unsigned long long seq;
+	char **args;
+	int attempts;            /* attempts that counted against --retries */
+	int fault_retries;       /* attempts another client's fault ended */
+	int suspect;             /* a fault ended its last attempt: the next one runs alone */
+	struct task *next;
+};
+
+struct run {
+	struct task *task;       /* NULL: the slot is free */
+	struct group *g;
+	int slot;                /* {%}, 1-based */
+	pid_t pid;
+	int fd[2];               /* read ends of the stdout and stderr pipes; -1 closed */
+	int file[2];             /* --results files; -1 none */
+	struct obuf out[2];
+	double start_wall, start, deadline, term_at, kill_at; /* term_at: SIGTERM due */
+	int exited, status, timed_out, terminated;
+	char *command;           /* for the joblog */
+	long mps_off;
+	int alone;               /* a suspect's attempt, the only client of its server */
+};
+
+/* Finished output waiting for its turn under -k. */
+struct held {
+	unsigned long long seq;
+	struct obuf out[2];
+	struct held *next;
+};
+
+struct farm {
+	struct farm_opts *o;
+	struct group *g;
+	int ng;
+	struct run *r;
+	int nr;
+	struct journal j;
+	struct task *retry, *retry_tail;
+	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
+	struct farm_stats st;
+	int sigfd, devnull;
+	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
+	int halt_status;         /* -1: no halt */
+	int fatal;               /* an error ended launching: its exit code */
+	int has_ph;
+	char exec_name[256], exec_path[PATH_MAX];
+	int exec_found;
+	const char **keys;
+	int nkeys;
+	struct held *held;
+	unsigned long long next_print;
+	int out_broken;
+	double last_draw;
+};
+
+/* queue.c: tasks waiting to run */
+void task_free(struct farm *f, struct task *t);
+/* Put a task whose attempt failed back: suspects of a fault apart, to run alone. */
+void queue_requeue(struct farm *f, struct task *t);
+/* The next task: a retry, else the next input of this shard not already in the joblog; NULL: none. */
+struct task *queue_next(struct farm *f);
+/* Free every task still waiting. */
+void queue_free(struct farm *f);
+
+/* launch.c: start tasks on free slots until none is free or nothing waits */
+void launch_fill(struct farm *f, double now);
+
+/* finish.c: ending tasks */
+/* Ask a task to end: under MPS terminate_client first; SIGTERM to its group; SIGKILL after a grace. */
+void finish_terminate(struct run *r, double now);
+void finish_terminate_all(struct farm *f, double now);
+/* A task exited and its pipes are drained: retry it, or journal it and deliver its output. */
+void finish_task(struct farm *f, struct run *r, double now);
+/* Free the slot r holds (its descriptors, its output, its place in its group). */
+void finish_release(struct farm *f, struct run *r, double now);
+
+/* deliver.c: finished output to stdout and stderr */
+/* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */
+void deliver(struct farm *f, unsigned long long seq, struct obuf out[2]);
+/* Print what -k holds: what is due, or everything (all). */
+void deliver_flush(struct farm *f, int all);
+
+/* setup.c: building the run and taking it down */
+int setup_signals(struct farm *f, sigset_t *old);
+/* Options, devices, slots, inputs, MPS daemons, joblog. -1 with err set. */
+int setup_prepare(struct farm *f, struct gpu_backend *b);
+/* End what is left (an error path), stop our daemons, close and free everything. */
+void setup_cleanup(struct farm *f);
+
+/* Close *fd if open, and mark it closed. */
+static inline void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+#endif
