@@ -1,5 +1,5 @@
 /*
- * mig: MIG geometry. The planner turns requests (COUNTxPROFILE,
+ * mig: MIG geometry (src/share/mig*.c). The planner turns requests (COUNTxPROFILE,
  * COUNTxMEMORY, request files) into a geometry for several GPUs at once;
  * apply and clear drive the backend's instance operations.
  *

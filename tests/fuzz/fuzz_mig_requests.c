@@ -1,6 +1,6 @@
 /*
  * fuzz_mig_requests: libFuzzer harness for the MIG request parsers
- * (mig_parse_requests, mig_parse_spec in src/share/mig.c). Any input must be
+ * (mig_parse_requests, mig_parse_spec in src/share/mig_request.c). Any input must be
  * parsed or refused with one error, never crash or leak; what parses is
  * planned on one H200 (profiles as data/mig-profiles.csv measured them) with a
  * small search budget, and the plan must account for every unit.

@@ -1,6 +1,6 @@
 /*
  * test_mig_plan: the MIG planner against rules written here, separately
- * from src/share/mig.c: an independent validator of plans (placements,
+ * from src/share/mig*.c: an independent validator of plans (placements,
  * overlaps, slices, counts, what goes where, the score), and an exhaustive
  * search that gives the optimum of small request mixes to compare with.
  * Profiles come from data/mig-profiles.csv, every product in it.
