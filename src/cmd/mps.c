@@ -551,7 +551,7 @@ mps_cmd_env(int argc, char **argv, struct ctx *c)
 		return err_die(EXIT_ENV, "the daemon of %s is stale (gone); gpupack mps stop cleans it",
 		    o.nsel ? o.sel[0] : "this device");
 	}
-	print_export("CUDA_VISIBLE_DEVICES", d[0].uuid);
+	print_export("CUDA_VISIBLE_DEVICES", d[0].devices);
 	print_export("CUDA_MPS_PIPE_DIRECTORY", d[0].pipe_dir);
 	print_export("CUDA_MPS_LOG_DIRECTORY", d[0].log_dir);
 	free(d);
@@ -577,7 +577,7 @@ exec_env(const struct mps_daemon *d)
 	int m;
 	char **env;
 
-	mine[0] = xasprintf("CUDA_VISIBLE_DEVICES=%s", d->uuid);
+	mine[0] = xasprintf("CUDA_VISIBLE_DEVICES=%s", d->devices);
 	m = 1 + mps_client_env(d, 0, 0, mine + 1);
 	while (environ[n])
 		n++;

@@ -103,9 +103,9 @@ apply_limits(const struct mps_daemon *d)
 		snprintf(cmd, sizeof cmd, "set_default_active_thread_percentage %g", d->limits.sm_pct);
 		rc = mps_command(d, cmd, &r);
 	}
-	if (rc == 0 && d->limits.mem_bytes > 0) {
-		/* the ordinal the daemon sees: it was started with one visible device */
-		snprintf(cmd, sizeof cmd, "set_default_device_pinned_mem_limit 0 %s",
+	/* by the ordinals the daemon sees: its visible devices, renumbered from 0 */
+	for (int i = 0; rc == 0 && d->limits.mem_bytes > 0 && i < (d->ndevices > 0 ? d->ndevices : 1); i++) {
+		snprintf(cmd, sizeof cmd, "set_default_device_pinned_mem_limit %d %s", i,
 		    format_size_mps(mps_pinned_limit(d->limits.mem_bytes), size, sizeof size));
 		rc = mps_command(d, cmd, &r);
 	}
@@ -208,11 +208,12 @@ start_locked(struct mps_daemon *d, const struct mps_limits *lim, int restart, in
 	return 0;
 }
 
-int
-mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
-    int restart, struct mps_daemon *d, int *started)
+/* Start the daemon named name serving devices (ndev of them, comma-separated). */
+static int
+start_named(const char *name, const char *devices, int ndev, int gpu_index,
+    const struct mps_limits *lim, int restart, struct mps_daemon *d, int *started)
 {
-	char path[PATH_MAX], sub[GPU_UUID_LEN + 8], name[GPU_UUID_LEN];
+	char path[PATH_MAX];
 	int lk, rc;
 
 	*started = 0;
@@ -221,22 +222,48 @@ mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *li
 	if (mps_control_path(path, sizeof path) < 0)
 		return -1;
 	memset(d, 0, sizeof *d);
-	if (mps_daemon_paths(d, t->uuid) < 0)
+	if (str_copy(d->devices, devices, sizeof d->devices) >= sizeof d->devices)
+		return err_set(EXIT_USAGE, "too many devices for one MPS daemon: %.64s...", devices);
+	d->ndevices = ndev;
+	if (mps_daemon_paths(d, name) < 0)
 		return -1;
 	d->gpu_index = gpu_index;
 	d->limits.priority = MPS_PRIO_UNSET;
 	if (strlen(d->pipe_dir) + 1 + strlen(LONGEST_SOCKET) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return err_set(EXIT_ENV, "pipe directory %s is too long for a unix socket; "
 		    "set GPUPACK_STATE_DIR to a shorter path", d->pipe_dir);
-	mps_uuid_dir_name(t->uuid, name, sizeof name);
-	snprintf(sub, sizeof sub, "mps/%s", name);
-	if (state_dir(sub, path, sizeof path) < 0)
+	if (private_dir(d->dir) < 0)
 		return -1;
 	lk = lock_dir(d);
 	if (lk < 0)
 		return -1;
 	rc = start_locked(d, lim, restart, started);
 	unlock_dir(lk);
+	return rc;
+}
+
+int
+mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
+    int restart, struct mps_daemon *d, int *started)
+{
+	return start_named(t->uuid, t->uuid, 1, gpu_index, lim, restart, d, started);
+}
+
+int
+mps_start_set(const char *name, const char *const *uuids, int n, const struct mps_limits *lim,
+    struct mps_daemon *d, int *started)
+{
+	struct sbuf b;
+	int rc;
+
+	*started = 0;
+	if (n < 1)
+		return err_set(EXIT_USAGE, "an MPS daemon for no device");
+	sbuf_init(&b);
+	for (int i = 0; i < n; i++)
+		sbuf_printf(&b, "%s%s", i ? "," : "", uuids[i]);
+	rc = start_named(name, b.buf, n, -1, lim, 0, d, started);
+	sbuf_free(&b);
 	return rc;
 }
 

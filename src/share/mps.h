@@ -7,6 +7,9 @@
  *   <state>/mps/<uuid>/pipe/      CUDA_MPS_PIPE_DIRECTORY
  *   <state>/mps/<uuid>/log/       CUDA_MPS_LOG_DIRECTORY
  *   <state>/mps/<uuid>/daemon     what gpupack knows: pid, device, limits (key=value lines)
+ * $GPUPACK_MPS_DIR, when set, replaces <state>/mps: the Slurm plugin starts a
+ * job's daemons in a directory of the job and points its tasks there, so that
+ * `gpupack run` and `gpupack mps` inside the job find them.
  */
 #ifndef GPUPACK_SHARE_MPS_H
 #define GPUPACK_SHARE_MPS_H
@@ -41,9 +44,14 @@ struct mps_server {
 	struct mps_client *clients;
 };
 
+/* The devices of a daemon that serves several (comma-separated UUIDs). */
+#define MPS_DEVICES_LEN 1024
+
 /* One managed daemon, as recorded in its state directory. */
 struct mps_daemon {
-	char uuid[GPU_UUID_LEN];     /* the device it serves (GPU-... or MIG-...) */
+	char uuid[GPU_UUID_LEN];     /* the device it serves (GPU-... or MIG-...), or a set's name */
+	char devices[MPS_DEVICES_LEN]; /* what it serves, its CUDA_VISIBLE_DEVICES: uuid, or a set's list */
+	int ndevices;                /* 1, or the devices of a set */
 	int gpu_index;               /* the driver's index of the (parent) GPU */
 	char dir[PATH_MAX];          /* <state>/mps/<uuid> */
 	char pipe_dir[PATH_MAX];
@@ -81,6 +89,16 @@ int mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits
     int restart, struct mps_daemon *d, int *started);
 
 /*
+ * Start a daemon that serves several devices at once, for one program that
+ * sees them all (a CUDA process talks to one daemon only): name is its
+ * directory (the plugin's are "set-" and a hash), uuids[n] the devices, in
+ * the order the program numbers them. The limits apply to each device. As
+ * mps_start otherwise.
+ */
+int mps_start_set(const char *name, const char *const *uuids, int n, const struct mps_limits *lim,
+    struct mps_daemon *d, int *started);
+
+/*
  * Stop a daemon: quit, wait for it and its servers, remove its directories.
  * With clients still running, wait up to timeout seconds; then with force,
  * terminate_client each and quit; without force, an error naming the clients.
@@ -106,7 +124,8 @@ int mps_terminate_client(const struct mps_daemon *d, pid_t server, pid_t client)
  * The environment a client of d needs, as NAME=VALUE strings written into
  * env[] (at most 6): CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, and,
  * when given (> 0), CUDA_MPS_ACTIVE_THREAD_PERCENTAGE and
- * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this client alone. Returns the count.
+ * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (each device of d) for this client alone.
+ * Returns the count.
  * The strings are malloc'd.
  */
 int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes, char **env);

@@ -132,9 +132,17 @@ mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes, ch
 	env[n++] = xasprintf("CUDA_MPS_LOG_DIRECTORY=%s", d->log_dir);
 	if (sm_pct > 0)
 		env[n++] = xasprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%g", sm_pct);
-	if (mem_bytes > 0)
-		env[n++] = xasprintf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%s",
-		    format_size_mps(mps_pinned_limit(mem_bytes), size, sizeof size));
+	if (mem_bytes > 0) {
+		struct sbuf b;
+
+		/* "0=SIZE,1=SIZE": by the ordinals the client sees, one per device of d */
+		sbuf_init(&b);
+		format_size_mps(mps_pinned_limit(mem_bytes), size, sizeof size);
+		for (int i = 0; i < (d->ndevices > 0 ? d->ndevices : 1); i++)
+			sbuf_printf(&b, "%s%d=%s", i ? "," : "", i, size);
+		env[n++] = xasprintf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s", b.buf);
+		sbuf_free(&b);
+	}
 	return n;
 }
 

@@ -120,7 +120,7 @@ child_env(const struct mps_daemon *d)
 	}
 	env[k++] = xasprintf("CUDA_MPS_PIPE_DIRECTORY=%s", d->pipe_dir);
 	env[k++] = xasprintf("CUDA_MPS_LOG_DIRECTORY=%s", d->log_dir);
-	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", d->uuid);
+	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", d->devices[0] ? d->devices : d->uuid);
 	env[k] = NULL;
 	return env;
 }
@@ -135,6 +135,23 @@ child_env_free(char **env)
 	for (size_t i = n - 3; i < n; i++)
 		free(env[i]);
 	free(env);
+}
+
+/*
+ * A daemon must take the signals it is sent: what we block (the farm's
+ * signalfd set) or ignore, and what slurmstepd blocks in the Slurm plugin,
+ * would otherwise be inherited through exec, and SIGTERM would not stop it.
+ */
+static void
+child_signals(void)
+{
+	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
+	sigset_t none;
+
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 /* Wait for pid until deadline (monotonic); 0 and *status when it ended, 1 when not. */
@@ -215,7 +232,7 @@ mps_run_control(const struct mps_daemon *d, const char *input, int daemonize, st
 		dup2(daemonize ? null : in[0], 0);
 		dup2(daemonize ? errf : out[1], 1);
 		dup2(daemonize ? errf : out[1], 2);
-		signal(SIGPIPE, SIG_DFL);
+		child_signals();
 		execve(path, argv, env);
 		_exit(127);
 	}

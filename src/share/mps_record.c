@@ -65,6 +65,31 @@ mps_uuid_dir_name(const char *uuid, char *out, size_t size)
 	return 0;
 }
 
+/*
+ * Where the daemons' directories live: $GPUPACK_MPS_DIR (a job's, made by
+ * the Slurm plugin; it must already exist and be private), else <state>/mps.
+ * Without create: 1 when there is none yet (nothing is made).
+ */
+static int
+mps_base(char *out, size_t size, int create)
+{
+	const char *env = getenv("GPUPACK_MPS_DIR");
+
+	if (env && *env) {
+		if (str_copy(out, env, size) >= size)
+			return err_set(EXIT_ENV, "GPUPACK_MPS_DIR is too long");
+		if (!create) {
+			struct stat st;
+
+			return lstat(out, &st) == 0 ? 0 : 1;
+		}
+		return private_dir(out) < 0 ? err_prefix("GPUPACK_MPS_DIR") : 0;
+	}
+	if (!create)
+		return state_exists("mps") ? state_dir("mps", out, size) : 1;
+	return state_dir("mps", out, size);
+}
+
 int
 mps_daemon_paths(struct mps_daemon *d, const char *uuid)
 {
@@ -72,9 +97,13 @@ mps_daemon_paths(struct mps_daemon *d, const char *uuid)
 
 	if (mps_uuid_dir_name(uuid, name, sizeof name) < 0)
 		return -1;
-	if (state_dir("mps", base, sizeof base) < 0)
+	if (mps_base(base, sizeof base, 1) < 0)
 		return -1;
 	str_copy(d->uuid, uuid, sizeof d->uuid);
+	if (!d->devices[0]) {
+		str_copy(d->devices, uuid, sizeof d->devices);
+		d->ndevices = 1;
+	}
 	if ((size_t)snprintf(d->dir, sizeof d->dir, "%s/%s", base, name) >= sizeof d->dir ||
 	    (size_t)snprintf(d->pipe_dir, sizeof d->pipe_dir, "%s/pipe", d->dir) >= sizeof d->pipe_dir ||
 	    (size_t)snprintf(d->log_dir, sizeof d->log_dir, "%s/log", d->dir) >= sizeof d->log_dir)
@@ -93,9 +122,9 @@ mps_record_write(const struct mps_daemon *d)
 
 	sbuf_init(&b);
 	sbuf_printf(&b, "uuid=%s\ngpu_index=%d\npid=%ld\nstart_time=%llu\nsm_pct=%.17g\n"
-	    "mem_bytes=%llu\npriority=%d\n", d->uuid, d->gpu_index, (long)d->pid,
+	    "mem_bytes=%llu\npriority=%d\ndevices=%s\n", d->uuid, d->gpu_index, (long)d->pid,
 	    d->start_time, d->limits.sm_pct, (unsigned long long)d->limits.mem_bytes,
-	    d->limits.priority);
+	    d->limits.priority, d->devices);
 	snprintf(path, sizeof path, "%s/daemon", d->dir);
 	rc = write_file_atomic(path, b.buf, b.len, 0600);
 	sbuf_free(&b);
@@ -119,6 +148,12 @@ record_field(struct mps_daemon *d, const char *key, const char *val)
 		d->limits.mem_bytes = strtoull(val, NULL, 10);
 	else if (strcmp(key, "priority") == 0)
 		d->limits.priority = atoi(val);
+	else if (strcmp(key, "devices") == 0 && *val) {
+		str_copy(d->devices, val, sizeof d->devices);
+		d->ndevices = 1;
+		for (const char *c = val; *c; c++)
+			d->ndevices += *c == ',';
+	}
 }
 
 /* Read <dir>/daemon into d; 1 when there is none. */
@@ -238,10 +273,12 @@ mps_list(struct mps_daemon **out, int *n)
 	*out = NULL;
 	*n = 0;
 	/* nothing managed yet: say so without creating state (devices is read-only) */
-	if (!state_exists("mps"))
+	switch (mps_base(base, sizeof base, 0)) {
+	case 1:
 		return 0;
-	if (state_dir("mps", base, sizeof base) < 0)
+	case -1:
 		return -1;
+	}
 	dir = opendir(base);
 	if (!dir)
 		return err_sys(EXIT_ENV, "cannot read %s", base);

@@ -7,11 +7,13 @@
  *   fake-mps-client [--ms N] [--exit CODE] [--alloc-mib N] [--pidfile FILE]
  *
  * Output, one line on stdout:
- *   mps=1 pid=P server=S sm=PCT mem=SIZE|none priority=N
+ *   mps=1 pid=P server=S sm=PCT mem=SIZE|none priority=N dev=DEVICES
  * where sm and mem are what this client is held to: the server's default,
  * lowered by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
- * ("0=SIZE") as the real client runtime does. Without a daemon: "mps=0 ...",
- * and it runs on as a plain program (like CUDA without MPS).
+ * ("0=SIZE") as the real client runtime does; DEVICES is what the daemon
+ * serves (its CUDA_VISIBLE_DEVICES). Without a daemon: "mps=0 ... dev=-",
+ * and it runs on as a plain program (like CUDA without MPS). A
+ * CUDA_VISIBLE_DEVICES naming a device the daemon does not serve: error 100.
  *
  * Exit: CODE (default 0) after --ms; 1 "error 810" when the daemon sends
  * terminate (terminate_client); 1 "error 999" on a fault or when the daemon
@@ -119,6 +121,44 @@ work(int fd, double deadline)
 	}
 }
 
+/*
+ * Under MPS a client sees the server's devices, renumbered from 0: its own
+ * CUDA_VISIBLE_DEVICES must name them by UUID (or by those new ordinals).
+ * A UUID the server does not have, or an ordinal past its count, leaves the
+ * client no device, as with the real runtime.
+ */
+static int
+visible_ok(const char *server_devs)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	char copy[1024], *save = NULL;
+	int n = 1;
+
+	if (!cvd || !*cvd || strcmp(server_devs, "?") == 0)
+		return 1;
+	for (const char *c = server_devs; *c; c++)
+		n += *c == ',';
+	snprintf(copy, sizeof copy, "%s", cvd);
+	for (char *e = strtok_r(copy, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(e, &end, 10);
+		const char *hit = strstr(server_devs, e);
+		size_t len = strlen(e);
+
+		if (*e && !*end) {
+			if (v < 0 || v >= n)
+				return 0;
+			continue;
+		}
+		/* a whole entry of the comma-separated list */
+		while (hit && !((hit == server_devs || hit[-1] == ',') && (hit[len] == '\0' || hit[len] == ',')))
+			hit = strstr(hit + 1, e);
+		if (!hit)
+			return 0;
+	}
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -126,7 +166,7 @@ main(int argc, char **argv)
 	const char *env_sm = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
 	const char *env_mem = getenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
 	const char *pidfile = NULL;
-	char line[512], memtxt[64] = "none";
+	char line[512], memtxt[64] = "none", devs[256] = "?";
 	long server = 0;
 	int code = 0, prio = 0, fd;
 
@@ -162,8 +202,13 @@ main(int argc, char **argv)
 			fprintf(stderr, "fake-mps-client: error 805: MPS daemon did not answer\n");
 			return 1;
 		}
-		if (sscanf(line, "ok %ld %31s %63s %d", &server, smtxt, mtxt, &prio) != 4) {
+		if (sscanf(line, "ok %ld %31s %63s %d %255s", &server, smtxt, mtxt, &prio, devs) < 4) {
 			fprintf(stderr, "fake-mps-client: %s\n", line);
+			return 1;
+		}
+		if (!visible_ok(devs)) {
+			fprintf(stderr, "fake-mps-client: error 100: no CUDA-capable device is detected "
+			    "(CUDA_VISIBLE_DEVICES=%s, the MPS server has %s)\n", getenv("CUDA_VISIBLE_DEVICES"), devs);
 			return 1;
 		}
 		sm = atof(smtxt);
@@ -180,8 +225,8 @@ main(int argc, char **argv)
 	}
 	if (getenv("CUDA_MPS_CLIENT_PRIORITY") && atoi(getenv("CUDA_MPS_CLIENT_PRIORITY")) > prio)
 		prio = atoi(getenv("CUDA_MPS_CLIENT_PRIORITY"));
-	printf("mps=%d pid=%ld server=%ld sm=%.1f mem=%s priority=%d\n", fd >= 0, (long)getpid(),
-	    server, sm, memtxt, prio);
+	printf("mps=%d pid=%ld server=%ld sm=%.1f mem=%s priority=%d dev=%s\n", fd >= 0, (long)getpid(),
+	    server, sm, memtxt, prio, fd >= 0 ? devs : "-");
 	fflush(stdout);
 	if (alloc > 0 && mem > 0 && alloc > mem) {
 		fprintf(stderr, "fake-mps-client: error 2: out of memory (%.0f MiB over the %s limit)\n",

@@ -36,7 +36,7 @@
  *
  * The private client protocol (fake-mps-client.c): a connection whose first
  * line is "client PID COMMAND" registers a client; the daemon starts the
- * server process lazily, answers "ok SERVER_PID SM MEM PRIORITY", keeps the
+ * server process lazily, answers "ok SERVER_PID SM MEM PRIORITY DEVICES", keeps the
  * connection, and later may send "terminate" or "fault". A closed connection
  * means the client is gone. Quit without -t waits for clients to leave
  * (refusing new ones), as the real daemon does; -t kills them after SECONDS.
@@ -79,7 +79,10 @@ static pid_t server_pid;
 static int server_state = S_NONE;
 static double fault_until; /* FAULT lasts at least until then */
 static double sm_pct = 100.0;
-static char mem_limit[64];
+/* per device ordinal (the daemon's visible devices, numbered from 0); [0] is what clients get */
+#define MAXDEV 16
+static char mem_limits[MAXDEV][64];
+#define mem_limit mem_limits[0]
 static int priority;
 static int quitting;
 static double quit_deadline; /* 0: wait for clients */
@@ -116,6 +119,22 @@ logf_(const char *file, const char *who, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', f);
 	fclose(f);
+}
+
+/* A device ordinal of this daemon ("0" .. devices - 1), -1 for anything else. */
+static int
+ordinal(const char *s)
+{
+	int n = 1;
+	char *end;
+	long v;
+
+	for (const char *c = device; *c; c++)
+		n += *c == ',';
+	if (!s || !*s)
+		return -1;
+	v = strtol(s, &end, 10);
+	return *end || v < 0 || v >= n || v >= MAXDEV ? -1 : (int)v;
 }
 
 static void
@@ -322,13 +341,19 @@ command(int fd, char *line)
 	} else if (strcmp(a[0], "get_default_active_thread_percentage") == 0) {
 		say(fd, "%.1f\n", sm_pct);
 	} else if (strcmp(a[0], "set_default_device_pinned_mem_limit") == 0) {
-		if (!a[1] || !a[2] || strcmp(a[1], "0") != 0)
+		int dev = ordinal(a[1]);
+
+		if (dev < 0 || !a[2])
 			say(fd, "Error: invalid device\n");
 		else
-			snprintf(mem_limit, sizeof mem_limit, "%s", a[2]);
+			snprintf(mem_limits[dev], sizeof mem_limits[dev], "%s", a[2]);
 	} else if (strcmp(a[0], "get_default_device_pinned_mem_limit") == 0) {
-		if (mem_limit[0])
-			say(fd, "%s\n", mem_limit);
+		int dev = ordinal(a[1]);
+
+		if (dev < 0)
+			say(fd, "Error: invalid device\n");
+		else if (mem_limits[dev][0])
+			say(fd, "%s\n", mem_limits[dev]);
 	} else if (strcmp(a[0], "set_default_client_priority") == 0) {
 		if (!a[1] || (strcmp(a[1], "0") != 0 && strcmp(a[1], "1") != 0))
 			say(fd, "Error: invalid priority\n");
@@ -383,8 +408,8 @@ first_line(int i, char *line)
 	server_start();
 	c->kind = K_CLIENT;
 	logf_("control.log", "Control", "New client %ld connected", (long)c->pid);
-	say(c->fd, "ok %ld %.1f %s %d\n", (long)server_pid, sm_pct, mem_limit[0] ? mem_limit : "none",
-	    priority);
+	say(c->fd, "ok %ld %.1f %s %d %s\n", (long)server_pid, sm_pct, mem_limit[0] ? mem_limit : "none",
+	    priority, device);
 	return 0;
 }
 
