@@ -383,6 +383,8 @@ plan_json(const struct machine *m, const struct mig_request *reqs, int nreqs, co
 	json_uint(&j, "waste_bytes", p->score.waste);
 	json_int(&j, "sms", p->score.sms);
 	json_int(&j, "operation_count", p->score.ops);
+	json_int(&j, "bound_satisfied", p->bound_satisfied);
+	json_uint(&j, "bound_waste_bytes", p->bound_waste);
 	json_arr_begin(&j, "gpus");
 	for (int g = 0; g < p->ngpus; g++) {
 		const struct mig_gpu *gpu = &m->gpus[g];
@@ -537,14 +539,31 @@ plan_units_table(const struct machine *m, const struct mig_request *reqs, int nr
 				printf("  %s unit %d: %s\n", reqs[r].label, unit_number(p, u), p->units[u].why);
 }
 
+/* "optimal", or how far from it the bound says the plan can be. */
 static void
-plan_table(const struct machine *m, const struct mig_request *reqs, int nreqs, const struct mig_plan *p)
+plan_verdict(const struct mig_plan *p, char *buf, size_t len)
 {
 	char w[32];
 
+	if (p->optimal)
+		snprintf(buf, len, "optimal");
+	else if (p->bound_satisfied > p->score.satisfied)
+		snprintf(buf, len, "not proven optimal (search budget reached): no plan satisfies more than %d",
+		    p->bound_satisfied);
+	else
+		snprintf(buf, len, "not proven optimal (search budget reached): none satisfies more, none wastes "
+		    "less than %s", format_size(p->bound_waste, w, sizeof w));
+}
+
+static void
+plan_table(const struct machine *m, const struct mig_request *reqs, int nreqs, const struct mig_plan *p)
+{
+	char w[32], verdict[256];
+
+	plan_verdict(p, verdict, sizeof verdict);
 	printf("plan: %d of %d requests satisfied; %s of instance memory unrequested; %d SMs; %d operation%s; %s\n",
 	    p->score.satisfied, p->nunits, format_size(p->score.waste, w, sizeof w), p->score.sms, p->score.ops,
-	    p->score.ops == 1 ? "" : "s", p->optimal ? "optimal" : "best found (search budget reached)");
+	    p->score.ops == 1 ? "" : "s", verdict);
 	for (int g = 0; g < p->ngpus; g++)
 		plan_gpu_table(&m->gpus[g], &p->gpus[g]);
 	plan_units_table(m, reqs, nreqs, p);

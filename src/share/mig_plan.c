@@ -1,9 +1,10 @@
 /*
- * mig_plan: the planner's entry point. Checks the requests, builds the
- * geometry tables, runs the searches within the node budget, and turns the
- * best placement found into the plan: each GPU's instances (busy, new,
- * reused, idle, destroyed), where each unit went or why not, and the MPS
- * limits of units that share an instance.
+ * mig_plan: the planner's entry point. Checks the requests, groups them into
+ * classes of identical units and the GPUs into classes of identical ones,
+ * builds the geometry tables, runs the search (mig_search.c) within the
+ * node budget, and turns its best loads into the plan: each GPU's instances
+ * (busy, new, reused, idle, destroyed), where each unit went or why not,
+ * the MPS limits of units that share an instance, and the bound.
  */
 #include "share/mig.h"
 #include "share/mig_int.h"
@@ -11,16 +12,18 @@
 #include "util/str.h"
 #include "util/units.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+/* The instances of GPU g for load ld; slot_inst[i] gets the instance of slot i. */
 static void
-build_gpu(const struct search *s, int g, struct mig_gpu_plan *gp, int *open_to_inst)
+build_gpu(const struct search *s, int g, const struct load *ld, struct mig_gpu_plan *gp, int *slot_inst)
 {
 	const struct mig_gpu *gpu = &s->gpus[g];
 	const struct gtable *t = &s->tab[g];
-	const struct gstate *st = &s->best_gs[g];
-	const struct geo *x = mig_gtable_find(t, st->key);
+	const struct geo *x = ld->x;
 	int taken[MIG_MAX_INST] = {0}, reused[MIG_MAX_INST] = {0}, keep_unused[MIG_MAX_INST];
 	int first_chosen;
 
@@ -52,12 +55,12 @@ build_gpu(const struct search *s, int g, struct mig_gpu_plan *gp, int *open_to_i
 				break;
 			}
 	}
-	for (int o = 0; o < st->nopen; o++) {
-		open_to_inst[o] = -1;
+	for (int o = 0; o < ld->nslots; o++) {
+		slot_inst[o] = -1;
 		for (int i = first_chosen; i < gp->ninst; i++)
-			if (!taken[i - first_chosen] && gp->inst[i].profile == st->open[o].profile) {
+			if (!taken[i - first_chosen] && gp->inst[i].profile == ld->slot[o].profile) {
 				taken[i - first_chosen] = 1;
-				open_to_inst[o] = i;
+				slot_inst[o] = i;
 				break;
 			}
 	}
@@ -80,40 +83,253 @@ build_gpu(const struct search *s, int g, struct mig_gpu_plan *gp, int *open_to_i
 	}
 }
 
-static void
-why_unsatisfied(const struct search *s, int u, char *why, size_t len)
+int
+mig_score_better(const struct mig_score *a, const struct mig_score *b)
 {
-	const struct mig_request *rq = &s->reqs[s->units[u].req];
+	if (a->satisfied != b->satisfied)
+		return a->satisfied > b->satisfied;
+	if (a->waste != b->waste)
+		return a->waste < b->waste;
+	if (a->sms != b->sms)
+		return a->sms < b->sms;
+	return a->ops < b->ops;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static int
+check_requests(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs, int *nunits)
+{
+	long total = 0;
+
+	if (ngpus <= 0)
+		return err_set(EXIT_USAGE, "no MIG-capable GPU selected");
+	for (int r = 0; r < nreqs; r++) {
+		int found = 0;
+
+		if (reqs[r].count < 1)
+			return err_set(EXIT_USAGE, "request %s: count must be at least 1", reqs[r].label);
+		total += reqs[r].count;
+		if (!reqs[r].profile[0])
+			continue;
+		for (int g = 0; g < ngpus; g++)
+			found |= mig_profile_find(&gpus[g], reqs[r].profile) >= 0;
+		if (!found)
+			return err_set(EXIT_USAGE, "request %s: no selected GPU has a profile named '%s'",
+			    reqs[r].label, reqs[r].profile);
+	}
+	if (total > MIG_MAX_REQUESTS)
+		return err_set(EXIT_USAGE, "more than %d requests in all", MIG_MAX_REQUESTS);
+	*nunits = (int)total;
+	return 0;
+}
+
+/* Requests that ask for the same thing are one class; cls[r] gets request r's. */
+static int
+make_classes(const struct mig_request *reqs, int nreqs, struct kls *k, int *cls)
+{
+	int n = 0;
+
+	for (int r = 0; r < nreqs; r++) {
+		int c;
+
+		for (c = 0; c < n; c++)
+			if (reqs[r].profile[0] ? strcasecmp(k[c].profile, reqs[r].profile) == 0
+			    : !k[c].profile[0] && k[c].mem == reqs[r].mem_bytes && k[c].share == reqs[r].share)
+				break;
+		if (c == n) {
+			memset(&k[n], 0, sizeof k[n]);
+			k[n].req = r;
+			k[n].mem = reqs[r].profile[0] ? 0 : reqs[r].mem_bytes;
+			k[n].share = reqs[r].share;
+			str_copy(k[n].profile, reqs[r].profile, sizeof k[n].profile);
+			n++;
+		}
+		k[c].n += reqs[r].count;
+		cls[r] = c;
+	}
+	return n;
+}
+
+static uint64_t
+min_mem(const struct mig_gpu *g)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		m = g->profiles[p].mem_bytes < m ? g->profiles[p].mem_bytes : m;
+	return m;
+}
+
+/* What class k may take on GPU sg->g. */
+static void
+class_on_gpu(const struct search *s, struct sgpu *sg, int k)
+{
+	const struct kls *c = &s->k[k];
+	const struct mig_gpu *g = sg->g;
+
+	sg->fit[k] = 0;
+	sg->small[k] = 0;
+	sg->need[k] = 0;
+	sg->mem[k] = c->mem;
+	if (c->profile[0]) {
+		int p = mig_profile_find(g, c->profile);
+
+		if (p >= 0) {
+			sg->fit[k] = 1u << p;
+			sg->mem[k] = g->profiles[p].mem_bytes;
+		}
+		return;
+	}
+	sg->need[k] = mig_need_sms(g, c->share);
+	sg->small[k] = c->mem < min_mem(g);
+	for (int p = 0; p < g->nprofiles && !sg->small[k]; p++)
+		if (c->mem <= g->profiles[p].mem_bytes && sg->need[k] <= g->profiles[p].sms)
+			sg->fit[k] |= 1u << p;
+}
+
+/* The most memory and SMs any row of a table holds. */
+static void
+table_most(const struct mig_gpu *g, const struct gtable *t, long double *mem, long double *sms)
+{
+	*mem = *sms = 0;
+	for (size_t r = 0; r < t->ngeo; r++) {
+		long double m = 0, q = 0;
+
+		for (int p = 0; p < g->nprofiles; p++) {
+			int c = (int)(t->geo[r].key >> (4 * p) & 15);
+
+			m += (long double)c * (long double)g->profiles[p].mem_bytes;
+			q += c * g->profiles[p].sms;
+		}
+		*mem = m > *mem ? m : *mem;
+		*sms = q > *sms ? q : *sms;
+	}
+}
+
+static void
+search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
+    struct gtable *tab, int *cls, long limit)
+{
+	size_t ng = (size_t)ngpus, nk, slots = ng * MIG_MAX_INST;
+	int *placed = xcalloc(ng, sizeof *placed), j = 0;
+
+	memset(s, 0, sizeof *s);
+	s->gpus = gpus;
+	s->ngpus = ngpus;
+	s->tab = tab;
+	s->limit = limit;
+	s->k = xcalloc((size_t)nreqs + 1, sizeof *s->k);
+	s->nk = make_classes(reqs, nreqs, s->k, cls);
+	nk = (size_t)s->nk + 1;
+	s->sg = xcalloc(ng, sizeof *s->sg);
+	s->big = s->sbig = 1;
+	/* identical GPUs next to each other, twins of the first */
+	for (int g = 0; g < ngpus; g++)
+		for (int h = g; h < ngpus && (h > g || !placed[g]); h++) {
+			struct sgpu *sg;
+			long double m, q;
+
+			if (placed[h] || (h != g && !mig_gpu_twin(&gpus[g], &gpus[h])))
+				continue;
+			sg = &s->sg[j++];
+			placed[h] = 1;
+			sg->gpu = h;
+			sg->twin = h != g;
+			sg->g = &gpus[h];
+			sg->t = &tab[h];
+			table_most(sg->g, sg->t, &m, &q);
+			s->big += m;
+			s->sbig += q;
+		}
+	free(placed);
+	for (j = 0; j < ngpus; j++) {
+		struct sgpu *sg = &s->sg[j];
+
+		sg->fit = xcalloc(nk, sizeof *sg->fit);
+		sg->small = xcalloc(nk, sizeof *sg->small);
+		sg->need = xcalloc(nk, sizeof *sg->need);
+		sg->mem = xcalloc(nk, sizeof *sg->mem);
+		sg->order = xcalloc(nk, sizeof *sg->order);
+		sg->korder = xcalloc(nk * MIG_MAX_PROFILES, sizeof *sg->korder);
+		sg->nkorder = xcalloc(MIG_MAX_PROFILES, sizeof *sg->nkorder);
+		sg->conf = xcalloc(sg->t->ngeo + 1, sizeof *sg->conf);
+		for (int k = 0; k < s->nk; k++)
+			class_on_gpu(s, sg, k);
+	}
+	s->pi = xcalloc(nk, sizeof *s->pi);
+	s->rem = xcalloc(nk, sizeof *s->rem);
+	s->cur = xcalloc(ng, sizeof *s->cur);
+	s->best = xcalloc(ng, sizeof *s->best);
+	s->cntbuf = xcalloc(slots * nk, sizeof *s->cntbuf);
+	s->bestbuf = xcalloc(slots * nk, sizeof *s->bestbuf);
+	for (j = 0; j < ngpus; j++)
+		for (int i = 0; i < MIG_MAX_INST; i++) {
+			s->cur[j].slot[i].cnt = s->cntbuf + ((size_t)j * MIG_MAX_INST + (size_t)i) * nk;
+			s->best[j].slot[i].cnt = s->bestbuf + ((size_t)j * MIG_MAX_INST + (size_t)i) * nk;
+		}
+	s->restbuf = xcalloc((ng + 1) * (MIG_MAX_INST + 1), sizeof *s->restbuf);
+	s->rest = s->restbuf;
+	s->dyn = xcalloc(ng * MIG_MAX_PROFILES, sizeof *s->dyn);
+}
+
+static void
+search_free(struct search *s)
+{
+	for (int j = 0; j < s->ngpus; j++) {
+		free(s->sg[j].fit);
+		free(s->sg[j].small);
+		free(s->sg[j].need);
+		free(s->sg[j].mem);
+		free(s->sg[j].order);
+		free(s->sg[j].korder);
+		free(s->sg[j].nkorder);
+		free(s->sg[j].conf);
+	}
+	free(s->sg);
+	free(s->k);
+	free(s->pi);
+	free(s->rem);
+	free(s->cur);
+	free(s->best);
+	free(s->cntbuf);
+	free(s->bestbuf);
+	free(s->restbuf);
+	free(s->dyn);
+}
+
+/* ------------------------------------------------------------ the plan */
+
+static void
+why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, char *why, size_t len)
+{
 	uint64_t maxmem = 0;
-	int maxsms = 0;
+	int placeable = 0;
 	char a[32], b[32];
 
 	if (rq->profile[0]) {
 		snprintf(why, len, "no room left for another %s on the selected GPUs", rq->profile);
 		return;
 	}
-	for (int g = 0; g < s->ngpus; g++)
-		for (int p = 0; p < s->gpus[g].nprofiles; p++) {
-			const struct mig_profile *pr = &s->gpus[g].profiles[p];
-
-			if (pr->mem_bytes > maxmem)
-				maxmem = pr->mem_bytes;
-			if (pr->sms - mig_need_sms(&s->gpus[g], rq->share) > maxsms)
-				maxsms = pr->sms - mig_need_sms(&s->gpus[g], rq->share);
-		}
+	for (int j = 0; j < s->ngpus; j++) {
+		placeable |= s->sg[j].fit[k] != 0 || s->sg[j].small[k];
+		for (int p = 0; p < s->sg[j].g->nprofiles; p++)
+			if (s->sg[j].g->profiles[p].mem_bytes > maxmem)
+				maxmem = s->sg[j].g->profiles[p].mem_bytes;
+	}
 	if (rq->mem_bytes > maxmem)
 		snprintf(why, len, "%s is more memory than any profile has (at most %s)",
 		    format_size(rq->mem_bytes, a, sizeof a), format_size(maxmem, b, sizeof b));
-	else if (!s->units[u].placeable)
+	else if (!placeable)
 		snprintf(why, len, "no profile has both %s and a %.2f compute share",
 		    format_size(rq->mem_bytes, a, sizeof a), rq->share);
 	else
 		snprintf(why, len, "no room left on the selected GPUs");
 }
 
-/* MPS limits for the units that share an instance. */
+/* MPS limits of the units that share an instance: caps, not reservations. */
 static void
-share_limits(const struct search *s, struct mig_plan *p)
+share_limits(const struct mig_gpu *gpus, const struct mig_request *reqs, const uint64_t *umem, struct mig_plan *p)
 {
 	for (int u = 0; u < p->nunits; u++) {
 		struct mig_unit *un = &p->units[u];
@@ -123,14 +339,14 @@ share_limits(const struct search *s, struct mig_plan *p)
 
 		if (un->gpu < 0)
 			continue;
-		g = &s->gpus[un->gpu];
+		g = &gpus[un->gpu];
 		in = &p->gpus[un->gpu].inst[un->inst];
 		un->thread_pct = 100;
 		un->mem_limit = 0;
 		if (!in->shared)
 			continue;
-		un->mem_limit = s->units[u].mem;
-		need = mig_need_sms(g, s->units[u].share);
+		un->mem_limit = umem[u];
+		need = mig_need_sms(g, reqs[un->request].share);
 		if (need > 0) {
 			int sms = g->profiles[in->profile].sms;
 
@@ -145,94 +361,126 @@ share_limits(const struct search *s, struct mig_plan *p)
 	}
 }
 
-static void
-build_plan(const struct search *s, struct mig_plan *p)
+/* The next unit of class k not placed yet (units are in request order), or -1. */
+static int
+next_unit(const struct mig_plan *p, const int *cls, int k, int *cursor)
 {
-	p->ngpus = s->ngpus;
-	p->gpus = xcalloc((size_t)s->ngpus, sizeof *p->gpus);
-	p->nunits = s->nunits;
-	p->units = xcalloc((size_t)s->nunits + 1, sizeof *p->units);
-	p->score = s->best;
-	p->optimal = !s->aborted;
-	p->nodes = s->nodes;
-	for (int g = 0; g < s->ngpus; g++) {
-		int map[MIG_MAX_INST];
-
-		build_gpu(s, g, &p->gpus[g], map);
-		for (int u = 0; u < s->nunits; u++) {
-			struct mig_inst *in;
-
-			if (s->best_ag[u] != g)
-				continue;
-			p->units[u].gpu = g;
-			p->units[u].inst = map[s->best_ai[u]];
-			in = &p->gpus[g].inst[p->units[u].inst];
-			in->nunits++;
-			in->mem_used += s->units[u].mem;
-			in->shared = in->nunits > 1;
-		}
-	}
-	for (int u = 0; u < s->nunits; u++) {
-		p->units[u].request = s->units[u].req;
-		if (s->best_ag[u] < 0) {
-			p->units[u].gpu = p->units[u].inst = -1;
-			why_unsatisfied(s, u, p->units[u].why, sizeof p->units[u].why);
-		}
-	}
-	share_limits(s, p);
+	for (; *cursor < p->nunits; (*cursor)++)
+		if (cls[p->units[*cursor].request] == k && p->units[*cursor].gpu == -2)
+			return (*cursor)++;
+	return -1;
 }
 
-/*
- * Two searches share the node budget. The first takes the least needy units
- * first, which satisfies many quickly when the GPUs cannot hold everything;
- * the second, largest first (better packing), starts from the first one's
- * score and keeps a plan only if strictly better. When either finishes, the
- * plan is optimal.
- */
+static void
+put_unit(struct mig_plan *p, int u, int g, int inst, uint64_t mem, uint64_t *umem)
+{
+
+	struct mig_inst *in = &p->gpus[g].inst[inst];
+
+	p->units[u].gpu = g;
+	p->units[u].inst = inst;
+	umem[u] = mem;
+	in->nunits++;
+	in->mem_used += mem;
+	in->shared = in->nunits > 1;
+}
+
+static void
+build_plan(const struct search *s, const struct mig_request *reqs, int nreqs, const int *cls,
+    struct mig_plan *p)
+{
+	int *cursor = xcalloc((size_t)s->nk + 1, sizeof *cursor), u = 0;
+	uint64_t *umem = xcalloc((size_t)p->nunits + 1, sizeof *umem);
+
+	p->ngpus = s->ngpus;
+	p->gpus = xcalloc((size_t)s->ngpus, sizeof *p->gpus);
+	for (int r = 0; r < nreqs; r++)
+		for (int i = 0; i < reqs[r].count; i++, u++) {
+			p->units[u].request = r;
+			p->units[u].gpu = -2; /* not placed yet */
+			p->units[u].inst = -1;
+		}
+	for (int g = 0; g < s->ngpus; g++)
+		for (int j = 0; j < s->ngpus; j++) {
+			const struct load *ld = &s->best[j];
+			int map[MIG_MAX_INST];
+
+			if (s->sg[j].gpu != g)
+				continue;
+			build_gpu(s, g, ld, &p->gpus[g], map);
+			for (int i = 0; i < ld->nslots; i++) {
+				const struct slot *sl = &ld->slot[i];
+
+				if (sl->big >= 0) {
+					put_unit(p, next_unit(p, cls, sl->big, &cursor[sl->big]), g, map[i], s->sg[j].mem[sl->big],
+					    umem);
+					continue;
+				}
+				for (int k = 0; k < s->nk; k++)
+					for (int c = 0; c < sl->cnt[k]; c++)
+						put_unit(p, next_unit(p, cls, k, &cursor[k]), g, map[i], s->sg[j].mem[k], umem);
+			}
+		}
+	for (u = 0; u < p->nunits; u++)
+		if (p->units[u].gpu == -2) {
+			p->units[u].gpu = -1;
+			why_unsatisfied(s, &reqs[p->units[u].request], cls[p->units[u].request], p->units[u].why,
+			    sizeof p->units[u].why);
+		}
+	share_limits(s->gpus, reqs, umem, p);
+	free(umem);
+	free(cursor);
+}
+
+/* What the root bound says of a plan the search could not finish: at most so many, at least so much waste. */
+static void
+plan_bound(const struct search *s, struct mig_plan *p)
+{
+	long double unit = s->big * s->sbig, r = s->root + 64.0L + fabsl(s->root) * 1e-16L, w;
+	long double sat = floorl(r / unit);
+
+	p->bound_satisfied = p->score.satisfied;
+	p->bound_waste = p->score.waste;
+	if (p->optimal)
+		return;
+	if (sat > p->score.satisfied) {
+		p->bound_satisfied = sat > p->nunits ? p->nunits : (int)sat;
+		p->bound_waste = 0;
+		return;
+	}
+	/* value = (sat * BIG - waste) * SBIG - SMs, SMs < SBIG */
+	w = floorl((p->score.satisfied * unit - r) / s->sbig) - 1;
+	p->bound_waste = w <= 0 ? 0 : w >= (long double)p->score.waste ? p->score.waste : (uint64_t)w;
+}
+
 int
 mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
     long node_limit, struct mig_plan *out)
 {
-	struct search a, b, *s = &a;
+	struct search s;
 	struct gtable *tab;
-	int nunits = 0, optimal;
-	long limit = node_limit > 0 ? node_limit : MIG_NODE_LIMIT;
+	int nunits = 0, *cls;
 
 	memset(out, 0, sizeof *out);
-	memset(&b, 0, sizeof b);
-	if (mig_check_requests(gpus, ngpus, reqs, nreqs, &nunits) < 0)
+	if (check_requests(gpus, ngpus, reqs, nreqs, &nunits) < 0)
 		return -1;
 	tab = mig_tables_build(gpus, ngpus);
-	mig_search_init(&a, gpus, ngpus, reqs, nunits, tab, limit / 4 + 1, 1);
-	mig_search_unit(&a, 0);
-	optimal = !a.aborted;
-	if (a.aborted) {
-		mig_search_init(&b, gpus, ngpus, reqs, nunits, tab, limit - a.nodes + 1, 0);
-		b.best = a.best;
-		b.have_best = a.have_best;
-		mig_search_unit(&b, 0);
-		optimal = !b.aborted;
-		if (b.found || !a.found)
-			s = &b;
-	}
-	if (!s->found) {
-		/* cut off before the first leaf: nothing placed is always a plan */
-		for (int u = 0; u < nunits; u++)
-			s->best_ag[u] = s->best_ai[u] = -1;
-		memset(s->best_gs, 0, sizeof *s->best_gs * (size_t)ngpus);
-	}
-	build_plan(s, out);
-	out->optimal = optimal;
-	out->nodes = a.nodes + b.nodes;
-	if (!s->found) {
-		memset(&out->score, 0, sizeof out->score);
-		for (int g = 0; g < ngpus; g++)
-			for (int i = 0; i < out->gpus[g].ninst; i++)
-				out->score.ops += out->gpus[g].inst[i].state == MIG_INST_DESTROY;
-	}
-	mig_search_free(&a);
-	if (a.aborted)
-		mig_search_free(&b);
+	cls = xcalloc((size_t)nreqs + 1, sizeof *cls);
+	search_init(&s, gpus, ngpus, reqs, nreqs, tab, cls, node_limit > 0 ? node_limit : MIG_NODE_LIMIT);
+	s.cls = cls;
+	mig_search_run(&s, reqs, nunits);
+	out->nunits = nunits;
+	out->units = xcalloc((size_t)nunits + 1, sizeof *out->units);
+	if (!s.have)
+		for (int j = 0; j < ngpus; j++)
+			s.best[j].x = NULL, s.best[j].nslots = 0; /* cut off before any plan: nothing placed */
+	out->score = s.bs;
+	out->optimal = s.optimal;
+	out->nodes = s.nodes;
+	build_plan(&s, reqs, nreqs, cls, out);
+	plan_bound(&s, out);
+	free(cls);
+	search_free(&s);
 	mig_tables_free(tab, ngpus);
 	return 0;
 }

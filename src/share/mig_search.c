@@ -1,9 +1,19 @@
 /*
- * mig_search: the branch and bound that puts request units into instances:
- * an instance already opened (MPS sharing of small units), a new instance
- * of some profile on some GPU (allowed when the GPU's new counts are a set
- * in its geometry table, mig_table.c), or nowhere; with the bounds and
- * symmetries that prune it, and the setup of its unit order and bounds.
+ * mig_search: the branch and bound that finds the optimal plan.
+ *
+ * A plan is a load per GPU: a row of the GPU's geometry table (profile
+ * counts, mig_table.c) and what each of those instances holds (one
+ * exclusive unit, or shared small units). The search takes the GPUs one at
+ * a time, in classes of identical ones, whose loads it keeps in a fixed
+ * order (so that a plan and its permutations among twins are searched
+ * once); units are counted per class of identical units, never one by one.
+ * A load is tried only if the Lagrangian bound (mig_bound.c) says that the
+ * plans through it could still beat the best one found: the bound at a node
+ * is the value so far, plus the prices of the units left, plus each
+ * remaining GPU's best reduced value; a load of GPU j keeps the bound at
+ * least the best value only if its own reduced value is close enough to
+ * GPU j's best. When the search ends without reaching its node budget,
+ * every plan has been either tried or bounded: the best is optimal.
  */
 #include "share/mig.h"
 #include "share/mig_int.h"
@@ -13,20 +23,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ search */
-
-int
-mig_score_better(const struct mig_score *a, const struct mig_score *b)
-{
-	if (a->satisfied != b->satisfied)
-		return a->satisfied > b->satisfied;
-	if (a->waste != b->waste)
-		return a->waste < b->waste;
-	if (a->sms != b->sms)
-		return a->sms < b->sms;
-	return a->ops < b->ops;
-}
+#include <strings.h>
 
 int
 mig_need_sms(const struct mig_gpu *g, double share)
@@ -36,545 +33,660 @@ mig_need_sms(const struct mig_gpu *g, double share)
 	return (int)ceil(share * g->full_sms - 1e-9);
 }
 
-static int
-is_small(const struct search *s, int u, int g)
+long double
+mig_inst_value(const struct search *s, const struct mig_profile *pr, int n, uint64_t mem)
 {
-	return s->named[u * s->ngpus + g] == -2 && s->units[u].mem < s->minmem[g];
+	return ((long double)n * s->big - ((long double)pr->mem_bytes - (long double)mem)) * s->sbig -
+	    (long double)pr->sms;
 }
 
-/* Could unit u live alone in an instance of profile p on GPU g? */
-static int
-fits_profile(const struct search *s, int u, int g, int p)
+/* Rounding of long double sums of values this large: never prune within it. */
+static long double
+margin(long double b)
 {
-	const struct mig_profile *pr = &s->gpus[g].profiles[p];
-	int named = s->named[u * s->ngpus + g];
-
-	if (named != -2)
-		return named == p;
-	return s->units[u].mem <= pr->mem_bytes && mig_need_sms(&s->gpus[g], s->units[u].share) <= pr->sms;
+	return 64.0L + fabsl(b) * 1e-16L;
 }
+
+/*
+ * Could a plan whose value is at most bound, with at least ops operations,
+ * still beat the best? Values are whole numbers: below best + 1 it can only
+ * tie on (satisfied, waste, SMs), and then it needs fewer operations.
+ */
+static int
+could_beat(const struct search *s, long double bound, int ops)
+{
+	long double cap;
+
+	if (!s->have)
+		return 1;
+	cap = bound + margin(bound);
+	if (cap < s->bval)
+		return 0;
+	return cap >= s->bval + 1 || ops < s->bs.ops;
+}
+
+/* ------------------------------------------------------------ load order */
+
+/* Total order of instance contents: exclusive before shared, then by class order. */
+static int
+slot_cmp(const struct search *s, int j, const struct slot *a, const struct slot *b)
+{
+	const struct sgpu *sg = &s->sg[j];
+
+	if (a->profile != b->profile)
+		return a->profile < b->profile ? -1 : 1;
+	if ((a->big >= 0) != (b->big >= 0))
+		return a->big >= 0 ? 1 : -1;
+	if (a->big >= 0) {
+		if (a->big == b->big)
+			return 0;
+		for (int i = 0; i < sg->nkorder[a->profile]; i++) {
+			int k = sg->korder[a->profile * s->nk + i];
+
+			if (k == a->big)
+				return 1;
+			if (k == b->big)
+				return -1;
+		}
+		return 0;
+	}
+	for (int i = 0; i < s->nk; i++) {
+		int k = sg->order[i];
+
+		if (a->cnt[k] != b->cnt[k])
+			return a->cnt[k] > b->cnt[k] ? 1 : -1;
+	}
+	return 0;
+}
+
+static int
+load_cmp(const struct search *s, int j, const struct load *a, const struct load *b)
+{
+	uint64_t ka = a->x ? a->x->key : 0, kb = b->x ? b->x->key : 0;
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	for (int i = 0; i < a->nslots; i++) {
+		int c = slot_cmp(s, j, &a->slot[i], &b->slot[i]);
+
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the search */
+
+static void level(struct search *s, int j);
 
 static void
 leaf(struct search *s)
 {
-	struct mig_score sc = {s->sat, s->waste_excl + s->resid_shared, s->sms, 0};
-
-	for (int g = 0; g < s->ngpus; g++) {
-		const struct geo *x = mig_gtable_find(&s->tab[g], s->gs[g].key);
-
-		sc.ops += x ? x->ops : 0;
-	}
-	if (s->have_best && !mig_score_better(&sc, &s->best))
+	if (s->have && !mig_score_better(&s->sc, &s->bs))
 		return;
-	s->best = sc;
-	s->have_best = s->found = 1;
-	memcpy(s->best_gs, s->gs, sizeof *s->gs * (size_t)s->ngpus);
-	memcpy(s->best_ag, s->ag, sizeof *s->ag * (size_t)s->nunits);
-	memcpy(s->best_ai, s->ai, sizeof *s->ai * (size_t)s->nunits);
-}
-
-/* The most k with sums[k] <= cap, sums ascending from sums[0] = 0. */
-static int
-most_within(const int *sums, int n, int cap)
-{
-	int lo = 0, hi = n;
-
-	while (lo < hi) {
-		int mid = (lo + hi + 1) / 2;
-
-		if (sums[mid] <= cap)
-			lo = mid;
-		else
-			hi = mid - 1;
+	s->bs = s->sc;
+	s->bval = s->val;
+	s->have = 1;
+	memcpy(s->bestbuf, s->cntbuf, sizeof *s->cntbuf * (size_t)s->ngpus * MIG_MAX_INST * (size_t)(s->nk + 1));
+	for (int j = 0; j < s->ngpus; j++) {
+		s->best[j] = s->cur[j];
+		for (int i = 0; i < MIG_MAX_INST; i++)
+			s->best[j].slot[i].cnt = s->bestbuf + (s->cur[j].slot[i].cnt - s->cntbuf);
 	}
-	return lo;
 }
+
+/* GPU j's load is complete: account for it and go on with the next GPU. */
+static void
+gpu_done(struct search *s, int j)
+{
+	struct load *ld = &s->cur[j];
+	struct mig_score keep = s->sc;
+	long double val = s->val;
+
+	if (s->sg[j].twin && load_cmp(s, j, ld, &s->cur[j - 1]) > 0)
+		return;
+	for (int i = 0; i < ld->nslots; i++) {
+		const struct slot *sl = &ld->slot[i];
+		const struct mig_profile *pr = &s->sg[j].g->profiles[sl->profile];
+
+		s->sc.satisfied += sl->nunits;
+		s->sc.waste += pr->mem_bytes - sl->mem;
+		s->sc.sms += pr->sms;
+		s->val += mig_inst_value(s, pr, sl->nunits, sl->mem);
+	}
+	s->sc.ops += ld->x ? ld->x->ops : 0;
+	level(s, j + 1);
+	s->sc = keep;
+	s->val = val;
+}
+
+static void fill(struct search *s, int j, int i, long double red);
 
 /*
- * Can the rest still beat the best? The optimistic completion: every small
- * unit placed, as many big ones as the free slices of all GPUs could hold
- * (each in its least needy profile), and, when that is all of them, each
- * wasting and using at least what its best-fitting profile does.
+ * Slot i of GPU j shared: the units of the small classes from position pos
+ * of the class order on. tight: the counts so far equal those of the slot
+ * before, of the same profile, which this one may not exceed.
  */
-static int
-promising(const struct search *s, int u)
-{
-	struct mig_score opt;
-	uint64_t fill = s->suffix_small[u];
-	int big = s->nbig[u], fit = big;
-
-	if (!s->have_best)
-		return 1;
-	if (s->sumc) {
-		const int *c = s->sumc + (size_t)u * (size_t)(s->nunits + 1);
-		const int *m = s->summ + (size_t)u * (size_t)(s->nunits + 1);
-		int fc = most_within(c, big, s->freeC), fm = most_within(m, big, s->freeM);
-
-		fit = fc < fm ? fc : fm;
-	}
-	opt.satisfied = s->sat + (int)s->suffix_placeable[u] - (big - fit);
-	opt.waste = s->waste_excl + (s->resid_shared > fill ? s->resid_shared - fill : 0);
-	opt.sms = s->sms;
-	opt.ops = 0;
-	if (fit == big && opt.satisfied == s->best.satisfied) {
-		/* a tie on the count needs every big unit placed */
-		opt.waste += s->suffix_minwaste[u];
-		opt.sms += (int)s->suffix_minsms[u];
-	}
-	return mig_score_better(&opt, &s->best);
-}
-
-/* Identical units (one request) go in non-decreasing (gpu, instance) order. */
-static int
-order_ok(const struct search *s, int u, int g, int i)
-{
-	if (u == 0 || s->units[u - 1].req != s->units[u].req)
-		return 1;
-	if (s->ag[u - 1] < 0)
-		return 0;
-	return g > s->ag[u - 1] || (g == s->ag[u - 1] && i >= s->ai[u - 1]);
-}
-
-
 static void
-try_existing(struct search *s, int u, int g, int i)
+shared(struct search *s, int j, int i, long double red, int pos, int tight, long double part)
 {
-	struct open_inst *o = &s->gs[g].open[i];
-	int need = mig_need_sms(&s->gpus[g], s->units[u].share);
-	uint64_t mem = s->units[u].mem;
+	const struct sgpu *sg = &s->sg[j];
+	struct slot *sl = &s->cur[j].slot[i];
+	const struct mig_profile *pr = &sg->g->profiles[sl->profile];
+	const struct slot *prev = i > 0 && s->cur[j].slot[i - 1].profile == sl->profile ? &s->cur[j].slot[i - 1] : NULL;
+	int ops = s->sc.ops + s->cur[j].x->ops;
+	int k, maxc;
+	long double v, opt;
 
-	if (o->exclusive || !is_small(s, u, g) || mem > o->mem_left || need > o->sms_left)
+	while (pos < s->nk && !(sg->small[sg->order[pos]] && s->rem[sg->order[pos]] > 0 &&
+	    sg->need[sg->order[pos]] <= pr->sms - sl->need))
+		pos++;
+	if (pos == s->nk) {
+		if (sl->nunits == 0)
+			return;
+		fill(s, j, i + 1, red + part + mig_inst_value(s, pr, 0, 0));
 		return;
-	o->mem_left -= mem;
-	o->sms_left -= need;
-	o->nunits++;
-	s->resid_shared -= mem;
-	s->sat++;
-	s->ag[u] = g;
-	s->ai[u] = i;
-	mig_search_unit(s, u + 1);
-	s->sat--;
-	s->resid_shared += mem;
-	o->nunits--;
-	o->sms_left += need;
-	o->mem_left += mem;
-}
+	}
+	k = sg->order[pos];
+	v = (s->big + (long double)sg->mem[k]) * s->sbig - s->pi[k];
+	maxc = (int)((pr->mem_bytes - sl->mem) / sg->mem[k]);
+	if (maxc > s->rem[k])
+		maxc = s->rem[k];
+	if (sg->need[k] > 0 && (pr->sms - sl->need) / sg->need[k] < maxc)
+		maxc = (pr->sms - sl->need) / sg->need[k];
+	if (tight && prev && prev->big < 0 && maxc > prev->cnt[k])
+		maxc = prev->cnt[k];
+	/* what the rest could add: the next class in the order has the best value per byte */
+	opt = 0;
+	if (pos + 1 < s->nk) {
+		int o = sg->order[pos + 1];
 
-static void
-try_new(struct search *s, int u, int g, int p)
-{
-	struct gstate *st = &s->gs[g];
-	const struct mig_profile *pr = &s->gpus[g].profiles[p];
-	uint64_t key = st->key + ((uint64_t)1 << (4 * p));
-	int excl = !is_small(s, u, g);
-	struct open_inst *o;
-
-	if (st->nopen >= MIG_MAX_INST || ((st->key >> (4 * p)) & 15) == 15 || !mig_gtable_find(&s->tab[g], key))
-		return;
-	o = &st->open[st->nopen++];
-	o->profile = p;
-	o->mem_left = pr->mem_bytes - s->units[u].mem;
-	o->sms_left = pr->sms - mig_need_sms(&s->gpus[g], s->units[u].share);
-	o->nunits = 1;
-	o->exclusive = excl;
-	st->key = key;
-	s->freeC -= pr->slices;
-	s->freeM -= s->psize[g * MIG_MAX_PROFILES + p];
-	if (excl)
-		s->waste_excl += o->mem_left;
-	else
-		s->resid_shared += o->mem_left;
-	s->sms += pr->sms;
-	s->sat++;
-	s->ag[u] = g;
-	s->ai[u] = st->nopen - 1;
-	mig_search_unit(s, u + 1);
-	s->sat--;
-	s->sms -= pr->sms;
-	if (excl)
-		s->waste_excl -= o->mem_left;
-	else
-		s->resid_shared -= o->mem_left;
-	st->key -= (uint64_t)1 << (4 * p);
-	s->freeC += pr->slices;
-	s->freeM += s->psize[g * MIG_MAX_PROFILES + p];
-	st->nopen--;
-}
-
-/* An empty GPU is tried only when no earlier GPU of its class is empty. */
-static int
-first_of_class(const struct search *s, int g)
-{
-	if (s->gs[g].nopen > 0 || s->cls[g] < 0)
-		return 1;
-	for (int h = 0; h < g; h++)
-		if (s->cls[h] == s->cls[g] && s->gs[h].nopen == 0)
-			return 0;
-	return 1;
-}
-
-/* Profiles of GPU g by memory, then SMs, then index: cheapest first. */
-static int
-profile_order(const struct mig_gpu *g, int *order)
-{
-	int n = g->nprofiles;
-
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0; j--) {
-			const struct mig_profile *a = &g->profiles[order[j - 1]], *b = &g->profiles[order[j]];
-
-			if (a->mem_bytes < b->mem_bytes || (a->mem_bytes == b->mem_bytes && a->sms <= b->sms))
-				break;
-			int tmp = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = tmp;
+		if (sg->small[o]) {
+			opt = ((s->big + (long double)sg->mem[o]) * s->sbig - s->pi[o]) / (long double)sg->mem[o];
+			opt = opt > 0 ? opt : 0;
 		}
-	return n;
+	}
+	for (int c = maxc; c >= 0 && !s->aborted; c--) {
+		long double left = (long double)(pr->mem_bytes - sl->mem - (uint64_t)c * sg->mem[k]);
+
+		if (!could_beat(s, s->thr_base + red + part + c * v + opt * left + mig_inst_value(s, pr, 0, 0) +
+		    s->rest[i + 1], ops))
+			continue;
+		sl->cnt[k] = c;
+		sl->nunits += c;
+		sl->mem += (uint64_t)c * sg->mem[k];
+		sl->need += c * sg->need[k];
+		s->rem[k] -= c;
+		shared(s, j, i, red, pos + 1, tight && prev && prev->big < 0 && c == prev->cnt[k], part + c * v);
+		s->rem[k] += c;
+		sl->need -= c * sg->need[k];
+		sl->mem -= (uint64_t)c * sg->mem[k];
+		sl->nunits -= c;
+		sl->cnt[k] = 0;
+	}
 }
 
-void
-mig_search_unit(struct search *s, int u)
+/* Slot i of GPU j's load onwards; red: the reduced value of slots 0..i-1. */
+static void
+fill(struct search *s, int j, int i, long double red)
 {
+	const struct sgpu *sg = &s->sg[j];
+	struct load *ld = &s->cur[j];
+	struct slot *sl, *prev;
+	const struct mig_profile *pr;
+	int ops = s->sc.ops + (ld->x ? ld->x->ops : 0), start = 0;
+
 	if (s->aborted)
 		return;
 	if (++s->nodes > s->limit) {
 		s->aborted = 1;
 		return;
 	}
-	if (u == s->nunits) {
+	if (i == ld->nslots) {
+		gpu_done(s, j);
+		return;
+	}
+	if (!could_beat(s, s->thr_base + red + s->rest[i], ops))
+		return;
+	sl = &ld->slot[i];
+	pr = &sg->g->profiles[sl->profile];
+	prev = i > 0 && ld->slot[i - 1].profile == sl->profile ? &ld->slot[i - 1] : NULL;
+	/* exclusive units, best first; after an exclusive slot of this profile, none better than its */
+	if (prev && prev->big < 0)
+		start = sg->nkorder[sl->profile];
+	else if (prev)
+		while (start < sg->nkorder[sl->profile] && sg->korder[sl->profile * s->nk + start] != prev->big)
+			start++;
+	for (int n = start; n < sg->nkorder[sl->profile] && !s->aborted; n++) {
+		int k = sg->korder[sl->profile * s->nk + n];
+		long double rv;
+
+		if (!s->rem[k])
+			continue;
+		rv = mig_inst_value(s, pr, 1, sg->mem[k]) - s->pi[k];
+		if (!could_beat(s, s->thr_base + red + rv + s->rest[i + 1], ops))
+			break; /* the rest are worse */
+		sl->big = k;
+		sl->nunits = 1;
+		sl->mem = sg->mem[k];
+		sl->need = sg->need[k];
+		s->rem[k]--;
+		fill(s, j, i + 1, red + rv);
+		s->rem[k]++;
+	}
+	sl->big = -1;
+	sl->nunits = 0;
+	sl->mem = 0;
+	sl->need = 0;
+	memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+	shared(s, j, i, red, 0, prev != NULL, 0);
+}
+
+/* Profiles by memory, largest first (they are the hardest to fill), then index. */
+static int
+slot_profile_cmp(const struct mig_gpu *g, int a, int b)
+{
+	if (g->profiles[a].mem_bytes != g->profiles[b].mem_bytes)
+		return g->profiles[a].mem_bytes > g->profiles[b].mem_bytes ? -1 : 1;
+	return a - b;
+}
+
+/* Set up GPU j's load for table row x: its slots, largest profiles first. */
+static void
+load_rows(struct search *s, int j, const struct geo *x, const long double *dyn)
+{
+	struct load *ld = &s->cur[j];
+	const struct mig_gpu *g = s->sg[j].g;
+	int prof[MIG_MAX_PROFILES], np = 0;
+
+	ld->x = x;
+	ld->nslots = 0;
+	for (int p = 0; p < g->nprofiles; p++)
+		if (x && (x->key >> (4 * p) & 15)) {
+			int i = np++;
+
+			while (i > 0 && slot_profile_cmp(g, prof[i - 1], p) > 0) {
+				prof[i] = prof[i - 1];
+				i--;
+			}
+			prof[i] = p;
+		}
+	for (int q = 0; q < np; q++)
+		for (int c = (int)(x->key >> (4 * prof[q]) & 15); c > 0; c--) {
+			struct slot *sl = &ld->slot[ld->nslots++];
+
+			sl->profile = prof[q];
+			sl->big = -1;
+			sl->nunits = 0;
+			sl->mem = 0;
+			sl->need = 0;
+			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+		}
+	s->rest[ld->nslots] = 0;
+	for (int i = ld->nslots - 1; i >= 0; i--)
+		s->rest[i] = s->rest[i + 1] + dyn[ld->slot[i].profile];
+}
+
+static void
+level(struct search *s, int j)
+{
+	const struct sgpu *sg;
+	long double bound, *dyn, base, *rest = s->rest, thr = s->thr_base;
+
+	if (s->aborted)
+		return;
+	if (j == s->ngpus) {
 		leaf(s);
 		return;
 	}
-	if (!promising(s, u))
+	sg = &s->sg[j];
+	bound = s->val;
+	for (int k = 0; k < s->nk; k++)
+		bound += s->pi[k] * s->rem[k];
+	for (int h = j; h < s->ngpus; h++)
+		bound += s->sg[h].h;
+	if (!could_beat(s, bound, s->sc.ops))
 		return;
-	if (s->units[u].placeable) {
-		/* sharing an instance first: it wastes the least */
-		for (int g = 0; g < s->ngpus; g++)
-			for (int i = 0; is_small(s, u, g) && i < s->gs[g].nopen; i++)
-				if (order_ok(s, u, g, i))
-					try_existing(s, u, g, i);
-		for (int g = 0; g < s->ngpus; g++) {
-			size_t ug = (size_t)u * (size_t)s->ngpus + (size_t)g;
-
-			if (!first_of_class(s, g) || !order_ok(s, u, g, s->gs[g].nopen))
-				continue;
-			for (int k = 0; k < s->nfit[ug]; k++)
-				try_new(s, u, g, s->fit[ug * MIG_MAX_PROFILES + (size_t)k]);
-		}
+	dyn = s->dyn + (size_t)j * MIG_MAX_PROFILES;
+	mig_bound_instances(s, j, s->rem, dyn);
+	base = bound - sg->h;
+	/* fill() reads rest and thr_base of the GPU it works on: one of each per level */
+	s->rest = s->restbuf + (size_t)j * (MIG_MAX_INST + 1);
+	if (sg->t->ngeo == 0) {
+		/* no valid geometry around the busy instances: nothing new here */
+		load_rows(s, j, NULL, dyn);
+		s->thr_base = base;
+		fill(s, j, 0, 0);
 	}
-	s->ag[u] = -1;
-	s->ai[u] = -1;
-	mig_search_unit(s, u + 1);
-}
+	for (size_t r = 0; r < sg->t->ngeo && !s->aborted; r++) {
+		const struct geo *x = &sg->t->geo[sg->conf[r]];
+		long double ub = 0;
 
-/* ------------------------------------------------------------- the planner */
+		for (int p = 0; p < sg->g->nprofiles; p++) {
+			int c = (int)(x->key >> (4 * p) & 15);
 
-static int
-unit_cmp(const void *a, const void *b)
-{
-	const struct sunit *x = a, *y = b;
-
-	if (x->mem != y->mem)
-		return x->mem > y->mem ? -1 : 1;
-	if (x->share != y->share)
-		return x->share > y->share ? -1 : 1;
-	return x->req - y->req;
-}
-
-static int
-unit_cmp_asc(const void *a, const void *b)
-{
-	const struct sunit *x = a, *y = b;
-
-	if (x->mem != y->mem)
-		return x->mem < y->mem ? -1 : 1;
-	if (x->share != y->share)
-		return x->share < y->share ? -1 : 1;
-	return x->req - y->req;
-}
-
-/* Symmetry classes: GPUs with equal profile tables and no instances. */
-static void
-classify(struct search *s)
-{
-	for (int g = 0; g < s->ngpus; g++) {
-		const struct mig_gpu *a = &s->gpus[g];
-
-		s->cls[g] = -1;
-		if (a->nexisting > 0)
+			if (c && dyn[p] < -1e29L)
+				ub = -1e30L;
+			else if (c)
+				ub += c * dyn[p];
+		}
+		if (ub < -1e29L || !could_beat(s, base + ub, s->sc.ops + x->ops))
 			continue;
-		s->cls[g] = g;
-		for (int h = 0; h < g; h++) {
-			const struct mig_gpu *b = &s->gpus[h];
+		load_rows(s, j, x, dyn);
+		s->thr_base = base;
+		fill(s, j, 0, 0);
+	}
+	s->rest = rest;
+	s->thr_base = thr;
+}
 
-			if (s->cls[h] >= 0 && b->nprofiles == a->nprofiles &&
-			    memcmp(b->profiles, a->profiles, sizeof a->profiles[0] * (size_t)a->nprofiles) == 0) {
-				s->cls[g] = s->cls[h];
-				break;
+/* ------------------------------------------------------------- the orders */
+
+/* The orders that try the best first, at the current prices. */
+static void
+make_orders(struct search *s)
+{
+	for (int j = 0; j < s->ngpus; j++) {
+		struct sgpu *sg = &s->sg[j];
+		const struct mig_gpu *g = sg->g;
+		long double best[MIG_MAX_PROFILES], *key = xcalloc(sg->t->ngeo + 1, sizeof *key);
+		int n = 0;
+
+		/* small classes by value per byte, then the rest */
+		for (int k = 0; k < s->nk; k++)
+			if (sg->small[k]) {
+				long double d = ((s->big + (long double)sg->mem[k]) * s->sbig - s->pi[k]) / (long double)sg->mem[k];
+				int i = n++;
+
+				while (i > 0) {
+					int o = sg->order[i - 1];
+					long double e = ((s->big + (long double)sg->mem[o]) * s->sbig - s->pi[o]) /
+					    (long double)sg->mem[o];
+
+					if (e >= d)
+						break;
+					sg->order[i] = o;
+					i--;
+				}
+				sg->order[i] = k;
+			}
+		for (int k = 0; k < s->nk; k++)
+			if (!sg->small[k])
+				sg->order[n++] = k;
+		/* exclusive classes of each profile by reduced value */
+		for (int p = 0; p < g->nprofiles; p++) {
+			int *o = sg->korder + p * s->nk, m = 0;
+
+			for (int k = 0; k < s->nk; k++) {
+				long double v;
+				int i;
+
+				if (sg->small[k] || !(sg->fit[k] >> p & 1))
+					continue;
+				v = mig_inst_value(s, &g->profiles[p], 1, sg->mem[k]) - s->pi[k];
+				for (i = m++; i > 0; i--) {
+					long double w = mig_inst_value(s, &g->profiles[p], 1, sg->mem[o[i - 1]]) - s->pi[o[i - 1]];
+
+					if (w >= v)
+						break;
+					o[i] = o[i - 1];
+				}
+				o[i] = k;
+			}
+			sg->nkorder[p] = m;
+		}
+		/* table rows by their bound, best first; ties by fewer operations, then table order */
+		mig_bound_instances(s, j, s->rem, best);
+		for (size_t r = 0; r < sg->t->ngeo; r++) {
+			long double v = 0;
+
+			for (int p = 0; p < g->nprofiles; p++) {
+				int c = (int)(sg->t->geo[r].key >> (4 * p) & 15);
+
+				if (c)
+					v += best[p] < -1e29L ? -1e30L : c * best[p];
+			}
+			key[r] = v;
+			sg->conf[r] = (int)r;
+		}
+		for (size_t r = 1; r < sg->t->ngeo; r++) {
+			int x = sg->conf[r];
+			size_t i = r;
+
+			while (i > 0) {
+				int y = sg->conf[i - 1];
+
+				if (key[y] > key[x] || (key[y] == key[x] && (sg->t->geo[y].ops < sg->t->geo[x].ops ||
+				    (sg->t->geo[y].ops == sg->t->geo[x].ops && y < x))))
+					break;
+				sg->conf[i] = y;
+				i--;
+			}
+			sg->conf[i] = x;
+		}
+		free(key);
+	}
+}
+
+/* ------------------------------------------------------ a first plan, fast */
+
+/*
+ * First fit: units one at a time (largest first, or smallest first), each
+ * into an instance it can share, else into a new instance of the cheapest
+ * profile that fits it on the first GPU whose geometry table still has a row
+ * for it, else nowhere. Good plans are what make the bound prune; the
+ * search proves or improves on this one.
+ */
+static void
+greedy(struct search *s, int ascending)
+{
+	int idx[s->nk + 1], n = 0;
+	struct mig_score sc = {0, 0, 0, 0};
+	long double val = 0;
+
+	for (int j = 0; j < s->ngpus; j++) {
+		s->cur[j].x = NULL;
+		s->cur[j].nslots = 0;
+		for (int i = 0; i < MIG_MAX_INST; i++)
+			memset(s->cur[j].slot[i].cnt, 0, sizeof *s->cur[j].slot[i].cnt * (size_t)s->nk);
+	}
+	for (int k = 0; k < s->nk; k++) {
+		int i = n++;
+
+		while (i > 0 && (ascending ? s->k[idx[i - 1]].mem > s->k[k].mem : s->k[idx[i - 1]].mem < s->k[k].mem)) {
+			idx[i] = idx[i - 1];
+			i--;
+		}
+		idx[i] = k;
+	}
+	for (int q = 0; q < n; q++) {
+		int k = ascending ? idx[q] : idx[q];
+
+		for (int u = 0; u < s->k[k].n; u++) {
+			int done = 0;
+
+			for (int j = 0; j < s->ngpus && !done; j++) {
+				const struct sgpu *sg = &s->sg[j];
+				struct load *ld = &s->cur[j];
+
+				for (int i = 0; i < ld->nslots && sg->small[k] && !done; i++) {
+					struct slot *sl = &ld->slot[i];
+					const struct mig_profile *pr = &sg->g->profiles[sl->profile];
+
+					if (sl->big < 0 && sl->mem + sg->mem[k] <= pr->mem_bytes && sl->need + sg->need[k] <= pr->sms) {
+						sl->cnt[k]++;
+						sl->nunits++;
+						sl->mem += sg->mem[k];
+						sl->need += sg->need[k];
+						done = 1;
+					}
+				}
+			}
+			for (int j = 0; j < s->ngpus && !done; j++) {
+				const struct sgpu *sg = &s->sg[j];
+				struct load *ld = &s->cur[j];
+				uint64_t key = ld->x ? ld->x->key : 0;
+				int best = -1;
+
+				if (ld->nslots >= MIG_MAX_INST)
+					continue;
+				for (int p = 0; p < sg->g->nprofiles; p++) {
+					const struct mig_profile *pr = &sg->g->profiles[p];
+
+					if (sg->small[k] ? sg->need[k] > pr->sms : !(sg->fit[k] >> p & 1))
+						continue;
+					if ((key >> (4 * p) & 15) == 15 || !mig_gtable_find(sg->t, key + ((uint64_t)1 << (4 * p))))
+						continue;
+					if (best < 0 || pr->mem_bytes < sg->g->profiles[best].mem_bytes ||
+					    (pr->mem_bytes == sg->g->profiles[best].mem_bytes && pr->sms < sg->g->profiles[best].sms))
+						best = p;
+				}
+				if (best >= 0) {
+					struct slot *sl = &ld->slot[ld->nslots++];
+
+					ld->x = mig_gtable_find(sg->t, key + ((uint64_t)1 << (4 * best)));
+					sl->profile = best;
+					sl->big = sg->small[k] ? -1 : k;
+					sl->nunits = 1;
+					sl->mem = sg->mem[k];
+					sl->need = sg->need[k];
+					memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+					if (sg->small[k])
+						sl->cnt[k] = 1;
+					done = 1;
+				}
 			}
 		}
 	}
-}
+	for (int j = 0; j < s->ngpus; j++)
+		for (int i = 0; i < s->cur[j].nslots; i++) {
+			const struct slot *sl = &s->cur[j].slot[i];
+			const struct mig_profile *pr = &s->sg[j].g->profiles[sl->profile];
 
-int
-mig_check_requests(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
-    int *nunits)
-{
-	long total = 0;
-
-	if (ngpus <= 0)
-		return err_set(EXIT_USAGE, "no MIG-capable GPU selected");
-	for (int r = 0; r < nreqs; r++) {
-		int found = 0;
-
-		if (reqs[r].count < 1)
-			return err_set(EXIT_USAGE, "request %s: count must be at least 1", reqs[r].label);
-		total += reqs[r].count;
-		if (!reqs[r].profile[0])
-			continue;
-		for (int g = 0; g < ngpus; g++)
-			found |= mig_profile_find(&gpus[g], reqs[r].profile) >= 0;
-		if (!found)
-			return err_set(EXIT_USAGE, "request %s: no selected GPU has a profile named '%s'",
-			    reqs[r].label, reqs[r].profile);
-	}
-	if (total > MIG_MAX_REQUESTS)
-		return err_set(EXIT_USAGE, "more than %d requests in all", MIG_MAX_REQUESTS);
-	*nunits = (int)total;
-	return 0;
-}
-
-/* Each unit's fitting profiles on each GPU, cheapest first. */
-static void
-make_fits(struct search *s)
-{
-	for (int g = 0; g < s->ngpus; g++) {
-		int order[MIG_MAX_PROFILES], n = profile_order(&s->gpus[g], order);
-
-		for (int p = 0; p < s->gpus[g].nprofiles; p++) {
-			const struct mig_profile *pr = &s->gpus[g].profiles[p];
-			int m = 0;
-
-			for (int k = 0; k < pr->nplacements; k++)
-				if (m == 0 || (int)pr->placements[k].size < m)
-					m = (int)pr->placements[k].size;
-			s->psize[g * MIG_MAX_PROFILES + p] = m;
+			sc.satisfied += sl->nunits;
+			sc.waste += pr->mem_bytes - sl->mem;
+			sc.sms += pr->sms;
+			val += mig_inst_value(s, pr, sl->nunits, sl->mem);
 		}
-		for (int u = 0; u < s->nunits; u++) {
-			size_t ug = (size_t)u * (size_t)s->ngpus + (size_t)g;
-
-			for (int k = 0; k < n; k++)
-				if (fits_profile(s, u, g, order[k]))
-					s->fit[ug * MIG_MAX_PROFILES + s->nfit[ug]++] = (unsigned char)order[k];
-		}
-	}
+	for (int j = 0; j < s->ngpus; j++)
+		sc.ops += s->cur[j].x ? s->cur[j].x->ops : 0;
+	s->sc = sc;
+	s->val = val;
+	leaf(s);
 }
 
-/* A big unit: may share on no GPU. */
-static int
-is_big(const struct search *s, int u)
-{
-	for (int g = 0; g < s->ngpus; g++)
-		if (is_small(s, u, g))
-			return 0;
-	return s->units[u].placeable;
-}
-
-/* The least a big unit needs anywhere: compute slices, memory slices, waste, SMs. */
+/* The best plan of the unit search (mig_unitsearch.c) as loads, a candidate for the best. */
 static void
-least_need(const struct search *s, int u, int *cs, int *ms, uint64_t *waste, int *sms)
+seed(struct search *s, const struct usearch *us)
 {
-	*cs = *ms = *sms = INT32_MAX;
-	*waste = UINT64_MAX;
-	for (int g = 0; g < s->ngpus; g++) {
-		size_t ug = (size_t)u * (size_t)s->ngpus + (size_t)g;
+	struct mig_score sc = {0, 0, 0, 0};
+	long double val = 0;
 
-		for (int k = 0; k < s->nfit[ug]; k++) {
-			int p = s->fit[ug * MIG_MAX_PROFILES + (size_t)k];
-			const struct mig_profile *pr = &s->gpus[g].profiles[p];
-			uint64_t w = pr->mem_bytes - s->units[u].mem;
+	if (!us->found)
+		return;
+	for (int j = 0; j < s->ngpus; j++) {
+		const struct sgpu *sg = &s->sg[j];
+		const struct gstate *st = &us->best_gs[sg->gpu];
+		struct load *ld = &s->cur[j];
 
-			*cs = pr->slices < *cs ? pr->slices : *cs;
-			*ms = s->psize[g * MIG_MAX_PROFILES + p] < *ms ? s->psize[g * MIG_MAX_PROFILES + p] : *ms;
-			*waste = w < *waste ? w : *waste;
-			*sms = pr->sms < *sms ? pr->sms : *sms;
+		ld->x = mig_gtable_find(sg->t, st->key);
+		ld->nslots = st->nopen;
+		for (int o = 0; o < st->nopen; o++) {
+			struct slot *sl = &ld->slot[o];
+			const struct mig_profile *pr = &sg->g->profiles[st->open[o].profile];
+
+			sl->profile = st->open[o].profile;
+			sl->big = -1;
+			sl->nunits = 0;
+			sl->mem = 0;
+			sl->need = 0;
+			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+			for (int u = 0; u < us->nunits; u++) {
+				int k = s->cls[us->units[u].req];
+
+				if (us->best_ag[u] != sg->gpu || us->best_ai[u] != o)
+					continue;
+				if (st->open[o].exclusive)
+					sl->big = k;
+				else
+					sl->cnt[k]++;
+				sl->nunits++;
+				sl->mem += sg->mem[k];
+				sl->need += sg->need[k];
+			}
+			sc.satisfied += sl->nunits;
+			sc.waste += pr->mem_bytes - sl->mem;
+			sc.sms += pr->sms;
+			val += mig_inst_value(s, pr, sl->nunits, sl->mem);
 		}
+		sc.ops += ld->x ? ld->x->ops : 0;
 	}
+	s->sc = sc;
+	s->val = val;
+	leaf(s);
 }
 
-/* Insert v into the ascending list a[0..n) and rebuild its prefix sums. */
+/*
+ * The unit search, least needy units first then largest first, each with an
+ * eighth of the budget: good plans quickly.
+ */
 static void
-insert_sorted(int *a, int n, int v, int *sums)
+first_plans(struct search *s, const struct mig_request *reqs, int nunits)
 {
-	int i = n;
+	struct usearch a, b;
+	long limit = s->limit / 8 + 1;
 
-	while (i > 0 && a[i - 1] > v) {
-		a[i] = a[i - 1];
-		i--;
-	}
-	a[i] = v;
-	sums[0] = 0;
-	for (i = 0; i <= n; i++)
-		sums[i + 1] = sums[i] + a[i];
+	mig_usearch_init(&a, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 1);
+	mig_usearch_unit(&a, 0);
+	s->nodes += a.nodes;
+	seed(s, &a);
+	mig_usearch_init(&b, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 0);
+	b.best = a.best;
+	b.have_best = a.have_best;
+	mig_usearch_unit(&b, 0);
+	s->nodes += b.nodes;
+	seed(s, &b);
+	mig_usearch_free(&a);
+	mig_usearch_free(&b);
 }
+
+/* --------------------------------------------------------------- running */
 
 static void
-make_bounds(struct search *s)
+run(struct search *s, long limit)
 {
-	size_t w = (size_t)s->nunits + 1;
-	int *lc = xcalloc(w, sizeof *lc), *lm = xcalloc(w, sizeof *lm), n = 0;
-
-	/* the slice sums cost nunits^2 ints: only for searches that size */
-	if (s->nunits <= 512) {
-		s->sumc = xcalloc(w * w, sizeof *s->sumc);
-		s->summ = xcalloc(w * w, sizeof *s->summ);
-	}
-	for (int u = s->nunits - 1; u >= 0; u--) {
-		int cs, ms, sms;
-		uint64_t waste;
-
-		s->suffix_minwaste[u] = s->suffix_minwaste[u + 1];
-		s->suffix_minsms[u] = s->suffix_minsms[u + 1];
-		if (s->sumc) {
-			memcpy(s->sumc + (size_t)u * w, s->sumc + (size_t)(u + 1) * w, w * sizeof *s->sumc);
-			memcpy(s->summ + (size_t)u * w, s->summ + (size_t)(u + 1) * w, w * sizeof *s->summ);
-		}
-		if (!is_big(s, u)) {
-			s->nbig[u] = n;
-			continue;
-		}
-		least_need(s, u, &cs, &ms, &waste, &sms);
-		s->suffix_minwaste[u] += waste;
-		s->suffix_minsms[u] += sms;
-		if (s->sumc) {
-			insert_sorted(lc, n, cs, s->sumc + (size_t)u * w);
-			insert_sorted(lm, n, ms, s->summ + (size_t)u * w);
-		}
-		s->nbig[u] = ++n;
-	}
-	s->nbig[s->nunits] = 0;
-	free(lc);
-	free(lm);
+	s->limit = s->nodes + limit;
+	s->aborted = 0;
+	memset(&s->sc, 0, sizeof s->sc);
+	s->val = 0;
+	for (int k = 0; k < s->nk; k++)
+		s->rem[k] = s->k[k].n;
+	level(s, 0);
 }
 
-static void
-make_units(struct search *s)
-{
-	int u = 0;
-
-	for (int r = 0; s->reqs && u < s->nunits; r++)
-		for (int k = 0; k < s->reqs[r].count; k++, u++) {
-			s->units[u].req = r;
-			s->units[u].mem = s->reqs[r].mem_bytes;
-			s->units[u].share = s->reqs[r].share;
-			if (s->reqs[r].profile[0])
-				for (int g = 0; g < s->ngpus; g++) {
-					int p = mig_profile_find(&s->gpus[g], s->reqs[r].profile);
-
-					if (p >= 0) {
-						s->units[u].mem = s->gpus[g].profiles[p].mem_bytes;
-						break;
-					}
-				}
-		}
-	qsort(s->units, (size_t)s->nunits, sizeof *s->units, s->ascending ? unit_cmp_asc : unit_cmp);
-	for (u = 0; u < s->nunits; u++) {
-		const struct mig_request *rq = &s->reqs[s->units[u].req];
-
-		for (int g = 0; g < s->ngpus; g++)
-			s->named[u * s->ngpus + g] = rq->profile[0] ? mig_profile_find(&s->gpus[g], rq->profile) : -2;
-		for (int g = 0; g < s->ngpus && !s->units[u].placeable; g++)
-			for (int p = 0; p < s->gpus[g].nprofiles && !s->units[u].placeable; p++)
-				s->units[u].placeable = fits_profile(s, u, g, p);
-	}
-	s->suffix_placeable[s->nunits] = 0;
-	s->suffix_small[s->nunits] = 0;
-	for (u = s->nunits - 1; u >= 0; u--) {
-		int small = 0;
-
-		for (int g = 0; g < s->ngpus; g++)
-			small |= is_small(s, u, g);
-		s->suffix_placeable[u] = s->suffix_placeable[u + 1] + s->units[u].placeable;
-		s->suffix_small[u] = s->suffix_small[u + 1] + (small ? s->units[u].mem : 0);
-	}
-	make_fits(s);
-	make_bounds(s);
-}
-
+/*
+ * First a plan quickly: the search without prices, stopped at its first
+ * plan (every GPU takes its first load). Then prices from it, and the
+ * search with the bound, which starts from that plan.
+ */
 void
-mig_search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs,
-    int nunits, struct gtable *tab, long limit, int ascending)
+mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 {
-	size_t nu = (size_t)nunits, ng = (size_t)ngpus;
+	long total = s->limit;
 
-	memset(s, 0, sizeof *s);
-	s->gpus = gpus;
-	s->ngpus = ngpus;
-	s->reqs = reqs;
-	s->nunits = nunits;
-	s->limit = limit;
-	s->ascending = ascending;
-	s->tab = tab;
-	s->cls = xcalloc(ng, sizeof *s->cls);
-	s->minmem = xcalloc(ng, sizeof *s->minmem);
-	s->named = xcalloc(nu * ng + 1, sizeof *s->named);
-	s->units = xcalloc(nu + 1, sizeof *s->units);
-	s->suffix_placeable = xcalloc(nu + 1, sizeof *s->suffix_placeable);
-	s->suffix_small = xcalloc(nu + 1, sizeof *s->suffix_small);
-	s->suffix_minwaste = xcalloc(nu + 1, sizeof *s->suffix_minwaste);
-	s->suffix_minsms = xcalloc(nu + 1, sizeof *s->suffix_minsms);
-	s->nbig = xcalloc(nu + 1, sizeof *s->nbig);
-	s->psize = xcalloc(ng * MIG_MAX_PROFILES, sizeof *s->psize);
-	s->fit = xcalloc(nu * ng * MIG_MAX_PROFILES + 1, 1);
-	s->nfit = xcalloc(nu * ng + 1, 1);
-	s->gs = xcalloc(ng, sizeof *s->gs);
-	s->best_gs = xcalloc(ng, sizeof *s->best_gs);
-	s->ag = xcalloc(nu + 1, sizeof *s->ag);
-	s->ai = xcalloc(nu + 1, sizeof *s->ai);
-	s->best_ag = xcalloc(nu + 1, sizeof *s->best_ag);
-	s->best_ai = xcalloc(nu + 1, sizeof *s->best_ai);
-	for (int g = 0; g < ngpus; g++) {
-		s->minmem[g] = UINT64_MAX;
-		for (int p = 0; p < gpus[g].nprofiles; p++)
-			if (gpus[g].profiles[p].mem_bytes < s->minmem[g])
-				s->minmem[g] = gpus[g].profiles[p].mem_bytes;
-	}
-	classify(s);
-	make_units(s);
-	for (int g = 0; g < ngpus; g++) {
-		int busy_m = 0;
-
-		for (uint32_t m = s->tab[g].busy_mask; m; m &= m - 1)
-			busy_m++;
-		s->freeC += gpus[g].compute_slices - s->tab[g].busy_slices;
-		s->freeM += gpus[g].mem_slices - busy_m;
-	}
+	for (int k = 0; k < s->nk; k++)
+		s->pi[k] = 0;
+	for (int k = 0; k < s->nk; k++)
+		s->rem[k] = s->k[k].n;
+	for (int j = 0; j < s->ngpus; j++)
+		s->sg[j].h = 1e30L; /* no bound yet */
+	greedy(s, 0);
+	greedy(s, 1);
+	first_plans(s, reqs, nunits);
+	for (int k = 0; k < s->nk; k++)
+		s->rem[k] = s->k[k].n;
+	mig_bound_prices(s, s->have ? s->bval : 0);
+	make_orders(s);
+	run(s, total - s->nodes);
+	s->optimal = !s->aborted;
 }
-
-void
-mig_search_free(struct search *s)
-{
-	free(s->cls);
-	free(s->minmem);
-	free(s->named);
-	free(s->units);
-	free(s->suffix_placeable);
-	free(s->suffix_small);
-	free(s->suffix_minwaste);
-	free(s->suffix_minsms);
-	free(s->nbig);
-	free(s->sumc);
-	free(s->summ);
-	free(s->psize);
-	free(s->fit);
-	free(s->nfit);
-	free(s->gs);
-	free(s->best_gs);
-	free(s->ag);
-	free(s->ai);
-	free(s->best_ag);
-	free(s->best_ai);
-}
-

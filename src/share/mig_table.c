@@ -199,12 +199,17 @@ mig_gtable_find(const struct gtable *t, uint64_t key)
 	return NULL;
 }
 
-/* Same profiles, no instances: the same table (the enumeration is the slow part). */
-static int
-same_table(const struct mig_gpu *a, const struct mig_gpu *b)
+int
+mig_gpu_twin(const struct mig_gpu *a, const struct mig_gpu *b)
 {
-	return a->nexisting == 0 && b->nexisting == 0 && a->nprofiles == b->nprofiles &&
-	    memcmp(a->profiles, b->profiles, sizeof a->profiles[0] * (size_t)a->nprofiles) == 0;
+	if (a->nprofiles != b->nprofiles || a->nexisting != b->nexisting ||
+	    memcmp(a->profiles, b->profiles, sizeof a->profiles[0] * (size_t)a->nprofiles) != 0)
+		return 0;
+	for (int e = 0; e < a->nexisting; e++)
+		if (a->existing[e].profile != b->existing[e].profile || a->existing[e].busy != b->existing[e].busy ||
+		    a->existing[e].at.start != b->existing[e].at.start || a->existing[e].at.size != b->existing[e].at.size)
+			return 0;
+	return 1;
 }
 
 struct gtable *
@@ -215,7 +220,7 @@ mig_tables_build(const struct mig_gpu *gpus, int ngpus)
 	for (int g = 0; g < ngpus; g++) {
 		int h;
 
-		for (h = 0; h < g && !same_table(&gpus[h], &gpus[g]); h++)
+		for (h = 0; h < g && !mig_gpu_twin(&gpus[h], &gpus[g]); h++)
 			;
 		if (h < g) {
 			t[g] = t[h];
