@@ -33,7 +33,15 @@ _gpupack() {
 		else COMPREPLY=($(compgen -W "default short medium long --gpu --json --dry-run" -- "$cur")); fi ;;
 	mig)
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "profiles plan apply clear" -- "$cur"))
-		else COMPREPLY=($(compgen -W "--gpu --json --want --requests --save --dry-run --enable-mig" -- "$cur")); fi ;;
+		else
+			# each subcommand's own flags (plan takes no --dry-run, apply no --json)
+			case $sub in
+			profiles) COMPREPLY=($(compgen -W "--gpu --json" -- "$cur")) ;;
+			plan) COMPREPLY=($(compgen -W "--gpu --json --want --requests --save" -- "$cur")) ;;
+			apply) COMPREPLY=($(compgen -f -W "--gpu --dry-run --enable-mig --want --requests" -- "$cur")) ;;
+			clear) COMPREPLY=($(compgen -W "--gpu --dry-run" -- "$cur")) ;;
+			esac
+		fi ;;
 	run) COMPREPLY=($(compgen -W "--gpus --share -j --jobs --total --mem --sm --env -a --arg-file --shell --joblog --resume --resume-failed --retries --timeout --halt --results --shard -k --keep-order --bar --eta --summary --json --dry-run ::: ::::" -- "$cur")) ;;
 	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpu --json --out --svg --progress --" -- "$cur")) ;;
 	esac

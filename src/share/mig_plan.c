@@ -317,8 +317,8 @@ why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, cha
 			if (s->sg[j].g->profiles[p].mem_bytes > maxmem)
 				maxmem = s->sg[j].g->profiles[p].mem_bytes;
 	}
-	if (rq->mem_bytes > maxmem)
-		snprintf(why, len, "%s is more memory than any profile has (at most %s)",
+	if (rq->mem_bytes + MIG_CONTEXT_RESERVE > maxmem)
+		snprintf(why, len, "%s and its CUDA context is more memory than any profile has (at most %s)",
 		    format_size(rq->mem_bytes, a, sizeof a), format_size(maxmem, b, sizeof b));
 	else if (!placeable)
 		snprintf(why, len, "no profile has both %s and a %.2f compute share",
@@ -459,6 +459,7 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 {
 	struct search s;
 	struct gtable *tab;
+	struct mig_request *eff;
 	int nunits = 0, *cls;
 
 	memset(out, 0, sizeof *out);
@@ -466,9 +467,16 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 		return -1;
 	tab = mig_tables_build(gpus, ngpus);
 	cls = xcalloc((size_t)nreqs + 1, sizeof *cls);
-	search_init(&s, gpus, ngpus, reqs, nreqs, tab, cls, node_limit > 0 ? node_limit : MIG_NODE_LIMIT);
+	/* what each unit takes on the device: its MEMORY and its context; a named profile, itself */
+	eff = xcalloc((size_t)nreqs + 1, sizeof *eff);
+	for (int r = 0; r < nreqs; r++) {
+		eff[r] = reqs[r];
+		if (!eff[r].profile[0])
+			eff[r].mem_bytes += MIG_CONTEXT_RESERVE;
+	}
+	search_init(&s, gpus, ngpus, eff, nreqs, tab, cls, node_limit > 0 ? node_limit : MIG_NODE_LIMIT);
 	s.cls = cls;
-	mig_search_run(&s, reqs, nunits);
+	mig_search_run(&s, eff, nunits);
 	out->nunits = nunits;
 	out->units = xcalloc((size_t)nunits + 1, sizeof *out->units);
 	if (!s.have)
@@ -480,6 +488,7 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 	build_plan(&s, reqs, nreqs, cls, out);
 	plan_bound(&s, out);
 	free(cls);
+	free(eff);
 	search_free(&s);
 	mig_tables_free(tab, ngpus);
 	return 0;

@@ -143,8 +143,8 @@ printf '# class: count memory share\n4 4G 0.05\n\n2 4G   # no share\n' >"$T/req"
 run gp --sim "$f" mig plan --json --requests "$T/req"
 ok "$rc" "requests file"
 is "$(printf '%s' "$out" | jq '.satisfied')" "6" "... all six"
-is "$(printf '%s' "$out" | jq '[.units[] | .mps_memory_limit_bytes] | unique | .[0]')" "4294967296" \
-	"... sharing units get a 4 GiB memory limit"
+is "$(printf '%s' "$out" | jq '[.units[] | .mps_memory_limit_bytes] | unique | .[0]')" "$((4096 * 1048576 + 528 * 1048576))" \
+	"... sharing units get a memory limit of 4 GiB and the context (528 MiB)"
 like "$(printf '%s' "$out" | jq -c '[.units[] | .mps_thread_percentage] | unique')" "^\[[0-9]" \
 	"... and thread percentages"
 run gp --sim "$f" mig plan --want 1x200G

@@ -151,6 +151,13 @@ t_min_mem(const struct mig_gpu *g)
 	return m;
 }
 
+/* What a memory request takes on the device: MEMORY plus its context (doc/mig.md). */
+static uint64_t
+t_foot(const struct mig_request *rq)
+{
+	return rq->mem_bytes + MIG_CONTEXT_RESERVE;
+}
+
 static int
 t_need(const struct mig_gpu *g, double share)
 {
@@ -290,7 +297,7 @@ validate(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 				return sprintf(why, "unit %d: bad instance", u), 0;
 			if (gp->inst[un->inst].state != MIG_INST_NEW && gp->inst[un->inst].state != MIG_INST_KEEP)
 				return sprintf(why, "unit %d in an instance that is not new or reused", u), 0;
-			mem = rq->mem_bytes;
+			mem = t_foot(rq);
 			if (rq->profile[0]) {
 				if (strcasecmp(gpu->profiles[gp->inst[un->inst].profile].name, rq->profile) != 0)
 					return sprintf(why, "unit %d: wants %s", u, rq->profile), 0;
@@ -423,23 +430,23 @@ brute_unit(struct brute *b, int u)
 	for (int g = 0; g < b->ngpus; g++) {
 		const struct mig_gpu *gpu = &b->gpus[g];
 		int need = t_need(gpu, rq->share);
-		int small = !rq->profile[0] && rq->mem_bytes < t_min_mem(gpu);
+		int small = !rq->profile[0] && t_foot(rq) < t_min_mem(gpu);
 
 		for (int i = 0; i < b->nbins; i++) {
 			struct bin *x = &b->bins[i];
 			const struct mig_profile *pr = &gpu->profiles[x->profile];
 
-			if (x->gpu != g || x->big || !small || x->mem + rq->mem_bytes > pr->mem_bytes ||
+			if (x->gpu != g || x->big || !small || x->mem + t_foot(rq) > pr->mem_bytes ||
 			    x->sms + need > pr->sms)
 				continue;
 			x->n++;
-			x->mem += rq->mem_bytes;
+			x->mem += t_foot(rq);
 			x->sms += need;
 			b->sat++;
 			brute_unit(b, u + 1);
 			b->sat--;
 			x->sms -= need;
-			x->mem -= rq->mem_bytes;
+			x->mem -= t_foot(rq);
 			x->n--;
 		}
 		for (int p = 0; p < gpu->nprofiles; p++) {
@@ -447,13 +454,13 @@ brute_unit(struct brute *b, int u)
 			struct bin *x = &b->bins[b->nbins];
 
 			if (rq->profile[0] ? strcasecmp(rq->profile, pr->name) != 0
-			    : (rq->mem_bytes > pr->mem_bytes || need > pr->sms))
+			    : (t_foot(rq) > pr->mem_bytes || need > pr->sms))
 				continue;
 			x->gpu = g;
 			x->profile = p;
 			x->n = 1;
 			x->big = !small;
-			x->mem = rq->profile[0] ? pr->mem_bytes : rq->mem_bytes;
+			x->mem = rq->profile[0] ? pr->mem_bytes : t_foot(rq);
 			x->sms = need;
 			b->nbins++;
 			if (brute_gpu_ok(b, g)) {
@@ -674,7 +681,8 @@ test_examples(void)
 	/* a real H100's 1g.20gb holds 20096 MiB (measured), not the 20 GiB of its name */
 	mig_parse_spec("4x19G", &r[0]);
 	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4 &&
-	    p.score.waste == 4 * (20096ULL - 19456ULL) * 1048576ULL, "H100 4x19G: all four, 640 MiB left in each");
+	    p.score.waste == 4 * (20096ULL - 19456ULL - 528ULL) * 1048576ULL,
+	    "H100 4x19G: all four, 112 MiB left in each beside the job and its 528 MiB context");
 	ok(p.gpus[0].ninst == 4 && strcmp(g[0].profiles[p.gpus[0].inst[0].profile].name, "1g.20gb") == 0,
 	    "... as 1g.20gb (the fewest SMs for 19 GiB)");
 	mig_plan_free(&p);
@@ -686,12 +694,13 @@ test_examples(void)
 	mig_plan_free(&p);
 
 	g[0] = gpu_of(h200, 0);
-	mig_parse_spec("4x8G", &r[0]);
-	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4, "H200 4x8G: all four");
+	mig_parse_spec("4x7G", &r[0]);
+	ok(plan_one(g, 1, r, 1, &p) == 0 && p.score.satisfied == 4, "H200 4x7G: all four");
 	cond = validate(g, 1, r, 1, &p, why);
 	ok(cond, "... valid: %s", why);
 	ok(p.gpus[0].ninst == 2 && p.gpus[0].inst[0].shared && p.units[0].thread_pct == 50 &&
-	    p.units[0].mem_limit == (8ULL << 30), "... two to a 1g.18gb through MPS, 50%% and 8 GiB each");
+	    p.units[0].mem_limit == (7ULL << 30) + MIG_CONTEXT_RESERVE,
+	    "... two to a 1g.18gb through MPS, 50%% and 7 GiB + the context each");
 	mig_plan_free(&p);
 
 	mig_parse_spec("9x1g.18gb", &r[0]);
@@ -889,8 +898,14 @@ test_plan_file(void)
 	    "bad placement: %s", err_msg());
 	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu G\nfrob 1\n", &back, &nb) < 0;
 	ok(cond, "unknown op: %s", err_msg());
+	/* on an empty GPU, so that nothing but the overlap of the two creates can refuse them */
+	g[0] = gpu_of(h200, 0);
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu GPU-H200-141GB-0\ncreate 1g.18gb 0+1\ncreate 1g.18gb 1+1\n",
+	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) == 0;
+	ok(cond, "two creates side by side accepted on an empty GPU");
+	free(back);
 	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu GPU-H200-141GB-0\ncreate 1g.18gb 0+1\ncreate 1g.18gb 0+1\n",
-	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) < 0;
+	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) < 0 && strstr(err_msg(), "overlaps");
 	ok(cond, "overlapping creates refused: %s", err_msg());
 	free(back);
 }
