@@ -70,7 +70,11 @@ struct pack {
 	int keep[64];                 /* counts of the best packing, by position in order */
 	int cur[64];
 	long double best;             /* its value (0: none better than empty) */
+	long steps;                   /* calls so far: past PACK_STEPS, the fractional bound instead */
+	int cut;
 };
+
+#define PACK_STEPS 2000
 
 static void
 pack(struct pack *pk, int i, uint64_t mem, int sms, long double val, int units, int *cnt)
@@ -80,6 +84,10 @@ pack(struct pack *pk, int i, uint64_t mem, int sms, long double val, int units, 
 	int k, maxc;
 
 	(void)cnt;
+	if (pk->cut || ++pk->steps > PACK_STEPS) {
+		pk->cut = 1;
+		return;
+	}
 	if (units > 0 && val > pk->best) {
 		pk->best = val;
 		memcpy(pk->keep, pk->cur, sizeof pk->keep);
@@ -140,11 +148,32 @@ instance_bounds(const struct search *s, int j, const int *rem, long double *best
 		}
 		/* shared: the best packing of small units, memory and SMs both */
 		if (nsmall > 0) {
-			struct pack pk = {s, sg, pr, order, nsmall, rem, 0, {0}, {0}, NONE};
+			struct pack pk = {s, sg, pr, order, nsmall, rem, 0, {0}, {0}, NONE, 0, 0};
 			int *cnt = xcalloc((size_t)s->nk + 1, sizeof *cnt);
 
 			pack(&pk, 0, 0, 0, 0, 0, cnt);
 			free(cnt);
+			if (pk.cut) {
+				/* too many packings to try: the fractional knapsack bounds them all */
+				long double cap = (long double)pr->mem_bytes, f = 0;
+
+				memset(pk.keep, 0, sizeof pk.keep);
+				for (int i = 0; i < nsmall && i < 64 && cap > 0; i++) {
+					int k = order[i];
+					long double v = (s->big + (long double)sg->mem[k]) * s->sbig - s->pi[k], m, take;
+
+					if (v <= 0)
+						break;
+					if (!rem[k] || sg->need[k] > pr->sms)
+						continue;
+					m = (long double)sg->mem[k];
+					take = cap / m < (long double)rem[k] ? cap / m : (long double)rem[k];
+					f += take * v;
+					cap -= take * m;
+					pk.keep[i] = (int)take;
+				}
+				pk.best = f > 0 ? f : NONE;
+			}
 			sh += pk.best;
 			if (pk.best > 0 && sh > b) {
 				b = sh;

@@ -2,6 +2,9 @@
  * mig_plan_bench: time the MIG planner on N request units over G GPUs of one
  * product from data/mig-profiles.csv, for several random mixes. Used by
  * bench/mig-plan.sh; prints one markdown table row per mix and a summary.
+ * Some GPUs are partly in use: GPU 1 has a busy instance of the first
+ * profile (processes: the plan must leave it), GPU 5 an idle one (the plan
+ * may reuse or destroy it).
  *
  *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [NODE_LIMIT]
  */
@@ -130,8 +133,20 @@ main(int argc, char **argv)
 		gpus[i] = base;
 		gpus[i].index = gpus[i].sys_pos = i;
 		snprintf(gpus[i].uuid, sizeof gpus[i].uuid, "GPU-bench-%d", i);
+		if (i == 1 || i == 5) {
+			struct mig_existing *e = &gpus[i].existing[gpus[i].nexisting++];
+
+			memset(e, 0, sizeof *e);
+			e->gi_id = 1;
+			e->profile = 0;
+			e->at = base.profiles[0].placements[i == 1 ? 0 : 1];
+			e->busy = i == 1;
+			e->npids = e->busy;
+			e->pids[0] = 4242;
+		}
 	}
-	printf("| mix | classes | units | satisfied | nodes | optimal | ms |\n|---|---|---|---|---|---|---|\n");
+	printf("| mix | classes | units | satisfied | bound | waste GiB | waste bound GiB | nodes | optimal | ms |\n"
+	    "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int m = 0; m < mixes; m++) {
 		struct mig_plan p;
 		int n = mix(&base, units, req);
@@ -145,7 +160,9 @@ main(int argc, char **argv)
 		total += dt;
 		worst = dt > worst ? dt : worst;
 		proven += p.optimal;
-		printf("| %d | %d | %d | %d | %ld | %s | %.2f |\n", m + 1, n, p.nunits, p.score.satisfied, p.nodes,
+		printf("| %d | %d | %d | %d | %d | %.2f | %.2f | %ld | %s | %.2f |\n", m + 1, n, p.nunits, p.score.satisfied,
+		    p.bound_satisfied, p.score.waste / 1073741824.0,
+		    p.bound_satisfied == p.score.satisfied ? p.bound_waste / 1073741824.0 : 0.0, p.nodes,
 		    p.optimal ? "yes" : "no (node limit)", dt);
 		mig_plan_free(&p);
 	}
