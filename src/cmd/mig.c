@@ -193,7 +193,7 @@ gather_requests(const struct opts *o, char **pos, int npos, struct mig_request *
 	}
 	if (*n == 0) {
 		free(v);
-		return err_set(EXIT_USAGE, "no requests: give --want SPEC (e.g. 2x3g.71gb, 4x20G) or --requests FILE");
+		return err_set(EXIT_USAGE, "no requests: give --want SPEC (e.g. 2x3g.71gb, 4x8G) or --requests FILE");
 	}
 	*out = v;
 	return 0;

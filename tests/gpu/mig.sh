@@ -146,6 +146,29 @@ check $? "mig plan --save writes a plan file"
 "$G" mig apply --dry-run "$OUT/mig.plan" >"$OUT/mig-dry3.txt" 2>&1
 check $? "mig apply --dry-run PLAN_FILE exits 0" "$(cat "$OUT/mig-dry3.txt")"
 raw "plan file" "$(cat "$OUT/mig.plan")"
+# --- the exact planner (issue 14) on the card's own profiles: a mix with shared jobs ---
+printf '# count memory|profile [share]\n1 %s\n4 8G\n6 2G 0.05\n' "$p3" >"$OUT/mig-requests.txt"
+t0=$(date +%s%N)
+"$G" mig plan --gpu 0 --json --requests "$OUT/mig-requests.txt" >"$OUT/mig-plan2.json" 2>"$OUT/mig-plan2.err"
+rc=$?
+t1=$(date +%s%N)
+check "$rc" "mig plan --requests (1x$p3, 4x8G, 6x2G share 0.05) exits 0" "$(cat "$OUT/mig-plan2.err")"
+info "exact planner wall clock (process, real driver): $(( (t1 - t0) / 1000000 )) ms"
+raw "mig plan --json --requests" "$(cat "$OUT/mig-plan2.json" "$OUT/mig-plan2.err")"
+python3 - "$OUT/mig-plan2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["optimal"] is True and d["bound_satisfied"] == d["satisfied"] and d["satisfied"] <= d["requested"]
+shared = [u for u in d["units"] if u.get("satisfied") and u.get("mps_memory_limit_bytes", 0) > 0]
+print(("PASS" if ok else "FAIL") + f" exact plan: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
+      f" bound={d['bound_satisfied']} waste={d['waste_bytes']}")
+print(f"INFO shared jobs with MPS caps: {len(shared)}")
+sys.exit(0 if ok else 1)
+PY
+check $? "the plan is proven optimal (bound equals what it satisfies)"
+"$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests.txt" >"$OUT/mig-dry4.txt" 2>&1
+check $? "mig apply --dry-run --requests exits 0" "$(cat "$OUT/mig-dry4.txt")"
+raw "mig apply --dry-run --requests" "$(cat "$OUT/mig-dry4.txt")"
 "$G" mig clear --gpu 0 --dry-run >"$OUT/mig-clear.txt" 2>&1
 check $? "mig clear --dry-run exits 0" "$(cat "$OUT/mig-clear.txt")"
 raw "mig clear --dry-run" "$(cat "$OUT/mig-clear.txt")"
