@@ -7,7 +7,8 @@
  *
  * The command is wrapped as `env GPUPACK_BENCH_TASK={#} CMD ...`: the
  * placeholder stops run from appending the input to the user's arguments
- * (GNU parallel's rule), and tells each task its number.
+ * (GNU parallel's rule), and tells each task its number. run -q keeps the
+ * user's words as they were given (an argv, not a shell line).
  */
 #include "bench/bench.h"
 #include "bench/wline.h"
@@ -36,7 +37,7 @@ tasks_of(const struct bench_run *r)
 static char **
 run_argv(const struct bench_run *r, int mode, int procs, int tasks)
 {
-	size_t n = 16 + (size_t)r->cfg.ncmd + (size_t)tasks;
+	size_t n = 20 + (size_t)r->cfg.ncmd + (size_t)tasks;
 	char **argv = xcalloc(n, sizeof *argv);
 	size_t k = 0;
 
@@ -46,6 +47,7 @@ run_argv(const struct bench_run *r, int mode, int procs, int tasks)
 		argv[k++] = xstrdup(r->cfg.sim);
 	}
 	argv[k++] = xstrdup("run");
+	argv[k++] = xstrdup("-q");
 	argv[k++] = xstrdup("--share");
 	argv[k++] = xstrdup(mode == BM_MPS ? "mps" : "timeslice");
 	argv[k++] = xstrdup("-j");

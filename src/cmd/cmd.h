@@ -6,6 +6,8 @@
 #ifndef GPUPACK_CMD_CMD_H
 #define GPUPACK_CMD_CMD_H
 
+#include <getopt.h>
+
 #include "gpu/backend.h"
 
 /* What main() parsed before the command name. */
@@ -20,6 +22,14 @@ int ctx_backend(struct ctx *c, struct gpu_backend **out);
 void ctx_close(struct ctx *c);
 /* The path of the running gpupack binary (for sub-invocations); never NULL. */
 const char *ctx_self(void);
+
+/*
+ * getopt_long that also says which argv word it read (*word), so that an
+ * error can name it; then opt_error sets the one-line error for ch ('?' or
+ * ':'; shortopts must start with ':' or "+:" to tell a missing value).
+ */
+int opt_next(int argc, char **argv, const char *shortopts, const struct option *longopts, int *word);
+int opt_error(const char *cmd, int argc, char **argv, int word, int ch, const struct option *opts);
 
 int cmd_devices(int argc, char **argv, struct ctx *c);
 int cmd_mps(int argc, char **argv, struct ctx *c);

@@ -30,6 +30,8 @@
 #define FARM_JOBS_EXCLUSIVE  1
 #define FARM_JOBS_TIMESLICE  2
 #define FARM_JOBS_MPS        4
+/* -j 0 (GNU parallel: as many as possible): memory and the MPS client limit bound it */
+#define FARM_JOBS_MAX        100000
 
 /* Seconds between SIGTERM and SIGKILL when a task is ended. */
 #define FARM_KILL_GRACE      2.0

@@ -1,7 +1,8 @@
 /*
  * deliver: a finished task's output, whole, to gpupack's stdout and stderr:
  * at once, or under -k in input order (output that is early waits in a list
- * sorted by seq). A closed stdout stops stdout only; the run goes on.
+ * sorted by seq); with --line-buffer, each whole line as soon as it is read.
+ * A closed stdout stops stdout only; the run goes on.
  */
 #include "farm/state.h"
 #include "util/err.h"
@@ -54,4 +55,13 @@ deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
 	h->next = *p;
 	*p = h;
 	deliver_flush(f, 0);
+}
+
+void
+deliver_lines(struct farm *f, struct run *r, int last)
+{
+	if (!f->out_broken && obuf_write_lines(&r->out[0], 1, last) < 0)
+		f->out_broken = 1;
+	if (obuf_write_lines(&r->out[1], 2, last) < 0)
+		return;
 }

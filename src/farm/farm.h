@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "farm/task.h"
+#include "farm/cmdline.h"
 #include "gpu/backend.h"
 
 /*
@@ -21,15 +22,25 @@
 enum share_mode { SHARE_DEFAULT = -1, SHARE_EXCLUSIVE, SHARE_TIMESLICE, SHARE_MPS };
 
 enum halt_when { HALT_NEVER, HALT_SOON, HALT_NOW };
+enum halt_on { HALT_ON_FAIL, HALT_ON_SUCCESS, HALT_ON_DONE };
+
+/* -j as GNU parallel writes it, per device: the base is the share mode's default */
+enum jobs_form { JOBS_DEFAULT, JOBS_COUNT, JOBS_MAX, JOBS_PCT, JOBS_PLUS, JOBS_MINUS };
 
 struct farm_opts {
-	char **cmd;              /* the command template */
+	char **cmd;              /* the command template (none: the inputs are the commands) */
 	int ncmd;
-	int shell;               /* --shell: run through sh -c */
-	struct inputs in;
+	int shell;               /* --shell: accepted; lines always run as GNU parallel runs them */
+	int quote_all;           /* -q: the template's own words are quoted too */
+	const char *replace;     /* -I STR: STR means {} */
+	int context;             /* -X, -N: a replacement string's word repeats per value */
+	int trim;                /* --trim (enum trim_mode) */
+	struct task_src ts;      /* inputs, and records grouped into tasks */
 	const char *gpus;        /* --gpus SEL, or NULL */
 	int share;               /* enum share_mode */
 	int jobs;                /* -j per device; 0: the share mode's default */
+	int jobs_form;           /* enum jobs_form: how jobs_arg modifies the default */
+	double jobs_arg;
 	int total;               /* --total; 0: no cap */
 	uint64_t mem;            /* --mem per task; 0: not given */
 	double sm_pct;           /* --sm; 0: not given */
@@ -38,24 +49,45 @@ struct farm_opts {
 	const char *joblog;      /* without a leading '+' */
 	int joblog_append;       /* +FILE */
 	int resume, resume_failed;
-	int retries;
+	int retry_failed;        /* --retry-failed: the joblog's failed command lines, again */
+	int retries;             /* tries in all (GNU parallel's --retries); 0: not given */
 	double timeout;          /* seconds; 0: none */
+	double timeout_pct;      /* --timeout N%: N% of the median successful runtime; 0: none */
+	double delay;            /* --delay: seconds between two starts */
 	int halt_when;           /* enum halt_when */
-	int halt_success;        /* success=N rather than fail=N */
+	int halt_on;             /* enum halt_on */
 	long halt_count;         /* N, or 0 */
 	double halt_pct;         /* N%, or 0 */
 	const char *results;     /* --results DIR */
 	int keep_order;          /* -k */
+	int tag;                 /* --tag, --tagstring */
+	const char *tagstring;   /* NULL: {} */
+	int verbose;             /* -v: each command line before its output, on stdout */
+	int print_commands;      /* -t: each command line on stderr as it starts */
+	int line_buffer;         /* --line-buffer: whole lines as they come */
+	int ungroup;             /* -u: output as it comes, not grouped */
 	int bar, eta, json, summary;
 	int dry_run;             /* print each command instead of running it */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
 	unsigned long shard_n;   /* 0: no --shard */
 	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */
+	char **retry_cmds;       /* --retry-failed: the joblog's command lines (owned) */
+	size_t nretry_cmds;
 };
 
 const char *share_name(int share);
-/* Parse "now,fail=3", "soon,fail=10%", "never", "2" (GNU parallel's forms). */
+/* Parse "now,fail=3", "soon,fail=10%", "now,done=5", "never", "2" (GNU parallel's forms). */
 int parse_halt(const char *s, struct farm_opts *o);
+/*
+ * Parse -j as GNU parallel writes it: N, 0 (as many as fit), N% of the
+ * default, +N and -N from the default (the default is per device: see
+ * jobs_per_device).
+ */
+int parse_jobs(const char *s, struct farm_opts *o);
+/* Slots per device that -j asks for, under this share mode (packing may give fewer). */
+int jobs_per_device(const struct farm_opts *o, int share);
+/* --timeout DURATION or N%. */
+int parse_timeout(const char *s, struct farm_opts *o);
 /*
  * Parse --shard: "K/N" (0 <= K < N, K counting from 0 as SLURM_PROCID does)
  * or "slurm" ($SLURM_PROCID of $SLURM_NTASKS, as under srun).

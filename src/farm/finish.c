@@ -12,8 +12,10 @@
 #include "util/clock.h"
 #include "util/err.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -24,6 +26,14 @@ group_end(struct group *g, double now)
 		g->busy += now - g->busy_since;
 		g->busy_since = 0;
 	}
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 void
@@ -50,33 +60,88 @@ finish_terminate_all(struct farm *f, double now)
 			finish_terminate(&f->r[i], now);
 }
 
-static int
-halt_reached(struct farm *f)
+/*
+ * --halt as GNU parallel 20221122 decides it, exit status included: fail=1
+ * (and done=1) give the task's own status (128 + signal when killed),
+ * fail=N and done=N the number of failures (101 when none failed for done=N:
+ * parallel's min(undef, 101)), N% the percentage of tasks that failed,
+ * success=N 0. A percentage is of every task, counted ahead.
+ */
+static void
+check_halt(struct farm *f, struct run *r, int ok, int exitval, int sig, double now)
 {
 	const struct farm_opts *o = f->o;
-	unsigned long long ended = f->st.done + f->st.failed;
-	unsigned long long n = o->halt_success ? f->st.done : f->st.failed;
+	long long limit = -1;
+	double count = (double)o->halt_count;
 
 	if (o->halt_when == HALT_NEVER)
-		return 0;
-	if (o->halt_count > 0)
-		return n >= (unsigned long long)o->halt_count;
-	return ended > 0 && (double)n * 100.0 >= o->halt_pct * (double)ended;
+		return;
+	if (!ok && o->halt_on == HALT_ON_FAIL)
+		limit = (long long)f->st.failed;
+	else if (ok && o->halt_on == HALT_ON_SUCCESS)
+		limit = (long long)f->st.done;
+	if (o->halt_on == HALT_ON_DONE)
+		limit = (long long)(f->st.done + f->st.failed);
+	if (limit < 0)
+		return;
+	if (o->halt_pct > 0)
+		count = (double)f->total_tasks * o->halt_pct / 100.0;
+	if ((double)limit < count)
+		return;
+	if (o->halt_on == HALT_ON_SUCCESS) {
+		f->halt_status = 0;
+	} else if (f->halt_status < 0) {
+		if (o->halt_pct > 0)
+			f->halt_status = (int)ceil((double)f->st.failed * 100.0 / (double)f->total_tasks);
+		else if (o->halt_on == HALT_ON_DONE && f->st.failed == 0)
+			f->halt_status = 101;
+		else
+			f->halt_status = f->st.failed > 101 ? 101 : (int)f->st.failed;
+		if (count == 1)
+			/* perl: exitstatus or (signal ? 128 + signal : 0); a timeout's -1 exits 255 */
+			f->halt_status = exitval ? exitval & 0xff : sig ? 128 + sig : 0;
+	}
+	if (f->stop > 0 && f->halt_stopped)
+		return;
+	f->halt_stopped = 1;
+	f->st.interrupted = 1;
+	(void)r;
+	warnx_("--halt: %s after %llu %s", o->halt_when == HALT_NOW ? "ending running tasks" :
+	    "waiting for running tasks", limit, o->halt_on == HALT_ON_FAIL ? "failures" :
+	    o->halt_on == HALT_ON_SUCCESS ? "successes" : "tasks done");
+	if (o->halt_when == HALT_NOW) {
+		/* the tasks ended here are not logged: --resume runs them again, as parallel's */
+		for (int i = 0; i < f->nr; i++)
+			if (f->r[i].task && !f->r[i].exited)
+				f->r[i].halted = 1;
+		f->stop = 2;
+		finish_terminate_all(f, now);
+	} else if (f->stop < 1) {
+		f->stop = 1;
+	}
 }
 
+/* --timeout N%: the lower median of the last 999 successful runtimes (parallel's remedian). */
 static void
-check_halt(struct farm *f, int success, int status, double now)
+record_runtime(struct farm *f, double secs)
 {
-	if (f->halt_status >= 0 || success != f->o->halt_success || !halt_reached(f))
+	double *v;
+	size_t n;
+
+	if (f->o->timeout_pct <= 0)
 		return;
-	f->halt_status = success ? 0 : status;
-	f->st.interrupted = 1;
-	warnx_("--halt: %s after %llu %s", f->o->halt_when == HALT_NOW ? "ending running tasks" :
-	    "waiting for running tasks", success ? f->st.done : f->st.failed,
-	    success ? "successes" : "failures");
-	f->stop = f->o->halt_when == HALT_NOW ? 2 : 1;
-	if (f->stop == 2)
-		finish_terminate_all(f, now);
+	if (f->nruntimes < 999) {
+		xgrow(&f->runtimes, &f->cap_runtimes, f->nruntimes + 1, sizeof *f->runtimes);
+		f->runtimes[f->nruntimes++] = secs;
+	} else {
+		f->runtimes[f->started % 999] = secs;
+	}
+	n = f->nruntimes;
+	v = xmalloc(n * sizeof *v);
+	memcpy(v, f->runtimes, n * sizeof *v);
+	qsort(v, n, sizeof *v, cmp_double);
+	f->median = v[(n - 1) / 2];
+	free(v);
 }
 
 static unsigned long long
@@ -88,7 +153,7 @@ received(struct run *r)
 	for (int i = 0; i < 2; i++) {
 		if (r->file[i] >= 0 && fstat(r->file[i], &st) == 0)
 			n += (unsigned long long)st.st_size;
-		n += r->out[i].total;
+		n += r->out[i].raw;
 	}
 	return n;
 }
@@ -106,6 +171,9 @@ finish_release(struct farm *f, struct run *r, double now)
 		kill(-r->pid, SIGKILL);
 	free(r->command);
 	r->command = NULL;
+	free(r->tag);
+	r->tag = NULL;
+	r->out[0].tag = r->out[1].tag = NULL;
 	r->task = NULL;
 	if (r->alone)
 		r->g->solo = 0;
@@ -138,7 +206,8 @@ retry(struct farm *f, struct run *r)
 			return 1;
 		}
 	}
-	if (t->attempts >= f->o->retries)
+	/* --retries N: N tries in all, as GNU parallel counts them */
+	if (t->attempts + 1 >= f->o->retries)
 		return 0;
 	t->attempts++;
 	f->st.retried++;
@@ -152,20 +221,27 @@ finish_task(struct farm *f, struct run *r, double now)
 	int exitval = 0, sig = 0, ok;
 	struct joblog_rec rec;
 
+	/* GNU parallel's joblog: a task killed by a signal has Exitval 0, a timeout -1 */
 	if (WIFEXITED(r->status))
 		exitval = WEXITSTATUS(r->status);
-	else if (WIFSIGNALED(r->status)) {
-		exitval = -1;
+	else if (WIFSIGNALED(r->status))
 		sig = WTERMSIG(r->status);
+	if (r->timed_out)
+		exitval = -1;
+	ok = exitval == 0 && sig == 0;
+	if (r->halted) {
+		/* ended by --halt now: neither logged nor printed, as in parallel */
+		finish_release(f, r, now);
+		task_free(f, t);
+		return;
 	}
-	ok = exitval == 0 && sig == 0 && !r->timed_out;
 	if (!ok && retry(f, r)) {
 		finish_release(f, r, now);
 		queue_requeue(f, t);
 		return;
 	}
-	if (r->timed_out && exitval == 0 && sig == 0)
-		exitval = -1;
+	if (f->o->line_buffer)
+		deliver_lines(f, r, 1);
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command};
 	if (journal_end(&f->j, &rec) < 0) {
@@ -177,9 +253,10 @@ finish_task(struct farm *f, struct run *r, double now)
 		f->st.done++;
 	else
 		f->st.failed++;
+	if (exitval == 0)
+		record_runtime(f, now - r->start);
 	deliver(f, t->seq, r->out);
 	finish_release(f, r, now);
 	task_free(f, t);
-	check_halt(f, ok, sig ? 128 + sig : exitval < 0 ? 255 : exitval, now);
+	check_halt(f, r, ok, exitval, sig, now);
 }
-

@@ -31,7 +31,8 @@ struct joblog_rec {
 
 /*
  * Open path (append when append or resuming; else truncate and write the
- * header). identity: the run's hash (journal_identity). -1 with err set.
+ * header). identity: the run's hash (0: neither checked nor recorded, for
+ * --retry-failed). -1 with err set.
  */
 int journal_open(struct journal *j, const char *path, int append, int resume, int resume_failed,
     uint64_t identity);
@@ -40,6 +41,13 @@ int journal_skip(const struct journal *j, unsigned long long seq);
 /* Write one end record and make it durable. */
 int journal_end(struct journal *j, const struct joblog_rec *r);
 void journal_close(struct journal *j);
+
+/*
+ * --retry-failed: the command line of each task in the joblog at path, by
+ * seq (cmds[seq - 1]): the last one of a task that failed, "true" for one
+ * that succeeded, "" for a number with no record. -1 with err set.
+ */
+int journal_commands(const char *path, char ***cmds, size_t *n);
 
 /* Parse one joblog line: 0 a record (seq, exitval, signal), -1 none (header, junk). */
 int journal_parse_line(const char *line, unsigned long long *seq, int *exitval, int *sig);

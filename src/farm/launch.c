@@ -1,13 +1,16 @@
 /*
  * launch: start tasks on free slots. The slot is the least loaded device's
  * (suspects of an MPS fault wait for an idle server and run alone there);
- * the task gets its command line from the template, its environment
- * (CUDA_VISIBLE_DEVICES, GPUPACK_*, the MPS client's), its stdout and
- * stderr (pipes, or --results files) and its own process group. --dry-run
- * prints each command instead.
+ * the task gets its command line from the template (exec'd directly when it
+ * needs no shell), its environment (CUDA_VISIBLE_DEVICES, GPUPACK_*,
+ * PARALLEL_SEQ and PARALLEL_JOBSLOT, the MPS client's), its stdout and
+ * stderr (pipes, --results files as GNU parallel lays them out, or ours
+ * under -u) and its own process group. --dry-run prints each command
+ * instead.
  */
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
+#include "farm/shell.h"
 #include "farm/spawn.h"
 #include "farm/state.h"
 #include "util/clock.h"
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- slots ----------------------------------------------------------- */
 
@@ -83,52 +87,234 @@ resolve(struct farm *f, const char *name)
 	return f->exec_found ? f->exec_path : NULL;
 }
 
+static void
+task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
+    struct job_vals *v)
+{
+	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg};
+}
+
+/* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
 static char *
-command_line(char **argv, int shell)
+task_line(const struct farm *f, const struct job_vals *v)
+{
+	return tmpl_build(&f->cmd, v);
+}
+
+/*
+ * What to exec for a line: its words when the shell would run it as one
+ * plain command of a program on PATH, else the shell with -c (as GNU
+ * parallel runs every line).
+ */
+static char **
+line_argv(struct farm *f, const char *line, const char **path)
+{
+	char **argv = shell_direct_argv(line);
+
+	if (argv && (*path = resolve(f, argv[0])) != NULL)
+		return argv;
+	shell_argv_free(argv);
+	argv = xcalloc(4, sizeof *argv);
+	argv[0] = xstrdup(f->shell);
+	argv[1] = xstrdup("-c");
+	argv[2] = xstrdup(line);
+	*path = f->shell;
+	return argv;
+}
+
+/* mkdir -p */
+static int
+make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t n = str_copy(path, dir, sizeof path);
+
+	if (n >= sizeof path)
+		return errno = ENAMETOOLONG, -1;
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* perl's numeric value of a header name ("1a" is 1, "b" is 0), for parallel's sort */
+static double
+perl_num(const char *s)
+{
+	char *end;
+	double v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!((*s >= '0' && *s <= '9') || *s == '.' || ((*s == '-' || *s == '+') &&
+	    ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))))
+		return 0;
+	v = strtod(s, &end);
+	return v;
+}
+
+static const char *const *sort_names;
+
+static int
+by_name(const void *a, const void *b)
+{
+	const char *x = sort_names[*(const int *)a], *y = sort_names[*(const int *)b];
+	double nx = perl_num(x), ny = perl_num(y);
+
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return strcmp(x, y);
+}
+
+/*
+ * GNU parallel's --results directory for a task: DIR/1/<value 1>/2/<value
+ * 2>/... (with --header the column names for the numbers, in their sorted
+ * order), each value with \ \t NUL and / written as \\ \t \0 \_, at most 255
+ * bytes a name.
+ */
+static char *
+results_dir(const struct farm *f, const struct task *t)
 {
 	struct sbuf b;
+	char num[16];
 
-	if (shell)
-		return xstrdup(argv[2]);
 	sbuf_init(&b);
-	for (int i = 0; argv[i]; i++) {
-		if (i > 0)
-			sbuf_addc(&b, ' ');
-		shell_quote(&b, argv[i]);
+	sbuf_add(&b, f->o->results);
+	for (int r = 0; r < t->a.nrec; r++) {
+		const struct record *rec = &t->a.rec[r];
+		const char **names = xcalloc((size_t)rec->n + 1, sizeof *names);
+		int *order = xcalloc((size_t)rec->n + 1, sizeof *order);
+		char **own = xcalloc((size_t)rec->n + 1, sizeof *own);
+
+		for (int c = 0; c < rec->n; c++) {
+			if (c < f->o->ts.in.nnames) {
+				names[c] = f->o->ts.in.names[c];
+			} else {
+				snprintf(num, sizeof num, "%d", c + 1);
+				names[c] = own[c] = xstrdup(num);
+			}
+			order[c] = c;
+		}
+		sort_names = names;
+		qsort(order, (size_t)rec->n, sizeof *order, by_name);
+		for (int k = 0; k < rec->n; k++) {
+			int c = order[k];
+			size_t start;
+
+			sbuf_addc(&b, '/');
+			sbuf_add(&b, names[c]);
+			sbuf_addc(&b, '/');
+			start = b.len;
+			for (const char *p = rec->v[c]; *p; p++) {
+				if (*p == '\\')
+					sbuf_add(&b, "\\\\");
+				else if (*p == '\t')
+					sbuf_add(&b, "\\t");
+				else if (*p == '/')
+					sbuf_add(&b, "\\_");
+				else
+					sbuf_addc(&b, *p);
+			}
+			if (b.len - start > 255) {
+				b.len = start + 255;
+				b.buf[b.len] = '\0';
+			}
+		}
+		for (int c = 0; c < rec->n; c++)
+			free(own[c]);
+		free(own);
+		free(order);
+		free(names);
 	}
 	return sbuf_detach(&b);
 }
 
 static int
-open_results(struct farm *f, struct run *r, unsigned long long seq)
+open_out(int *fd, const char *path)
 {
-	static const char *const name[2] = {"stdout", "stderr"};
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof path, "%s/%llu", f->o->results, seq);
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return err_sys(EXIT_ENV, "--results %s", path);
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof path, "%s/%llu/%s", f->o->results, seq, name[i]);
-		r->file[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (r->file[i] < 0)
-			return err_sys(EXIT_ENV, "--results %s", path);
-	}
-	return 0;
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	return *fd < 0 ? err_sys(EXIT_ENV, "--results %s", path) : 0;
 }
 
-/* Descriptors the child gets as stdout and stderr: results files or pipes. */
+/* --results: the task's stdout, stderr and seq files, where GNU parallel puts them. */
 static int
-task_fds(struct farm *f, struct run *r, int child[2])
+open_results(struct farm *f, struct run *r, const struct job_vals *v)
+{
+	char *dir, *out = NULL, *err = NULL, *seq = NULL, num[32];
+	int fd, rc = -1;
+	size_t n;
+
+	if (f->results_tmpl) {
+		dir = tmpl_build(&f->rest, v);
+		n = strlen(dir);
+		if (n > 0 && dir[n - 1] == '/') {
+			out = xasprintf("%sstdout", dir);
+			err = xasprintf("%sstderr", dir);
+			seq = xasprintf("%sseq", dir);
+		} else {
+			/* a file name: FILE, FILE.err, FILE.seq */
+			out = xstrdup(dir);
+			err = xasprintf("%s.err", dir);
+			seq = xasprintf("%s.seq", dir);
+			if (strrchr(dir, '/'))
+				*strrchr(dir, '/') = '\0';
+			else
+				dir[0] = '\0';
+		}
+	} else {
+		dir = results_dir(f, r->task);
+		out = xasprintf("%s/stdout", dir);
+		err = xasprintf("%s/stderr", dir);
+		seq = xasprintf("%s/seq", dir);
+	}
+	if (*dir && make_dirs(dir) < 0) {
+		err_sys(EXIT_ENV, "--results %s", dir);
+		goto out;
+	}
+	if (open_out(&fd, seq) < 0)
+		goto out;
+	n = (size_t)snprintf(num, sizeof num, "%llu", r->task->seq);
+	if (write(fd, num, n) != (ssize_t)n) {
+		close(fd);
+		err_sys(EXIT_ENV, "--results %s", seq);
+		goto out;
+	}
+	close(fd);
+	if (open_out(&r->file[0], out) < 0 || open_out(&r->file[1], err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(dir);
+	free(out);
+	free(err);
+	free(seq);
+	return rc;
+}
+
+/* Descriptors the child gets as stdout and stderr: results files, ours (-u), or pipes. */
+static int
+task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
 {
 	int p[2];
 
 	r->fd[0] = r->fd[1] = r->file[0] = r->file[1] = -1;
 	if (f->o->results) {
-		if (open_results(f, r, r->task->seq) < 0)
+		if (open_results(f, r, v) < 0)
 			return -1;
 		child[0] = r->file[0];
 		child[1] = r->file[1];
+		return 0;
+	}
+	if (f->o->ungroup) {
+		child[0] = 1;
+		child[1] = 2;
 		return 0;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -150,30 +336,79 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xasprintf("GPUPACK_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("GPUPACK_SLOT=%d", r->slot);
 	extra[n++] = xasprintf("GPUPACK_GPU=%s", r->g->t.uuid);
+	/* what GNU parallel tells its jobs */
+	extra[n++] = xasprintf("PARALLEL_SEQ=%llu", r->task->seq);
+	extra[n++] = xasprintf("PARALLEL_JOBSLOT=%d", r->slot);
+	extra[n++] = xasprintf("PARALLEL_PID=%ld", (long)getpid());
 	if (r->g->mps)
 		n += farm_mps_env(r->g, f->o->sm_pct, f->o->mem, extra + n);
 	return n;
 }
 
+/* The tag every output line of the task starts with (--tag, --tagstring); NULL: none. */
+static char *
+task_tag(struct farm *f, const struct job_vals *v)
+{
+	char *t, *tag;
+
+	if (!f->o->tag)
+		return NULL;
+	t = tmpl_build(&f->tagt, v);
+	tag = xasprintf("%s\t", t);
+	free(t);
+	return tag;
+}
+
+double
+launch_timeout(const struct farm *f)
+{
+	if (f->o->timeout_pct <= 0)
+		return f->o->timeout;
+	if (f->nruntimes == 0)
+		return 1e6;      /* parallel: no median yet, no limit to speak of */
+	return f->o->timeout_pct / 100.0 * f->median;
+}
+
 static int
 launch(struct farm *f, struct run *r, struct task *t, double now)
 {
-	struct task_vars v = {t->args, f->o->in.nsrc, t->seq, r->slot, r->g->t.uuid, 0};
-	char *extra[16 + 64], **argv, **envp;
+	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
+	const char *path;
 	int nextra, child[2] = {-1, -1}, rc = 0;
 	struct spawn_req req;
+	struct job_vals v;
 
 	r->task = t;
-	argv = template_argv(f->o->cmd, f->o->ncmd, f->has_ph, f->o->shell, &v);
+	task_vals(f, t, r->slot, r->g->t.uuid, &v);
+	line = task_line(f, &v);
+	r->tag = task_tag(f, &v);
+	r->out[0].tag = r->out[1].tag = r->tag;
+	r->out[0].mid = r->out[1].mid = 0;
 	nextra = task_env(f, r, extra);
 	for (int i = 0; i < f->o->nenv; i++)
 		extra[nextra + i] = f->o->env[i];
 	envp = spawn_env(extra, nextra + f->o->nenv, f->keys, f->nkeys);
-	if (task_fds(f, r, child) < 0) {
+	if (task_fds(f, r, &v, child) < 0) {
 		rc = -1;
 		goto out;
 	}
-	req = (struct spawn_req){resolve(f, argv[0]), argv, envp, f->devnull, child[0], child[1]};
+	if (f->o->verbose && !f->o->results) {
+		/* -v: the command line is the first line of the task's output */
+		if (f->o->ungroup) {
+			dprintf(1, "%s\n", line);
+		} else {
+			obuf_add(&r->out[0], r->tag ? r->tag : "", r->tag ? strlen(r->tag) : 0);
+			obuf_add(&r->out[0], line, strlen(line));
+			obuf_add(&r->out[0], "\n", 1);
+		}
+	}
+	if (f->o->print_commands)
+		dprintf(2, "%s\n", line);
+	argv = line_argv(f, line, &path);
+	sh_argv[0] = f->shell;
+	sh_argv[2] = line;
+	req = (struct spawn_req){path, argv, envp, f->devnull, child[0], child[1], f->shell,
+	    path == f->shell ? NULL : sh_argv};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
@@ -183,26 +418,33 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 		rc = -1;
 		goto out;
 	}
-	r->deadline = f->o->timeout > 0 ? now + f->o->timeout : 0;
 	r->term_at = r->kill_at = 0;
-	r->exited = r->timed_out = r->terminated = 0;
-	r->command = command_line(argv, f->o->shell);
+	r->exited = r->timed_out = r->terminated = r->halted = 0;
+	r->command = line;
+	line = NULL;
 	group_start(r->g, now);
 	f->st.running++;
+	f->started++;
+	if (f->o->delay > 0)
+		f->next_start = now + f->o->delay;
 out:
-	if (!f->o->results) {
+	if (!f->o->results && !f->o->ungroup) {
 		close_fd(&child[0]);
 		close_fd(&child[1]);
 	}
 	for (int i = 0; i < nextra; i++)
 		free(extra[i]);
 	free(envp);
-	args_free(argv, -1);
+	free(line);
+	shell_argv_free(argv);
 	if (rc < 0) {
 		for (int i = 0; i < 2; i++) {
 			close_fd(&r->fd[i]);
 			close_fd(&r->file[i]);
+			obuf_free(&r->out[i]);
 		}
+		free(r->tag);
+		r->tag = NULL;
 		r->task = NULL;
 	}
 	return rc;
@@ -215,19 +457,23 @@ dry_run(struct farm *f)
 	struct task *t;
 
 	while (f->stop == 0 && (t = queue_next(f)) != NULL) {
-		struct task_vars v = {t->args, f->o->in.nsrc, t->seq, 1, f->g[0].t.uuid, 0};
-		char **argv = template_argv(f->o->cmd, f->o->ncmd, f->has_ph, f->o->shell, &v);
-		char *line = command_line(argv, f->o->shell);
+		struct job_vals v;
+		char *line, *tag;
 		struct obuf out[2];
 
+		task_vals(f, t, 1, f->g[0].t.uuid, &v);
+		line = task_line(f, &v);
+		tag = task_tag(f, &v);
 		obuf_init(&out[0]);
 		obuf_init(&out[1]);
+		out[0].tag = tag;
+		obuf_add(&out[0], tag ? tag : "", tag ? strlen(tag) : 0);
 		obuf_add(&out[0], line, strlen(line));
 		obuf_add(&out[0], "\n", 1);
 		f->st.done++;
 		deliver(f, t->seq, out);
 		free(line);
-		args_free(argv, -1);
+		free(tag);
 		task_free(f, t);
 	}
 }
@@ -258,6 +504,9 @@ launch_fill(struct farm *f, double now)
 				f->suspects_tail = NULL;
 			r->alone = 1;
 			r->g->solo = 1;
+		} else if (f->o->delay > 0 && now < f->next_start - 0.008) {
+			/* --delay: the loop wakes when the next start is due */
+			return;
 		} else if ((r = pick_slot(f, now)) == NULL || (t = queue_next(f)) == NULL) {
 			return;
 		}

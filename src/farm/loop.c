@@ -10,6 +10,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ drain(struct farm *f, struct run *r, int i)
 		return;
 	switch (obuf_read(&r->out[i], r->fd[i])) {
 	case 1:
+		if (f->o->line_buffer)
+			deliver_lines(f, r, 0);
 		return;
 	case -1:
 		warnx_("%s", err_msg());
@@ -93,15 +96,26 @@ on_signals(struct farm *f, double now)
 		reap(f, now);
 }
 
+/* When task r's --timeout is up (0: never). */
+static double
+deadline(const struct farm *f, const struct run *r)
+{
+	double limit = launch_timeout(f);
+
+	return limit > 0 && !r->timed_out ? r->start + limit : 0;
+}
+
 static void
 deadlines(struct farm *f, double now)
 {
 	for (int i = 0; i < f->nr; i++) {
 		struct run *r = &f->r[i];
+		double d;
 
 		if (!r->task || r->exited)
 			continue;
-		if (r->deadline > 0 && now >= r->deadline && !r->timed_out) {
+		d = deadline(f, r);
+		if (d > 0 && now >= d) {
 			r->timed_out = 1;
 			finish_terminate(r, now);
 		}
@@ -116,6 +130,13 @@ deadlines(struct farm *f, double now)
 	}
 }
 
+static void
+sooner(double *next, double t)
+{
+	if (t > 0 && (*next == 0 || t < *next))
+		*next = t;
+}
+
 /* Milliseconds until something is due; -1: nothing. */
 static int
 poll_timeout(struct farm *f, double now)
@@ -127,25 +148,25 @@ poll_timeout(struct farm *f, double now)
 
 		if (!r->task || r->exited)
 			continue;
-		if (r->deadline > 0 && !r->timed_out && (next == 0 || r->deadline < next))
-			next = r->deadline;
-		if (r->term_at > 0 && (next == 0 || r->term_at < next))
-			next = r->term_at;
-		if (r->kill_at > 0 && (next == 0 || r->kill_at < next))
-			next = r->kill_at;
+		sooner(&next, deadline(f, r));
+		sooner(&next, r->term_at);
+		sooner(&next, r->kill_at);
 	}
 	for (int i = 0; i < f->ng; i++)
-		if (f->g[i].fault_at > 0 && (next == 0 || now + 0.2 < next))
-			next = now + 0.2;
-	if ((f->o->bar || f->o->eta) && (next == 0 || now + 0.5 < next))
-		next = now + 0.5;
+		if (f->g[i].fault_at > 0)
+			sooner(&next, now + 0.2);
+	if (f->o->bar || f->o->eta)
+		sooner(&next, now + 0.5);
+	/* --delay: wake when the next task may start */
+	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
+		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
 	/*
 	 * SIGCHLD alone is not trusted: a thread of a library (NVML starts one)
 	 * that does not block it can take the signal from the signalfd. Tasks
 	 * are also reaped on every wake-up, so at worst one is seen this late.
 	 */
-	if (f->st.running > 0 && (next == 0 || now + 0.25 < next))
-		next = now + 0.25;
+	if (f->st.running > 0)
+		sooner(&next, now + 0.25);
 	if (next == 0)
 		return -1;
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
@@ -197,8 +218,11 @@ exit_status(struct farm *f)
 	if (f->halt_status >= 0)
 		return f->halt_status;
 	/* a signal that came after the last task started stopped nothing */
-	if (f->st.interrupted && !(f->st.inputs_done && !f->retry && !f->suspects))
+	if (f->st.interrupted && !f->halt_stopped && !(f->st.inputs_done && !f->retry && !f->suspects))
 		return FARM_EXIT_ERROR;
+	/* --halt that never triggered: parallel's halt() still computes the status its way */
+	if (f->o->halt_when != HALT_NEVER && f->o->halt_pct > 0)
+		return (int)ceil((double)f->st.failed * 100.0 / (double)(f->started ? f->started : 1));
 	if (f->st.failed > 100)
 		return 101;
 	return (int)f->st.failed;

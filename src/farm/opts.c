@@ -1,10 +1,15 @@
 /*
  * opts: option values of the farm that need parsing beyond a number:
- * --halt in GNU parallel's forms, share mode names, --shard.
+ * --halt, -j and --timeout in GNU parallel's forms, share mode names,
+ * --shard.
  */
 #include "farm/farm.h"
+#include "farm/cost.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/units.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +34,7 @@ static int
 halt_legacy(long v, struct farm_opts *o)
 {
 	o->halt_when = v == 0 ? HALT_NEVER : labs(v) == 1 ? HALT_SOON : HALT_NOW;
-	o->halt_success = v < 0;
+	o->halt_on = v < 0 ? HALT_ON_SUCCESS : HALT_ON_FAIL;
 	o->halt_count = v == 0 ? 0 : 1;
 	o->halt_pct = 0;
 	return 0;
@@ -38,8 +43,8 @@ halt_legacy(long v, struct farm_opts *o)
 static int
 halt_bad(const char *s)
 {
-	return err_set(EXIT_USAGE, "--halt '%s': want never, now|soon,fail=N, now|soon,fail=N%% "
-	    "or now|soon,success=N", s);
+	return err_set(EXIT_USAGE, "--halt '%s': want never, now|soon,fail=N, now|soon,fail=N%%, "
+	    "now|soon,success=N[%%] or now|soon,done=N[%%] (N from 1)", s);
 }
 
 int
@@ -54,6 +59,14 @@ parse_halt(const char *s, struct farm_opts *o)
 	if (strcmp(s, "never") == 0)
 		return halt_legacy(0, o);
 	if (!comma) {
+		n = strlen(s);
+		/* parallel: --halt 5% is soon,fail=5% */
+		if (n > 1 && n < sizeof num && s[n - 1] == '%') {
+			o->halt_when = HALT_SOON;
+			o->halt_on = HALT_ON_FAIL;
+			v = s;
+			goto number;
+		}
 		if (parse_long(s, -2, 2, &count) < 0) {
 			err_clear();
 			return halt_bad(s);
@@ -68,12 +81,15 @@ parse_halt(const char *s, struct farm_opts *o)
 		return halt_bad(s);
 	v = comma + 1;
 	if (str_starts(v, "fail="))
-		o->halt_success = 0;
+		o->halt_on = HALT_ON_FAIL;
 	else if (str_starts(v, "success="))
-		o->halt_success = 1;
+		o->halt_on = HALT_ON_SUCCESS;
+	else if (str_starts(v, "done="))
+		o->halt_on = HALT_ON_DONE;
 	else
 		return halt_bad(s);
 	v = strchr(v, '=') + 1;
+number:
 	n = strlen(v);
 	if (n == 0 || n >= sizeof num)
 		return halt_bad(s);
@@ -82,10 +98,12 @@ parse_halt(const char *s, struct farm_opts *o)
 	o->halt_pct = 0;
 	if (num[n - 1] == '%') {
 		num[n - 1] = '\0';
-		if (parse_double(num, &pct) < 0 || !(pct > 0 && pct <= 100)) {
+		/* parallel takes whole percentages only (\d+%) */
+		if (parse_long(num, 1, 100, &count) < 0) {
 			err_clear();
 			return halt_bad(s);
 		}
+		pct = (double)count;
 		o->halt_pct = pct;
 		return 0;
 	}
@@ -95,6 +113,116 @@ parse_halt(const char *s, struct farm_opts *o)
 	}
 	o->halt_count = count;
 	return 0;
+}
+
+static int
+jobs_bad(const char *s)
+{
+	return err_set(EXIT_USAGE, "-j '%s': want N (tasks per device), 0 (as many as fit), N%% of "
+	    "the default, +N or -N from it", s);
+}
+
+int
+parse_jobs(const char *s, struct farm_opts *o)
+{
+	size_t n = strlen(s);
+	long v;
+	double pct;
+	char num[32];
+
+	if (n == 0 || n >= sizeof num)
+		return jobs_bad(s);
+	memcpy(num, s, n + 1);
+	if (num[n - 1] == '%') {
+		num[n - 1] = '\0';
+		if (parse_double(num, &pct) < 0 || !(pct > 0 && pct <= 100000) || num[0] == '-' ||
+		    num[0] == '+') {
+			err_clear();
+			return jobs_bad(s);
+		}
+		o->jobs_form = JOBS_PCT;
+		o->jobs_arg = pct;
+		return 0;
+	}
+	if (num[0] == '+' || num[0] == '-') {
+		if (parse_long(num + 1, 0, 100000, &v) < 0 || num[1] < '0' || num[1] > '9') {
+			err_clear();
+			return jobs_bad(s);
+		}
+		o->jobs_form = num[0] == '+' ? JOBS_PLUS : JOBS_MINUS;
+		o->jobs_arg = (double)v;
+		return 0;
+	}
+	if (parse_long(num, 0, 100000, &v) < 0) {
+		err_clear();
+		return jobs_bad(s);
+	}
+	o->jobs_form = v == 0 ? JOBS_MAX : JOBS_COUNT;
+	o->jobs = (int)v;
+	return 0;
+}
+
+/* The share mode's slots per device when -j does not say: what "all CPUs" is to parallel. */
+static int
+jobs_default(int share)
+{
+	if (share == SHARE_EXCLUSIVE)
+		return FARM_JOBS_EXCLUSIVE;
+	if (share == SHARE_MPS)
+		return FARM_JOBS_MPS;
+	return FARM_JOBS_TIMESLICE;
+}
+
+int
+jobs_per_device(const struct farm_opts *o, int share)
+{
+	int base = jobs_default(share);
+	double v;
+
+	switch (o->jobs_form) {
+	case JOBS_COUNT:
+		return o->jobs;
+	case JOBS_MAX:
+		/* as many as memory and the MPS client limit allow (packing bounds it) */
+		return FARM_JOBS_MAX;
+	case JOBS_PCT:
+		v = ceil(base * o->jobs_arg / 100.0);
+		break;
+	case JOBS_PLUS:
+		v = base + o->jobs_arg;
+		break;
+	case JOBS_MINUS:
+		v = base - o->jobs_arg;
+		break;
+	default:
+		return base;
+	}
+	if (v < 1)
+		v = 1;
+	return v > FARM_JOBS_MAX ? FARM_JOBS_MAX : (int)v;
+}
+
+int
+parse_timeout(const char *s, struct farm_opts *o)
+{
+	size_t n = strlen(s);
+	double pct;
+	char num[32];
+
+	if (n > 1 && n < sizeof num && s[n - 1] == '%') {
+		memcpy(num, s, n - 1);
+		num[n - 1] = '\0';
+		if (parse_double(num, &pct) < 0 || !(pct > 0) || num[0] == '-' || num[0] == '+') {
+			err_clear();
+			return err_set(EXIT_USAGE, "--timeout '%s': want a duration or N%% (of the median "
+			    "runtime of the tasks that succeeded)", s);
+		}
+		o->timeout_pct = pct;
+		return 0;
+	}
+	if (parse_duration(s, &o->timeout) < 0)
+		return err_prefix("--timeout");
+	return o->timeout > 0 ? 0 : err_set(EXIT_USAGE, "--timeout '%s': must be above 0", s);
 }
 
 static int

@@ -22,10 +22,13 @@ obuf_init(struct obuf *b)
 void
 obuf_free(struct obuf *b)
 {
+	const char *tag = b->tag;
+
 	free(b->mem);
 	if (b->spill >= 0)
 		close(b->spill);
 	obuf_init(b);
+	b->tag = tag;
 }
 
 static int
@@ -81,6 +84,28 @@ obuf_add(struct obuf *b, const char *p, size_t n)
 	return 0;
 }
 
+/* Add what a task wrote, each line started with the tag. */
+static int
+add_tagged(struct obuf *b, const char *p, size_t n)
+{
+	b->raw += n;
+	if (!b->tag)
+		return obuf_add(b, p, n);
+	while (n > 0) {
+		const char *nl = memchr(p, '\n', n);
+		size_t len = nl ? (size_t)(nl - p) + 1 : n;
+
+		if (!b->mid && obuf_add(b, b->tag, strlen(b->tag)) < 0)
+			return -1;
+		if (obuf_add(b, p, len) < 0)
+			return -1;
+		b->mid = !nl;
+		p += len;
+		n -= len;
+	}
+	return 0;
+}
+
 int
 obuf_read(struct obuf *b, int fd)
 {
@@ -90,7 +115,7 @@ obuf_read(struct obuf *b, int fd)
 		ssize_t n = read(fd, buf, sizeof buf);
 
 		if (n > 0) {
-			if (obuf_add(b, buf, (size_t)n) < 0)
+			if (add_tagged(b, buf, (size_t)n) < 0)
 				return -1;
 			if ((size_t)n < sizeof buf)
 				return 1;
@@ -127,4 +152,33 @@ obuf_write(const struct obuf *b, int fd)
 			return -1;
 		off += n;
 	}
+}
+
+int
+obuf_write_lines(struct obuf *b, int fd, int last)
+{
+	char *nl;
+	size_t n;
+
+	if (last || b->spill >= 0) {
+		/* a line longer than memory holds is printed when it ends, with the rest */
+		if (!last)
+			return 0;
+		if (obuf_write(b, fd) < 0)
+			return -1;
+		b->len = 0;
+		if (b->spill >= 0) {
+			close(b->spill);
+			b->spill = -1;
+		}
+		return 0;
+	}
+	if (b->len == 0 || (nl = memrchr(b->mem, '\n', b->len)) == NULL)
+		return 0;
+	n = (size_t)(nl - b->mem) + 1;
+	if (write_all(fd, b->mem, n) < 0)
+		return -1;
+	memmove(b->mem, b->mem + n, b->len - n);
+	b->len -= n;
+	return 0;
 }

@@ -16,12 +16,23 @@ struct obuf {
 	size_t len, cap;
 	int spill;            /* temporary file, -1: none */
 	uint64_t total;       /* bytes captured */
+	uint64_t raw;         /* bytes the task wrote (before --tag) */
+	const char *tag;      /* --tag: put in front of every line; NULL: none */
+	int mid;              /* with tag: the last byte added was not a newline */
 };
 
 void obuf_init(struct obuf *b);
 void obuf_free(struct obuf *b);   /* and leave it empty, ready for reuse */
-/* Read what fd has now (non-blocking): 1 more may come, 0 end of file, -1 error (err set). */
+/*
+ * Read what fd has now (non-blocking): 1 more may come, 0 end of file, -1
+ * error (err set). With b->tag set, every line read starts with it.
+ */
 int obuf_read(struct obuf *b, int fd);
+/*
+ * --line-buffer: write the whole lines b holds to fd now and keep the
+ * unfinished one (all of it when last). -1 with errno on a write error.
+ */
+int obuf_write_lines(struct obuf *b, int fd, int last);
 /* Append bytes (used by tests and by obuf_read). */
 int obuf_add(struct obuf *b, const char *p, size_t n);
 /* Write everything captured to fd. -1 with errno on a write error (EPIPE and the like). */

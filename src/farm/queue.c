@@ -12,7 +12,8 @@
 void
 task_free(struct farm *f, struct task *t)
 {
-	args_free(t->args, f->o->in.nsrc);
+	(void)f;
+	targs_free(&t->a);
 	free(t);
 }
 
@@ -40,7 +41,7 @@ struct task *
 queue_next(struct farm *f)
 {
 	struct task *t;
-	char **args;
+	struct targs a;
 	unsigned long long seq;
 	int r;
 
@@ -51,7 +52,7 @@ queue_next(struct farm *f)
 		return t;
 	}
 	while (!f->st.inputs_done) {
-		r = inputs_next(&f->o->in, &args, &seq);
+		r = tasks_next(&f->o->ts, &a, &seq);
 		if (r <= 0) {
 			f->st.inputs_done = 1;
 			if (r < 0) {
@@ -68,13 +69,13 @@ queue_next(struct farm *f)
 		} else if (!journal_skip(&f->j, seq)) {
 			t = xcalloc(1, sizeof *t);
 			t->seq = seq;
-			t->args = args;
+			t->a = a;
 			return t;
 		} else {
 			f->st.skipped++;
 		}
 		/* not run here: -k must not wait for its output */
-		args_free(args, f->o->in.nsrc);
+		targs_free(&a);
 		if (f->o->keep_order) {
 			struct obuf none[2];
 

@@ -2,11 +2,13 @@
  * setup: building a run from its options and taking it down. The signals
  * the loop reads (blocked, through a signalfd), the share mode's default
  * and the checks between options, the devices (--gpus, else the
- * environment's), their slots (slot.h's packing), the inputs, the MPS
- * daemons and the joblog (with the command's identity for --resume).
+ * environment's), their slots (slot.h's packing), the inputs, the command
+ * templates and the shell, the MPS daemons and the joblog (with the
+ * command's identity for --resume).
  */
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
+#include "farm/shell.h"
 #include "farm/state.h"
 #include "gpu/select.h"
 #include "util/clock.h"
@@ -93,8 +95,8 @@ make_groups(struct farm *f, const struct gpu_system *sys, struct gpu_target *t, 
 		g->t = t[i];
 		g->gpu_index = gi->index;
 		g->mig_slices = t[i].gi >= 0 ? gi->gi[t[i].gi].ci[t[i].ci].slices : 0;
-		g->cap = pack_capacity(f->o->share, f->o->jobs, f->o->mem, t[i].mem_free, g->mig_slices,
-		    &g->limit);
+		g->cap = pack_capacity(f->o->share, jobs_per_device(f->o, f->o->share), f->o->mem,
+		    t[i].mem_free, g->mig_slices, &g->limit);
 		if (t[i].mem_free > best)
 			best = t[i].mem_free;
 	}
@@ -106,11 +108,11 @@ make_groups(struct farm *f, const struct gpu_system *sys, struct gpu_target *t, 
 	}
 	f->nr = slot - 1;
 	if (!any) {
-		char a[32], b[32];
+		char a[32], b[32], c[32];
 
 		return err_set(EXIT_USAGE, "no selected device has room for one task: --mem %s plus "
 		    "%s of context per task, largest free memory %s", format_size(f->o->mem, a, sizeof a),
-		    format_size(FARM_CTX_OVERHEAD, b, sizeof b), format_size(best, b, sizeof b));
+		    format_size(FARM_CTX_OVERHEAD, b, sizeof b), format_size(best, c, sizeof c));
 	}
 	f->r = xcalloc((size_t)f->nr, sizeof *f->r);
 	for (int i = 0; i < f->ng; i++)
@@ -135,43 +137,116 @@ check_options(struct farm *f)
 		o->share = farm_mps_available() ? SHARE_MPS : SHARE_TIMESLICE;
 	if (o->sm_pct > 0 && o->share != SHARE_MPS)
 		return err_set(EXIT_USAGE, "--sm needs --share mps (it is an MPS thread percentage)");
-	if (o->share == SHARE_EXCLUSIVE && o->jobs > 1)
-		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j %d "
-		    "asks for more (use --share mps or timeslice)", o->jobs);
+	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)
+		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j asks for %d "
+		    "(use --share mps or timeslice)", jobs_per_device(o, o->share));
+	if (o->ungroup && (o->tag || o->line_buffer))
+		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
+		    "be tagged or line-buffered (use --line-buffer alone)");
+	if ((o->resume || o->resume_failed || o->retry_failed) && !o->joblog)
+		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog");
+	/* -k prints whole outputs in order: --line-buffer has nothing to add (as in parallel) */
+	if (o->keep_order || o->results)
+		o->line_buffer = 0;
 	return 0;
 }
+
+static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ=", "GPUPACK_SLOT=",
+	"GPUPACK_GPU=", "PARALLEL_SEQ=", "PARALLEL_JOBSLOT=", "PARALLEL_PID=",
+	"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=",
+	"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="};
+#define NFIXED_KEYS ((int)(sizeof fixed_keys / sizeof fixed_keys[0]))
 
 static void
 env_keys(struct farm *f)
 {
-	static const char *const fixed[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ=", "GPUPACK_SLOT=",
-		"GPUPACK_GPU=", "CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=",
-		"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="};
-	int nf = (int)(sizeof fixed / sizeof fixed[0]);
-
-	f->keys = xcalloc((size_t)(nf + f->o->nenv), sizeof *f->keys);
-	for (int i = 0; i < nf; i++)
-		f->keys[f->nkeys++] = fixed[i];
+	f->keys = xcalloc((size_t)(NFIXED_KEYS + f->o->nenv), sizeof *f->keys);
+	for (int i = 0; i < NFIXED_KEYS; i++)
+		f->keys[f->nkeys++] = fixed_keys[i];
 	for (int i = 0; i < f->o->nenv; i++)
 		f->keys[f->nkeys++] = xstrndup(f->o->env[i], (size_t)(strchr(f->o->env[i], '=') - f->o->env[i] + 1));
 }
 
 /*
- * Which command a joblog belongs to: the template, --shell, and the kinds of
- * the input sources. Not their values: as with parallel, inputs may grow at
- * the end between runs (a task is its seq).
+ * Which command a joblog belongs to: the template and what changes its
+ * lines (-q, -I, -X/-N), and the kinds of the input sources. Not their
+ * values: as with parallel, inputs may grow at the end between runs (a
+ * task is its seq).
  */
 static uint64_t
 identity(const struct farm_opts *o)
 {
 	uint64_t h = JOURNAL_HASH_INIT;
+	char flags[64];
 
-	h = journal_hash(h, o->shell ? "sh" : "argv", o->shell ? 3 : 5);
+	snprintf(flags, sizeof flags, "line q%d X%d", o->quote_all, o->context);
+	h = journal_hash(h, flags, strlen(flags) + 1);
+	if (o->replace)
+		h = journal_hash(h, o->replace, strlen(o->replace) + 1);
 	for (int i = 0; i < o->ncmd; i++)
 		h = journal_hash(h, o->cmd[i], strlen(o->cmd[i]) + 1);
-	for (int i = 0; i < o->in.nsrc; i++)
-		h = journal_hash(h, o->in.src[i].name ? "file" : "args", 5);
+	for (int i = 0; i < o->ts.in.nsrc; i++)
+		h = journal_hash(h, o->ts.in.src[i].file ? "file" : "args", 5);
 	return h;
+}
+
+/*
+ * --retry-failed: the joblog's failed command lines become the inputs, and
+ * the command is {} (so each line runs as it is); the tasks that succeeded
+ * keep their numbers and are skipped. What the command line gave is not
+ * used, as in parallel.
+ */
+static int
+retry_failed_inputs(struct farm *f)
+{
+	struct farm_opts *o = f->o;
+	struct input_opts io = o->ts.in.o;
+	struct source *s;
+	int nl = 0;
+
+	if (journal_commands(o->joblog, &o->retry_cmds, &o->nretry_cmds) < 0)
+		return -1;
+	inputs_free(&o->ts.in);
+	inputs_init(&o->ts.in);
+	o->ts.in.o = io;
+	s = inputs_add_args(&o->ts.in, 0);
+	for (size_t i = 0; i < o->nretry_cmds; i++) {
+		source_add_value(s, o->retry_cmds[i]);
+		nl |= strchr(o->retry_cmds[i], '\n') != NULL;
+	}
+	if (nl) {
+		/* a line with a newline: the values are NUL-separated (parallel forces --null) */
+		o->ts.in.o.delim = "";
+		o->ts.in.o.delim_len = 1;
+	}
+	o->ncmd = 0;
+	o->resume_failed = 1;
+	return 0;
+}
+
+/* The command, --tagstring and --results templates, with --header's names. */
+static int
+compile_templates(struct farm *f)
+{
+	struct farm_opts *o = f->o;
+	struct tmpl_opts to = {o->replace, o->quote_all, o->context, 1, o->trim, o->ts.in.names,
+		o->ts.in.nnames, 0};
+	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->replace ? o->replace : "{}"))};
+	char *res[1] = {(char *)o->results};
+
+	if (tmpl_compile(&f->cmd, o->cmd, o->ncmd, &to) < 0)
+		return -1;
+	to.append = 0;
+	to.raw = 1;
+	to.quote_all = 0;
+	if (o->tag && tmpl_compile(&f->tagt, tag, 1, &to) < 0)
+		return -1;
+	if (o->results) {
+		if (tmpl_compile(&f->rest, res, 1, &to) < 0)
+			return -1;
+		f->results_tmpl = f->rest.has_rpl;
+	}
+	return 0;
 }
 
 int
@@ -179,6 +254,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 {
 	struct gpu_system sys;
 	struct gpu_target *t = NULL;
+	const char *from;
 	int n = 0, rc;
 
 	if (check_options(f) < 0)
@@ -192,21 +268,24 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	gpu_system_free(&sys);
 	if (rc < 0)
 		return -1;
-	if (f->o->results && mkdir(f->o->results, 0755) < 0 && errno != EEXIST)
-		return err_sys(EXIT_USAGE, "--results %s", f->o->results);
-	if (inputs_open(&f->o->in) < 0)
+	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
+		return -1;
+	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
+		return -1;
+	f->o->ts.cmd = &f->cmd;
+	f->o->ts.slots = f->nr;
+	if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
+		return -1;
+	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
 	if (f->o->share == SHARE_MPS && farm_mps_setup(f->g, f->ng) < 0)
 		return -1;
 	if (journal_open(&f->j, f->o->joblog, f->o->joblog_append, f->o->resume, f->o->resume_failed,
-	    identity(f->o)) < 0) {
+	    f->o->retry_failed ? 0 : identity(f->o)) < 0) {
 		farm_mps_teardown(f->g, f->ng);
 		return -1;
 	}
 	env_keys(f);
-	f->has_ph = 0;
-	for (int i = 0; i < f->o->ncmd; i++)
-		f->has_ph |= template_has_placeholder(f->o->cmd[i]);
 	return 0;
 }
 
@@ -231,8 +310,12 @@ setup_cleanup(struct farm *f)
 	deliver_flush(f, 1);
 	farm_mps_teardown(f->g, f->ng);
 	journal_close(&f->j);
-	for (int i = 8; i < f->nkeys; i++)
+	for (int i = NFIXED_KEYS; i < f->nkeys; i++)
 		free((char *)f->keys[i]);
+	tmpl_free(&f->cmd);
+	tmpl_free(&f->tagt);
+	tmpl_free(&f->rest);
+	free(f->runtimes);
 	free(f->keys);
 	free(f->r);
 	free(f->g);

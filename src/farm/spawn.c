@@ -31,12 +31,43 @@ struct child_args {
 	const char *name;
 };
 
+/*
+ * Why an exec failed, in words: no strerror here (the child shares gpupack's
+ * memory and must touch none of it; strerror may allocate), so a fixed table
+ * of what execve can say, and the errno's name for the rest.
+ */
+static const char *
+exec_reason(int e)
+{
+	switch (e) {
+	case ENOENT: return "command not found";
+	case EACCES: return "permission denied";
+	case E2BIG: return "argument list too long (E2BIG)";
+	case ENOEXEC: return "exec format error (ENOEXEC)";
+	case ENOMEM: return "out of memory (ENOMEM)";
+	case ETXTBSY: return "text file busy (ETXTBSY)";
+	case ELOOP: return "too many levels of symbolic links (ELOOP)";
+	case ENAMETOOLONG: return "file name too long (ENAMETOOLONG)";
+	case ENOTDIR: return "a path component is not a directory (ENOTDIR)";
+	case EISDIR: return "is a directory (EISDIR)";
+	case EPERM: return "operation not permitted (EPERM)";
+	case EMFILE: return "too many open files (EMFILE)";
+	case ENFILE: return "too many open files in the system (ENFILE)";
+	case EIO: return "input/output error (EIO)";
+	case ELIBBAD: return "corrupt shared library (ELIBBAD)";
+	case EINVAL: return "invalid executable (EINVAL)";
+	default: {
+		const char *name = strerrorname_np(e);
+
+		return name ? name : "cannot execute";
+	}
+	}
+}
+
 static void
 child_fail(const char *name, int e)
 {
-	/* no strerror here: the child shares gpupack's memory and touches none of it */
-	const char *why = e == ENOENT ? "command not found" : e == EACCES ? "permission denied" :
-	    "cannot execute";
+	const char *why = exec_reason(e);
 
 	/* one line, written whole: stderr is the task's own pipe */
 	struct iovec_line { const char *p; size_t n; } parts[] = {
@@ -66,6 +97,8 @@ child(const struct child_args *a)
 	if (!r->path)
 		child_fail(a->name, ENOENT);
 	execve(r->path, r->argv, r->envp);
+	if (errno == ENOEXEC && r->sh_argv)
+		execve(r->sh, r->sh_argv, r->envp);
 	child_fail(a->name, errno);
 }
 

@@ -13,6 +13,13 @@ struct spawn_req {
 	char *const *argv;
 	char *const *envp;
 	int fd_in, fd_out, fd_err; /* become 0, 1, 2 */
+	/*
+	 * When path is not a shell and execve says ENOEXEC (a script without
+	 * "#!"), sh_argv runs instead (the shell with -c and the line), as the
+	 * shell would have run it. NULL: none.
+	 */
+	const char *sh;
+	char *const *sh_argv;
 };
 
 /* Start it; the pid (also its process group id), or -1 with err set. */

@@ -19,14 +19,17 @@
 #include <unistd.h>
 
 #include "farm/farm.h"
+#include "farm/cmdline.h"
+#include "farm/task.h"
 #include "farm/journal.h"
 #include "farm/output.h"
 #include "farm/progress.h"
 #include "farm/slot.h"
+#include "util/str.h"
 
 struct task {
 	unsigned long long seq;
-	char **args;
+	struct targs a;          /* its records (farm/task.h) */
 	int attempts;            /* attempts that counted against --retries */
 	int fault_retries;       /* attempts another client's fault ended */
 	int suspect;             /* a fault ended its last attempt: the next one runs alone */
@@ -41,9 +44,11 @@ struct run {
 	int fd[2];               /* read ends of the stdout and stderr pipes; -1 closed */
 	int file[2];             /* --results files; -1 none */
 	struct obuf out[2];
-	double start_wall, start, deadline, term_at, kill_at; /* term_at: SIGTERM due */
+	double start_wall, start, term_at, kill_at; /* term_at: SIGTERM due */
 	int exited, status, timed_out, terminated;
-	char *command;           /* for the joblog */
+	char *command;           /* the command line: joblog, -v, --dry-run */
+	char *tag;               /* --tag: what each output line starts with; NULL none */
+	int halted;              /* ended by --halt now: not logged, not printed (--resume reruns it) */
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
 };
@@ -67,11 +72,22 @@ struct farm {
 	struct farm_stats st;
 	int sigfd, devnull;
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
-	int halt_status;         /* -1: no halt */
+	int halt_status;         /* -1: no halt (yet) */
+	int halt_stopped;        /* --halt stopped the run */
 	int fatal;               /* an error ended launching: its exit code */
-	int has_ph;
+	struct tmpl cmd;         /* the command template */
+	struct tmpl tagt;        /* --tag / --tagstring */
+	struct tmpl rest;        /* --results DIR when it holds replacement strings */
+	int results_tmpl;        /* rest is in use */
+	char shell[PATH_MAX];    /* what runs command lines that need a shell */
 	char exec_name[256], exec_path[PATH_MAX];
 	int exec_found;
+	double next_start;       /* --delay: no task starts before this (monotonic) */
+	double *runtimes;        /* --timeout N%: runtimes of the tasks that succeeded */
+	size_t nruntimes, cap_runtimes;
+	double median;           /* their median (parallel's: the lower one) */
+	unsigned long long total_tasks; /* counted ahead (--halt N%); 0: unknown */
+	unsigned long long started;     /* attempts started (parallel's total_started) */
 	const char **keys;
 	int nkeys;
 	struct held *held;
@@ -91,6 +107,8 @@ void queue_free(struct farm *f);
 
 /* launch.c: start tasks on free slots until none is free or nothing waits */
 void launch_fill(struct farm *f, double now);
+/* The time a running task may take (--timeout, N% of the median); 0: none. */
+double launch_timeout(const struct farm *f);
 
 /* finish.c: ending tasks */
 /* Ask a task to end: under MPS terminate_client first; SIGTERM to its group; SIGKILL after a grace. */
@@ -106,6 +124,8 @@ void finish_release(struct farm *f, struct run *r, double now);
 void deliver(struct farm *f, unsigned long long seq, struct obuf out[2]);
 /* Print what -k holds: what is due, or everything (all). */
 void deliver_flush(struct farm *f, int all);
+/* --line-buffer: print the whole lines task r wrote so far (all of them when last). */
+void deliver_lines(struct farm *f, struct run *r, int last);
 
 /* setup.c: building the run and taking it down */
 int setup_signals(struct farm *f, sigset_t *old);

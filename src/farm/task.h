@@ -1,81 +1,55 @@
 /*
- * task: where tasks come from (input sources, their cross product) and how
- * a command template becomes one task's argv (GNU parallel's replacement
- * strings).
- *
- * Inputs stream: the first source (the one that varies slowest, as in GNU
- * parallel) is read a line at a time; every later source is held in memory,
- * since each of its values is needed once per value of the first.
+ * task: records (farm/input.h) grouped into tasks, numbered {#} in order.
+ * One record per task, as GNU parallel; -n N and -N N take up to N records;
+ * -X, -m and --xargs as many as a command line holds (CMDLINE_MAX by
+ * parallel's own estimate), and -X and -m spread what is left at the end of
+ * the input evenly over the slots. --shuf reads every record first and runs
+ * them in a random order.
  */
 #ifndef GPUPACK_FARM_TASK_H
 #define GPUPACK_FARM_TASK_H
 
-#include <stddef.h>
-#include <stdio.h>
+#include "farm/cmdline.h"
+#include "farm/input.h"
 
-#include "util/str.h"
-
-enum source_kind { SOURCE_ARGS, SOURCE_FILE };
-
-struct source {
-	int kind;             /* enum source_kind */
-	char *name;           /* file name ("-" stdin) for SOURCE_FILE */
-	char **items;         /* values (SOURCE_ARGS, or a later file source read whole) */
-	size_t n, cap;
-	FILE *f;              /* the streamed first source, while open */
+struct task_src {
+	struct inputs in;
+	int max_args;            /* -n, -N: records per task; 0: unbounded (with fill) */
+	int fill;                /* -X, -m, --xargs: as many records as the line holds */
+	int spread;              /* -X, -m: spread the last records over the slots */
+	int noarg;               /* -N0: records are read, values not inserted */
+	int slots;               /* every slot of the run, for the spread */
+	int shuffle;             /* --shuf */
+	int max_len;             /* -s: the longest command line (0: CMDLINE_MAX) */
+	const struct tmpl *cmd;  /* the command, for the length estimate */
+	/* state */
+	struct record *q;        /* records read ahead or put back, q[qhead..qn) */
+	size_t qhead, qn, qcap;
+	int input_done;
+	int spread_done;
+	unsigned long long seq;
+	unsigned long long records; /* records taken so far */
 };
 
-struct inputs {
-	struct source *src;
-	int nsrc, cap;
-	/* iteration */
-	int started, done;
-	char *first;          /* current value of source 0 */
-	size_t *idx;          /* position in each in-memory source */
-	unsigned long long seq; /* of the last task produced */
+/* One task's inputs. */
+struct targs {
+	struct record *rec;
+	int nrec;
+	char **flat;             /* every value of every record, in order (borrowed) */
+	int nflat;
 };
 
-void inputs_init(struct inputs *in);
-void inputs_free(struct inputs *in);
-/* Add a source: values given on the command line (::: a b c) or a file (:::: F, -a F, "-" stdin). */
-struct source *inputs_add_args(struct inputs *in);
-void source_add_value(struct source *s, const char *v);
-void inputs_add_file(struct inputs *in, const char *name);
+void tasks_init(struct task_src *ts);
+/* Open the inputs (and with --shuf read and shuffle them all). -1 with err set. */
+int tasks_open(struct task_src *ts);
 /*
- * Open the files (no source at all: stdin). Later file sources are read
- * whole. A source with no values makes the run empty, as in parallel.
- * -1 with err set (EXIT_USAGE: a file that cannot be read).
+ * The next task: 1 (a, *seq), 0 none left, -1 an error with err set: a read
+ * error, or a command line longer than CMDLINE_MAX (parallel refuses it too).
  */
-int inputs_open(struct inputs *in);
-/*
- * The next combination: *args gets nsrc malloc'd strings (the caller frees
- * them with args_free), *seq its 1-based number. 1 produced, 0 end, -1 error.
- */
-int inputs_next(struct inputs *in, char ***args, unsigned long long *seq);
-void args_free(char **args, int n);
-
-/* What replacement strings refer to for one task. */
-struct task_vars {
-	char **args;          /* one value per source */
-	int nargs;
-	unsigned long long seq;  /* {#} */
-	int slot;             /* {%} and {slot}: 1-based */
-	const char *gpu;      /* {gpu}: the device uuid */
-	int quote;            /* shell-quote inserted values (--shell) */
-};
-
-/* Does a word contain a replacement string? */
-int template_has_placeholder(const char *word);
-/* Expand one word of the command template, appending to out. */
-void template_expand(const char *word, const struct task_vars *v, struct sbuf *out);
-/*
- * The argv of one task: each template word expanded; when no word holds a
- * replacement string, the inputs are appended as arguments (as parallel
- * does). With shell, the words are joined into one line for sh -c and the
- * inputs are shell-quoted. *argv is NULL-terminated; free with args_free(argv, -1).
- */
-char **template_argv(char **tmpl, int ntmpl, int has_ph, int shell, const struct task_vars *v);
-/* Append s shell-quoted (only when it needs it) to out. */
-void shell_quote(struct sbuf *out, const char *s);
+int tasks_next(struct task_src *ts, struct targs *a, unsigned long long *seq);
+/* Read every record ahead to count the tasks (parallel does for --halt N% and --shuf). */
+int tasks_count(struct task_src *ts, unsigned long long *total);
+void targs_free(struct targs *a);
+void tasks_free(struct task_src *ts);
 
 #endif

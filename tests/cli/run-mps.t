@@ -25,7 +25,7 @@ is "$rc" 0 "the default share is mps where the control binary exists"
 is "$(printf '%s\n' "$out" | grep -c '^mps=1 ')" 3 "every task is a client of an MPS daemon"
 run R --sm 25 --mem 2G "$CLIENT" --ms 10 --pidfile pid{} ::: 1
 like "$out" "sm=25.0 mem=2568M" "--sm and --mem reach the client: 2G for the task plus its context's 520M (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, _PINNED_DEVICE_MEM_LIMIT)"
-run R sh -c 'echo "$CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY"' ::: 1
+run R 'echo "$CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY"; : {}' ::: 1
 like "$out" "^$U0 $STATE/mps/.*/pipe\$" "CUDA_VISIBLE_DEVICES and the daemon's pipe directory"
 
 # --- lifecycle -----------------------------------------------------------------------------
@@ -64,8 +64,8 @@ echo "$1 $(date +%s.%N) start" >>others.log
 echo "$1 $(date +%s.%N) end" >>others.log
 exit $rc
 SH
-run R -j 8 --retries 0 --json --joblog fault.jl sh task.sh ::: a b c d f
-is "$rc" 1 "one faulting task: only it fails (--retries 0)"
+run R -j 8 --retries 1 --json --joblog fault.jl sh task.sh ::: a b c d f
+is "$rc" 1 "one faulting task: only it fails (--retries 1)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' fault.jl | wc -l | tr -d ' ')" 4 "the four clients it hit all end done"
 is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' fault.jl)" 1 "the faulting task failed"
 json=$(printf '%s\n' "$out" | tail -n 1)
@@ -73,14 +73,14 @@ ok "$(printf '%s' "$json" | jq -e '.fault_retries >= 4 and .retries == 0' >/dev/
 	"they were retried for free: the fault was the server's (fault_retries, not retries)"
 is "$(wc -l <f.runs | tr -d ' ')" 2 "the culprit ran twice: with the others, then alone (and faulted again)"
 
-# the same without fault detection: the clients' failures spend --retries 0 and are lost,
+# the same without fault detection: the clients' failures spend --retries 1 and are lost,
 # which is what the test above would show if gpupack guessed instead of asking the server
 rm -f faulted
 cat >plain.sh <<'SH'
 if [ "$1" = f ]; then sleep 0.3; exit 1; fi
 exec "$CLIENT" --ms 300 --exit 0
 SH
-run R -j 8 --retries 0 sh plain.sh ::: a b f
+run R -j 8 --retries 1 sh plain.sh ::: a b f
 is "$rc" 1 "without a fault only the failing task fails"
 
 # --- a server that stays in FAULT is restarted ------------------------------------------------
@@ -94,7 +94,7 @@ if [ "$1" = f ]; then
 fi
 exec "$CLIENT" --ms 800
 SH
-GPUPACK_MPS_FAULT_RESTART=1 run R -j 8 --retries 0 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
+GPUPACK_MPS_FAULT_RESTART=1 run R -j 8 --retries 1 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
 is "$rc" 1 "a server stuck in FAULT: only the faulting task fails"
 like "$err" "stayed in FAULT .* restarting" "the daemon was restarted (GPUPACK_MPS_FAULT_RESTART=1 s)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' stuck.jl | wc -l | tr -d ' ')" 8 "every other task ran after the restart"
@@ -109,8 +109,8 @@ if [ "$1" = k ]; then
 fi
 exec "$CLIENT" --ms 1200
 SH
-run R -j 8 --retries 2 --json sh killer.sh ::: a b c k
-is "$rc" 0 "a killed MPS server loses no task (--retries 2)"
+run R -j 8 --retries 3 --json sh killer.sh ::: a b c k
+is "$rc" 0 "a killed MPS server loses no task (--retries 3)"
 ok "$( [ -e killed ]; echo $?)" "(the server was killed)"
 ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.retries + .fault_retries >= 3' >/dev/null; echo $?)" \
 	"the three clients it hit were retried"

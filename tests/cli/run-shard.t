@@ -39,14 +39,14 @@ like "$err" "every shard writes the one joblog one.log" "one joblog for every sr
 
 # --- resume a shard --------------------------------------------------------------------
 rm -f jobs.* fixed
-run R --shard 0/2 --joblog 'jobs.{shard}.log' sh -c 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
+run R --shard 0/2 --joblog 'jobs.{shard}.log' 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
 is "$rc" 1 "shard 0/2 with a failing task: exit 1 (one failed)"
 : >fixed
-run R --shard 0/2 --joblog 'jobs.{shard}.log' --resume-failed sh -c 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
+run R --shard 0/2 --joblog 'jobs.{shard}.log' --resume-failed 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
 is "$rc:$out" "0:c" "--resume-failed on the shard reruns its failed task alone"
-run R --shard 0/2 --joblog 'jobs.{shard}.log' --resume sh -c 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
+run R --shard 0/2 --joblog 'jobs.{shard}.log' --resume 'echo {}; [ {} != c ] || [ -e fixed ]' ::: a b c d e
 is "$rc:$out" "0:" "--resume after that: nothing left in the shard"
-run R --shard 1/2 --joblog 'jobs.{shard}.log' --resume sh -c 'echo {}' ::: a b c d e
+run R --shard 1/2 --joblog 'jobs.{shard}.log' --resume 'echo {}' ::: a b c d e
 is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "b d " "the other shard's journal is its own"
 
 # --- bad specs: exit 255, one line, nothing run, no joblog --------------------------------

@@ -1,8 +1,10 @@
 #!/bin/sh
 # shellcheck disable=SC1083,SC2016,SC2013 # replacement strings and the tasks' own $VARS are literal on purpose
-# run.t: `gpupack run` with CPU tasks on a simulated H100: inputs, argv and
-# --shell, output capture, environment, retries, halt, timeouts, results,
-# JSON summary, exit codes and usage errors.
+# run.t: `gpupack run` with CPU tasks on a simulated H100: inputs, command
+# lines (GNU parallel's: a shell line, values quoted; -q an argv), output
+# capture, environment, retries, halt, timeouts, results, JSON summary,
+# exit codes and usage errors. tests/cli/parallel-diff.t compares with GNU
+# parallel itself, case by case.
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 
 # GPUPACK may hold a wrapper and the binary: split it on purpose
@@ -36,20 +38,27 @@ run R -k -a in.txt echo ::: 1 2
 is "$out" "$(printf 'x 1\nx 2\ny 1\ny 2')" "-a FILE combined with :::"
 out=$(printf 'p\nq\n' | R -k echo got)
 is "$out" "$(printf 'got p\ngot q')" "stdin lines without ::: (input appended)"
-run R -k echo ::: a :::
-is "$out" "" "an empty source: no tasks"
+run R -k echo '[{1}]' '[{2}]' ::: a :::
+is "$out" "[a] []" "an empty source is one empty value (as in parallel)"
 is "$rc" 0 "and exit 0"
+run R -k echo ::: :::
+is "$out" "" "every source empty: no tasks"
 
-# --- argv, never a shell --------------------------------------------------------
+# --- command lines: a shell line with every value quoted; -q an argv -----------------------
 mkdir x
-run R printf '<%s>\n' ::: '; rm -rf x'
-is "$out" "<; rm -rf x>" "an input like '; rm -rf x' stays one argument"
+run R -k printf "'<%s>\n'" ::: '; rm -rf x' '$(rm -rf x)' '`rm -rf x`' "x' ; rm -rf 'x"
+is "$out" "$(printf '<%s>\n' '; rm -rf x' '$(rm -rf x)' '`rm -rf x`' "x' ; rm -rf 'x")" \
+	"an input like '; rm -rf x' stays one argument"
 ok "$([ -d x ]; echo $?)" "and nothing was removed"
-run R printf '<%s>' '{}' '$HOME' ::: 'a b'
-is "$out" '<a b><$HOME>' "no word splitting, no expansion"
-run R --shell 'echo {} | tr a b' ::: "aaa" "it's a"
-like "$out" "^bbb" "--shell runs sh -c"
-like "$out" "it's b" "--shell quotes the input"
+run R -q printf '<%s>' '{}' '$HOME' ::: 'a b'
+is "$out" '<a b><$HOME>' "-q: the words as they are, no word splitting, no expansion"
+run R 'echo {} | tr a b' ::: "aaa" "it's a"
+like "$out" "^bbb" "a quoted command line is shell syntax"
+like "$out" "it's b" "with the input quoted"
+run R --shell 'echo {} | tr a b' ::: "aaa"
+is "$out" "bbb" "--shell is accepted"
+run R echo {} '>' {}.out ::: y
+ok "$([ -f y.out ] && [ "$(cat y.out)" = y ]; echo $?)" "'>' as a word redirects, as in parallel"
 run R no-such-command-gpupack ::: 1
 is "$rc" 1 "a missing command fails its task"
 like "$err" "no-such-command-gpupack" "and says which"
@@ -73,10 +82,10 @@ is "$out" "$(printf '1\n2\n3')" "without -k: completion order"
 
 # --- environment -----------------------------------------------------------------------
 export FROM_PARENT=kept CUDA_MPS_PIPE_DIRECTORY=/nonexistent
-run R -j 1 --env FOO=bar --env FROM_PARENT=over sh -c \
+run R -j 1 -q --env FOO=bar --env FROM_PARENT=over sh -c \
 	'echo "$CUDA_VISIBLE_DEVICES $GPUPACK_SEQ $GPUPACK_SLOT $GPUPACK_GPU $FOO $FROM_PARENT ${CUDA_MPS_PIPE_DIRECTORY:-unset}"' ::: 1
 is "$out" "$UUID 1 1 $UUID bar over unset" "task environment: device, seq, slot, --env; no MPS pipe outside mps"
-run R -j 1 sh -c 'echo $FROM_PARENT' ::: 1
+run R -j 1 'echo $FROM_PARENT; : {}' ::: 1
 is "$out" "kept" "the rest is inherited"
 unset FROM_PARENT CUDA_MPS_PIPE_DIRECTORY
 run R -k -j 1 echo {gpu} {slot} {%} {#} ::: a b
@@ -91,13 +100,13 @@ run sh -c "seq 102 | $GPUPACK --sim '$TOPO/h100-80gb.topo' run --share timeslice
 is "$rc" 101 "more than 100 failed: 101"
 
 # --- retries -------------------------------------------------------------------------
-run R --retries 1 --shell 'if [ -e m{} ]; then echo second; else touch m{}; echo first; exit 1; fi' ::: a
-is "$rc" 0 "--retries 1: a task that fails once succeeds"
+run R --retries 2 --shell 'if [ -e m{} ]; then echo second; else touch m{}; echo first; exit 1; fi' ::: a
+is "$rc" 0 "--retries 2: a task that fails once succeeds (2 tries in all, as parallel)"
 is "$out" "second" "only the final attempt's output is printed"
 rm -f m*
-run R --retries 1 --joblog jl --shell 'echo x >>count; exit 1' ::: a
+run R --retries 3 --joblog jl --shell 'echo x >>count; exit 1' ::: a
 is "$rc" 1 "still failing after its retries: failed"
-is "$(wc -l <count | tr -d ' ')" 2 "ran 1 + 1 times"
+is "$(wc -l <count | tr -d ' ')" 3 "--retries 3: 3 tries in all"
 is "$(grep -c '^1	' jl)" 1 "one joblog record for the task"
 
 # --- halt -----------------------------------------------------------------------------
@@ -107,8 +116,10 @@ is "$(grep -c '^[0-9]' jl)" 2 "no task after the failure"
 run R -j 2 --halt soon,fail=1 --shell 'sleep 0.{}; echo {}; exit {}' ::: 1 6 2 3
 is "$rc" 1 "--halt soon,fail=1"
 like "$out" "6" "soon: the running task finished"
+run R -j 1 --halt now,fail=50% --shell 'exit {}' ::: 0 1 1 1 0 0
+is "$rc" 50 "--halt now,fail=50%: half of all tasks failed; the status is that percentage"
 run R -j 1 --halt now,fail=50% --shell 'exit {}' ::: 0 1 1 0 0 0
-is "$rc" 1 "--halt now,fail=50%: halted at the first time half failed"
+is "$rc" 34 "never reached: the percentage failed (of those started), as parallel"
 run R -j 1 --joblog jl --halt now,success=2 --shell 'exit {}' ::: 1 0 0 0
 is "$rc" 0 "--halt now,success=2"
 is "$(grep -c '^[0-9]' jl)" 3 "stopped after two successes"
@@ -127,7 +138,8 @@ is "$rc" 0 "a task within its timeout succeeds"
 # --- results ------------------------------------------------------------------------
 run R --results res --shell 'echo out{}; echo err{} >&2; exit {}' ::: 0 1
 is "$out" "" "--results: nothing printed"
-is "$(cat res/1/stdout)$(cat res/2/stderr)" "out0err1" "DIR/<seq>/stdout and stderr"
+is "$(cat res/1/0/stdout)$(cat res/1/1/stderr)$(cat res/1/1/seq)" "out0err12" \
+	"DIR/1/<value>/stdout, stderr and seq (GNU parallel's layout)"
 is "$rc" 1 "with the exit status of the tasks"
 
 # --- summary -------------------------------------------------------------------------
@@ -145,8 +157,9 @@ like "$err" "done" "--bar draws on stderr"
 
 # --- usage: bad input changes nothing ---------------------------------------------------
 printf 'keep\n' >kept.log
-for args in "--share none true" "--sm 50 true" "-j 0 true" "--halt sometimes true" "--bogus true" \
-	"--timeout -1 true" "--mem 10 true" "--env 1X=2 true" "--share exclusive -j 2 true" ""; do
+for args in "--share none true" "--sm 50 true" "-j x true" "--halt sometimes true" "--bogus true" \
+	"--timeout -1 true" "--mem 10 true" "--env 1X=2 true" "--share exclusive -j 2 true" \
+	"--retries 0 true" "--pipe true" "-S host true" "echo {=s/a/b/=}"; do
 	# shellcheck disable=SC2086
 	run R --joblog kept.log $args ::: 1
 	is "$rc" 255 "usage error: '$args'"

@@ -1,11 +1,15 @@
 /*
- * fuzz_placeholders: replacement-string expansion on arbitrary templates and
- * inputs. The first line of the input is the command template (words split
- * at spaces), every further line one input source's value. Checks, beyond
- * the sanitizers: a template without a replacement string expands to
- * itself, and --shell quoting always yields one sh word per input.
+ * fuzz_placeholders: command-line building on arbitrary templates and
+ * inputs. The first byte picks options (-q, -X, --trim, a tag-like raw
+ * template), the rest of the first line is the template (words split at
+ * spaces), every further line one value. Checks, beyond the sanitizers:
+ * quoting round-trips (the line "cmd {}" for any value splits back, without
+ * a shell, into exactly "cmd" and that value: no input can become shell
+ * syntax), a template without a replacement string and without values
+ * appends nothing but {}'s "''", and the length estimate never underflows.
  */
-#include "farm/task.h"
+#include "farm/cmdline.h"
+#include "farm/shell.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,55 +37,73 @@ split(char *s, char sep, int *n)
 	return v;
 }
 
+/* The quoted value must come back as itself, and the line need no shell. */
 static void
-check_plain(char **words, int nwords, const struct task_vars *v)
+check_roundtrip(const char *value)
 {
-	for (int i = 0; i < nwords; i++) {
-		struct sbuf b;
+	char *words[] = {"cmd", "{}"};
+	char *vals[] = {(char *)value};
+	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0};
+	struct tmpl t;
+	char *line, **argv;
 
-		if (template_has_placeholder(words[i]))
-			continue;
-		sbuf_init(&b);
-		template_expand(words[i], v, &b);
-		if (strcmp(b.buf ? b.buf : "", words[i]) != 0)
-			abort();
-		sbuf_free(&b);
-	}
+	if (tmpl_compile(&t, words, 2, &o) < 0)
+		abort();
+	line = tmpl_build(&t, &v);
+	argv = shell_direct_argv(line);
+	if (!argv || strcmp(argv[0], "cmd") != 0 || strcmp(argv[1], value) != 0 || argv[2])
+		abort();
+	shell_argv_free(argv);
+	free(line);
+	tmpl_free(&t);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = xstrndup((const char *)data, size), *nl = strchr(text, '\n');
-	char **words, **args, **argv;
-	int nwords, nargs = 0, has;
-	struct task_vars v;
+	char *text, *nl, **words, **vals = NULL;
+	int nwords, nvals = 0;
+	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl t;
+	struct job_vals v;
+	struct cmdline_len len;
 
+	if (size < 1)
+		return 0;
+	o.quote_all = data[0] & 1;
+	o.context = (data[0] >> 1) & 1;
+	o.trim = (data[0] >> 2) & 3;
+	o.raw = (data[0] >> 4) & 1;
+	o.append = !((data[0] >> 5) & 1);
+	if ((data[0] >> 6) & 1)
+		o.I = "{x}";
+	text = xstrndup((const char *)data + 1, size - 1);
+	nl = strchr(text, '\n');
 	if (nl)
 		*nl = '\0';
 	words = split(text, ' ', &nwords);
-	args = nl ? split(nl + 1, '\n', &nargs) : NULL;
-	v = (struct task_vars){args, nargs, 12345, 3, "GPU-fuzz", 0};
-	check_plain(words, nwords, &v);
-	has = 0;
-	for (int i = 0; i < nwords; i++)
-		has |= template_has_placeholder(words[i]);
-	argv = template_argv(words, nwords, has, 0, &v);
-	args_free(argv, -1);
-	argv = template_argv(words, nwords, has, 1, &v);
-	args_free(argv, -1);
-	for (int i = 0; i < nargs; i++) {
-		struct sbuf q;
+	if (nl)
+		vals = split(nl + 1, '\n', &nvals);
+	if (tmpl_compile(&t, words, nwords, &o) == 0) {
+		char *line;
 
-		sbuf_init(&q);
-		shell_quote(&q, args[i]);
-		/* a quoted word starts a quote, or holds no character the shell would act on */
-		if (q.len == 0 || (q.buf[0] != '\'' && strpbrk(q.buf, " \t;&|<>()$`\\\"'*?[#~!{}") != NULL))
+		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1};
+		line = tmpl_build(&t, &v);
+		shell_argv_free(shell_direct_argv(line));
+		free(line);
+		cmdline_len_init(&len, &t);
+		cmdline_len_add(&len, &t, vals, nvals, 1, 1);
+		if (cmdline_len(&len, &t) > (size_t)1 << 40)
 			abort();
-		sbuf_free(&q);
+		cmdline_len_add(&len, &t, vals, nvals, 1, -1);
+		cmdline_len_free(&len);
+		tmpl_free(&t);
 	}
+	for (int i = 0; i < nvals; i++)
+		check_roundtrip(vals[i]);
 	free(words);
-	free(args);
+	free(vals);
 	free(text);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "farm/cost.h"
 #include "farm/farm.h"
 #include "farm/slot.h"
+#include "util/err.h"
 
 #include <stdlib.h>
 
@@ -77,16 +78,35 @@ test_halt(void)
 	struct farm_opts o = {0};
 
 	ok(parse_halt("now,fail=3", &o) == 0 && o.halt_when == HALT_NOW && o.halt_count == 3 &&
-	    !o.halt_success, "now,fail=3");
+	    o.halt_on == HALT_ON_FAIL, "now,fail=3");
 	ok(parse_halt("soon,fail=20%", &o) == 0 && o.halt_when == HALT_SOON && o.halt_pct == 20 &&
 	    o.halt_count == 0, "soon,fail=20%%");
-	ok(parse_halt("now,success=1", &o) == 0 && o.halt_success, "now,success=1");
+	ok(parse_halt("now,success=1", &o) == 0 && o.halt_on == HALT_ON_SUCCESS, "now,success=1");
+	ok(parse_halt("soon,done=2", &o) == 0 && o.halt_on == HALT_ON_DONE && o.halt_count == 2,
+	    "soon,done=2");
+	ok(parse_halt("5%", &o) == 0 && o.halt_when == HALT_SOON && o.halt_pct == 5, "5%% = soon,fail=5%%");
 	ok(parse_halt("2", &o) == 0 && o.halt_when == HALT_NOW && o.halt_count == 1, "2 = now,fail=1");
 	ok(parse_halt("never", &o) == 0 && o.halt_when == HALT_NEVER, "never");
 	ok(parse_halt("later,fail=1", &o) < 0, "bad when");
 	ok(parse_halt("now,fail=0", &o) < 0, "fail=0 refused");
 	ok(parse_halt("now,fail=101%", &o) < 0, "over 100%% refused");
 	ok(parse_halt("now,fail=x", &o) < 0, "not a number");
+}
+
+static void
+test_jobs(void)
+{
+	struct farm_opts o = {0};
+
+	ok(parse_jobs("3", &o) == 0 && jobs_per_device(&o, SHARE_MPS) == 3, "-j 3");
+	ok(parse_jobs("0", &o) == 0 && jobs_per_device(&o, SHARE_MPS) == FARM_JOBS_MAX,
+	    "-j 0: as many as fit");
+	ok(parse_jobs("50%", &o) == 0 && jobs_per_device(&o, SHARE_MPS) == 2, "-j 50%% of mps's 4");
+	ok(parse_jobs("+2", &o) == 0 && jobs_per_device(&o, SHARE_TIMESLICE) == 4, "-j +2");
+	ok(parse_jobs("-9", &o) == 0 && jobs_per_device(&o, SHARE_MPS) == 1, "-j -9: at least 1");
+	ok(parse_jobs("x", &o) < 0 && parse_jobs("", &o) < 0 && parse_jobs("-x", &o) < 0 &&
+	    parse_jobs("1.5", &o) < 0, "bad -j");
+	err_clear();
 }
 
 int
@@ -96,5 +116,6 @@ main(void)
 	test_total();
 	test_selection();
 	test_halt();
+	test_jobs();
 	return done_testing();
 }
