@@ -52,6 +52,7 @@ static const char usage_text[] =
     "  -X, -m, --xargs       as many inputs per task as a command line holds\n"
     "  -I STR                STR instead of {}\n"
     "  -r, -E STR, --trim lr|l|r, --arg-sep SEP, --arg-file-sep SEP, --shuf\n"
+    "  --wd DIR, --nice N, --tmpdir DIR   where tasks run, their niceness, their $TMPDIR\n"
     "command lines:\n"
     "  -q, --quote           run the words as they are (quoted: no shell syntax)\n"
     "  --shell               accepted (lines always run as parallel runs them)\n"
@@ -84,6 +85,7 @@ enum {
 	OPT_RESULTS, OPT_BAR, OPT_ETA, OPT_JSON, OPT_SUMMARY, OPT_DRY_RUN, OPT_SHARD, OPT_XARGS,
 	OPT_TAG, OPT_TAGSTRING, OPT_LINE_BUFFER, OPT_GROUP, OPT_COLSEP, OPT_LINK, OPT_HEADER,
 	OPT_TRIM, OPT_SHUF, OPT_DELAY, OPT_NOOP, OPT_ARG_SEP, OPT_ARG_FILE_SEP, OPT_REFUSED,
+	OPT_WD, OPT_NICE, OPT_TMPDIR,
 };
 
 static const struct option long_opts[] = {
@@ -144,6 +146,10 @@ static const struct option long_opts[] = {
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"dryrun", no_argument, NULL, OPT_DRY_RUN},
 	{"shard", required_argument, NULL, OPT_SHARD},
+	{"wd", required_argument, NULL, OPT_WD},
+	{"workdir", required_argument, NULL, OPT_WD},
+	{"nice", required_argument, NULL, OPT_NICE},
+	{"tmpdir", required_argument, NULL, OPT_TMPDIR},
 	{"will-cite", no_argument, NULL, OPT_NOOP},
 	{"no-notice", no_argument, NULL, OPT_NOOP},
 	{"silent", no_argument, NULL, OPT_NOOP},
@@ -174,7 +180,8 @@ static const struct option long_opts[] = {
 	{"compress", no_argument, NULL, OPT_REFUSED},
 	{"load", required_argument, NULL, OPT_REFUSED},
 	{"memfree", required_argument, NULL, OPT_REFUSED},
-	{"nice", required_argument, NULL, OPT_REFUSED},
+	{"noswap", no_argument, NULL, OPT_REFUSED},
+	{"memsuspend", required_argument, NULL, OPT_REFUSED},
 	{"sqlmaster", required_argument, NULL, OPT_REFUSED},
 	{"sqlworker", required_argument, NULL, OPT_REFUSED},
 	{"tee", no_argument, NULL, OPT_REFUSED},
@@ -218,7 +225,8 @@ static const struct {
 	{"compress", "use --results DIR and compress it afterwards"},
 	{"load", "GPU slots, not the CPU load, decide when tasks start (-j, --mem)"},
 	{"memfree", "GPU memory is packed with --mem"},
-	{"nice", "run 'nice gpupack run ...'"},
+	{"noswap", "GPU slots, not swapping, decide when tasks start (-j, --mem)"},
+	{"memsuspend", "GPU memory is packed with --mem"},
 	{"sqlmaster", "use --joblog and --results"},
 	{"sqlworker", "use --joblog and --results"},
 	{"tee", "it belongs to --pipe, which gpupack does not do"},
@@ -270,8 +278,6 @@ parse_env(const char *v, int *add)
 	*add = eq != NULL;
 	if (end == v)
 		return err_set(EXIT_USAGE, "--env '%s': want NAME=VALUE or NAME", v);
-	if (!eq && strcmp(v, "_") == 0)
-		return 0;
 	for (const char *p = v; p < end; p++)
 		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
 		    (p > v && *p >= '0' && *p <= '9')))
@@ -385,7 +391,20 @@ parallel_opt(int ch, const char *arg, struct run_args *a)
 		io->skip_empty = 1;
 		return 0;
 	case 'E':
-		io->eof = arg;
+		io->eof = *arg ? arg : NULL;   /* parallel: -E '' is no end-of-input string */
+		return 0;
+	case OPT_WD:
+		if (strcmp(arg, "...") == 0)
+			return err_set(EXIT_USAGE, "--wd ...: a temporary directory per task is not supported "
+			    "(give a directory)");
+		o->workdir = arg;
+		return 0;
+	case OPT_NICE:
+		return parse_int_opt("--nice", arg, -20, 19, &o->nice);
+	case OPT_TMPDIR:
+		/* parallel: the same as setting $TMPDIR (for the tasks too) */
+		if (setenv("TMPDIR", arg, 1) < 0)
+			return err_sys(EXIT_INTERNAL, "setenv");
 		return 0;
 	case OPT_TRIM:
 		return parse_trim(arg, &o->trim);
@@ -465,6 +484,9 @@ one_opt(int ch, const char *arg, struct run_args *a)
 	case OPT_SM:
 		return parse_sm(arg, &o->sm_pct);
 	case OPT_ENV:
+		if (strcmp(arg, "_") == 0)
+			return err_set(EXIT_USAGE, "--env _ copies the shell's own variables through "
+			    "env_parallel, which gpupack does not have (name each variable)");
 		if (parse_env(arg, &add) < 0)
 			return -1;
 		if (!add)

@@ -66,6 +66,8 @@ struct farm_opts {
 	int print_commands;      /* -t: each command line on stderr as it starts */
 	int line_buffer;         /* --line-buffer: whole lines as they come */
 	int ungroup;             /* -u: output as it comes, not grouped */
+	const char *workdir;     /* --wd DIR: where tasks run */
+	int nice;                /* --nice N */
 	int bar, eta, json, summary;
 	int dry_run;             /* print each command instead of running it */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */

@@ -255,6 +255,15 @@ finish_task(struct farm *f, struct run *r, double now)
 		f->st.failed++;
 	if (exitval == 0)
 		record_runtime(f, now - r->start);
+	if (f->j.to_stdout) {
+		struct sbuf b;
+
+		sbuf_init(&b);
+		journal_format(&rec, &b);
+		r->out[0].tag = NULL;
+		obuf_add(&r->out[0], b.buf, b.len);
+		sbuf_free(&b);
+	}
 	deliver(f, t->seq, r->out);
 	finish_release(f, r, now);
 	task_free(f, t);

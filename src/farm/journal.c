@@ -191,6 +191,15 @@ journal_open(struct journal *j, const char *path, int append, int resume, int re
 	j->resume_failed = resume_failed;
 	if (!path)
 		return 0;
+	if (strcmp(path, "-") == 0) {
+		/* GNU parallel's --joblog -: the header now, each record after its task's output */
+		if (j->resume)
+			return err_set(EXIT_USAGE, "--resume needs a joblog file, not -");
+		j->to_stdout = 1;
+		if (write(1, HEADER, strlen(HEADER)) < 0)
+			return 0;
+		return 0;
+	}
 	if (open_log(j, path, append, identity) < 0) {
 		journal_close(j);
 		return -1;
@@ -208,6 +217,17 @@ journal_skip(const struct journal *j, unsigned long long seq)
 	return get_bit(j->seen, j->nbits, seq);
 }
 
+void
+journal_format(const struct joblog_rec *r, struct sbuf *b)
+{
+	sbuf_printf(b, "%llu\t:\t%.3f\t%10.3f\t0\t%llu\t%d\t%d\t", r->seq, r->start, r->runtime,
+	    r->received, r->exitval, r->signal);
+	/* newlines would split the record: parallel writes them as NUL */
+	for (const char *c = r->command; *c; c++)
+		sbuf_addc(b, *c == '\n' ? '\0' : *c);
+	sbuf_addc(b, '\n');
+}
+
 int
 journal_end(struct journal *j, const struct joblog_rec *r)
 {
@@ -217,12 +237,7 @@ journal_end(struct journal *j, const struct joblog_rec *r)
 	if (j->fd < 0)
 		return 0;
 	sbuf_init(&b);
-	sbuf_printf(&b, "%llu\t:\t%.3f\t%10.3f\t0\t%llu\t%d\t%d\t", r->seq, r->start, r->runtime,
-	    r->received, r->exitval, r->signal);
-	/* newlines would split the record: parallel writes them as NUL */
-	for (const char *c = r->command; *c; c++)
-		sbuf_addc(&b, *c == '\n' ? '\0' : *c);
-	sbuf_addc(&b, '\n');
+	journal_format(r, &b);
 	w = write(j->fd, b.buf, b.len);
 	sbuf_free(&b);
 	if (w < 0)

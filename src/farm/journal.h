@@ -13,12 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/str.h"
+
 struct journal {
 	int fd;                 /* -1: no joblog */
 	char *path;
 	uint8_t *seen, *ok;     /* bit per seq: has an end record; its last record succeeded */
 	size_t nbits;
 	int resume, resume_failed;
+	int to_stdout;          /* --joblog -: records go with each task's output */
 };
 
 struct joblog_rec {
@@ -40,6 +43,8 @@ int journal_open(struct journal *j, const char *path, int append, int resume, in
 int journal_skip(const struct journal *j, unsigned long long seq);
 /* Write one end record and make it durable. */
 int journal_end(struct journal *j, const struct joblog_rec *r);
+/* The record as a joblog line (what journal_end writes), appended to b. */
+void journal_format(const struct joblog_rec *r, struct sbuf *b);
 void journal_close(struct journal *j);
 
 /*

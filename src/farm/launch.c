@@ -408,7 +408,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	sh_argv[0] = f->shell;
 	sh_argv[2] = line;
 	req = (struct spawn_req){path, argv, envp, f->devnull, child[0], child[1], f->shell,
-	    path == f->shell ? NULL : sh_argv};
+	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();

@@ -143,8 +143,8 @@ check_options(struct farm *f)
 	if (o->ungroup && (o->tag || o->line_buffer))
 		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
 		    "be tagged or line-buffered (use --line-buffer alone)");
-	if ((o->resume || o->resume_failed || o->retry_failed) && !o->joblog)
-		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog");
+	if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog || !strcmp(o->joblog, "-")))
+		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE");
 	/* -k prints whole outputs in order: --line-buffer has nothing to add (as in parallel) */
 	if (o->keep_order || o->results)
 		o->line_buffer = 0;

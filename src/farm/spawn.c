@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +95,10 @@ child(const struct child_args *a)
 		_exit(127);
 	if (dup2(r->fd_in, 0) < 0 || dup2(r->fd_out, 1) < 0 || dup2(r->fd_err, 2) < 0)
 		child_fail(a->name, errno);
+	if (r->nice)
+		setpriority(PRIO_PROCESS, 0, r->nice);
+	if (r->dir && chdir(r->dir) < 0)
+		child_fail(r->dir, errno);
 	if (!r->path)
 		child_fail(a->name, ENOENT);
 	execve(r->path, r->argv, r->envp);

@@ -20,6 +20,8 @@ struct spawn_req {
 	 */
 	const char *sh;
 	char *const *sh_argv;
+	const char *dir;         /* --wd: the task's working directory; NULL: gpupack's */
+	int nice;                /* --nice: the task's niceness (setpriority); 0: inherited */
 };
 
 /* Start it; the pid (also its process group id), or -1 with err set. */

@@ -1,0 +1,384 @@
+#!/bin/bash
+# shellcheck disable=SC1083,SC2016,SC2086,SC2034 # replacement strings, $VARS of the tasks and word splitting are on purpose
+# parallel-diff.t: GNU parallel itself and gpupack run, side by side, on the
+# commands people write for parallel. Each case runs both in fresh copies of
+# a fixture directory and compares stdout, the exit status, every file the
+# command left (joblogs by their Seq, Exitval, Signal and Command columns,
+# --results trees whole). Output is compared line-sorted unless the case
+# orders it (-k, -j1). gpupack runs on a simulated H100 with --share
+# timeslice: 2 slots, as parallel's default -j on a 2-CPU machine.
+#
+#   t NAME ARGS...        the same arguments to both: must be identical
+#   ts NAME SNIPPET       a shell snippet run with P as either program (P ARGS...)
+#   tin NAME FILE ARGS... the same, with FILE (in the fixtures) as stdin
+#   doc NAME CHECK        a documented difference: gpupack's own behaviour, checked
+#   refused NAME ARGS...  gpupack refuses with one line naming the alternative
+#
+# At the end a line counts the cases: identical, documented-different, refused.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+if ! command -v parallel >/dev/null 2>&1 || ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+	echo "1..0 # SKIP GNU parallel is not installed (.ci/run installs it)"
+	trap - EXIT
+	rm -rf "$T"
+	exit 0
+fi
+mkdir -p "$HOME/.parallel" 2>/dev/null && touch "$HOME/.parallel/will-cite" 2>/dev/null
+SIM="$TOPO/h100-80gb.topo"
+unset PARALLEL PARALLEL_SHELL
+export LC_ALL=C
+
+# --- fixtures ----------------------------------------------------------------------
+F="$T/fix"
+mkdir -p "$F/d.dir/sub" "$F/in"
+printf 'a\nb\nc\n' >"$F/abc"
+printf '1\n2\n3\n' >"$F/123"
+printf 'x\n\ny z\n  sp  \n' >"$F/lines"
+printf 'f/one.txt\n/abs/two.tar.gz\nplain\n.hidden\ndir/\nd.dir/x.y.z\n' >"$F/paths"
+printf 'one\0two words\0three\nlines\0' >"$F/nul"
+printf 'a,b,c\n1,2,3\n,,\n' >"$F/csv"
+printf 'name\tsize\nfoo\t1\nbar\t22\n' >"$F/tsv"
+printf 'k1:v1\nk2:v2\n' >"$F/kv"
+printf 'echo one\necho two; echo three\nfalse\n' >"$F/cmds"
+printf 'r1\r\nr2\r\n' >"$F/crlf"
+printf '%s\n' 'it'\''s' 'a"b' '$HOME' '`id`' '*' '-n' '--x' 'ü∂' ' lead' 'trail ' 'a\b' >"$F/awk"
+for f in x y z; do printf '%s\n%s\n' "$f" "$f$f" | gzip >"$F/in/$f.gz"; done
+head -c 100000 /dev/zero | tr '\0' v >"$F/big"
+
+P_=0 D_=0 R_=0 FAILED=""
+norm_tree() {
+	# every file under $1 but the fixtures: joblogs by their stable columns, others whole
+	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do
+		case $f in ./abc | ./123 | ./lines | ./paths | ./nul | ./csv | ./tsv | ./kv | ./cmds | ./crlf | \
+			./awk | ./big | ./in/*.gz) continue ;; esac
+		case $f in *.gpupack) continue ;; esac
+		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime'; then
+			printf '== %s (joblog)\n' "$f"
+			awk -F'\t' 'NR > 1 { print $1 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n
+		else
+			printf '== %s\n' "$f"
+			cat "$f"
+			echo
+		fi
+	done)
+}
+
+P_parallel() { timeout 60 parallel "$@"; }
+P_gpupack() { timeout 60 $GPUPACK --sim "$SIM" run --share timeslice "$@"; }
+
+# side p|g: run $CASE (a snippet calling P) in a fresh copy of the fixtures; stdout, rc, files
+side() {
+	local dir="$T/run.$1"
+	rm -rf "$dir"
+	cp -r "$F" "$dir"
+	if [ "$1" = p ]; then P() { P_parallel "$@"; }; else P() { P_gpupack "$@"; }; fi
+	(cd "$dir" && eval "$CASE" <"${STDIN:-/dev/null}" >"$T/out.$1" 2>"$T/err.$1"; echo $? >"$T/rc.$1")
+	norm_tree "$dir" >"$T/tree.$1"
+}
+
+compare() {
+	local name=$1 order=$2
+	side p
+	side g
+	if [ "$order" = sorted ]; then
+		LC_ALL=C sort "$T/out.p" >"$T/o.p"
+		LC_ALL=C sort "$T/out.g" >"$T/o.g"
+	else
+		cp "$T/out.p" "$T/o.p"
+		cp "$T/out.g" "$T/o.g"
+	fi
+	if cmp -s "$T/o.p" "$T/o.g" && cmp -s "$T/rc.p" "$T/rc.g" && cmp -s "$T/tree.p" "$T/tree.g"; then
+		ok 0 "$name"
+		P_=$((P_ + 1))
+	else
+		ok 1 "$name"
+		FAILED="$FAILED|$name"
+		diag "  exit: parallel $(cat "$T/rc.p"), gpupack $(cat "$T/rc.g")"
+		diff "$T/o.p" "$T/o.g" | head -n 8 | sed 's/^/#   /'
+		diff "$T/tree.p" "$T/tree.g" | head -n 8 | sed 's/^/#   tree /'
+		head -n 2 "$T/err.g" | sed 's/^/#   gpupack stderr: /'
+	fi
+}
+
+# ordered when the case orders its output itself
+order_of() {
+	case " $* " in
+	*" -k "* | *" -j1 "* | *" -j 1 "* | *" --keep-order "* | *" -kj1 "*) echo exact ;;
+	*) echo sorted ;;
+	esac
+}
+
+quote_args() { local a q=""; for a in "$@"; do q="$q $(printf '%q' "$a")"; done; printf '%s' "$q"; }
+
+t() { local name=$1; shift; CASE="P$(quote_args "$@")" STDIN= compare "$name" "$(order_of "$@")"; }
+tin() { local name=$1 file=$2; shift 2; CASE="P$(quote_args "$@")" STDIN="$F/$file" compare "$name" "$(order_of "$@")"; }
+ts() { CASE=$2 STDIN= compare "$1" "$(order_of $2)"; }
+
+refused() {
+	local name=$1; shift
+	run P_gpupack "$@"
+	if [ "$rc" -eq 255 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+		printf '%s' "$err" | grep -q '^gpupack: run: '; then
+		ok 0 "refused: $name"
+		R_=$((R_ + 1))
+	else
+		ok 1 "refused: $name"
+		diag "  rc $rc, err: $err"
+	fi
+}
+
+doc() {
+	local name=$1
+	if eval "$2" >/dev/null 2>&1; then
+		ok 0 "documented difference: $name"
+		D_=$((D_ + 1))
+	else
+		ok 1 "documented difference: $name"
+	fi
+}
+
+# === quoted shell command lines: the way most people write parallel ====================
+t "a pipe inside the command" -k 'zcat {} | wc -l' ::: in/x.gz in/y.gz
+t "redirection to {.}.out" 'zcat {} > {.}.out' ::: in/x.gz in/z.gz
+t "'>' as a word redirects too" echo {} '>' {}.out ::: a b
+t "&& and ||" -k '[ {} -gt 1 ] && echo big {} || echo small {}' ::: 1 2 3
+t "a variable of the shell" -k 'echo $HOME {}' ::: a
+t "a variable set in the line" -k 'x={}; echo ${x}x' ::: a b
+t "command substitution" -k 'echo $(echo {} | tr a-z A-Z)' ::: ab cd
+t "a for loop" -k 'for i in 1 2; do echo {}-$i; done' ::: a b
+t "a subshell and ;" -k '(echo {}; echo again {})' ::: a
+t "braces in double quotes" -k echo '"[{}]"' ::: 'a b' c
+t "the input appended to a quoted line" -k 'echo pre' ::: a 'b c'
+t "several commands per line" -k 'echo {}; echo {} >&2; echo done' ::: a
+t "stderr is not stdout" -k 'echo {} >&2' ::: a
+t "exit status of a line" 'exit {}' ::: 0 1 2
+t "bash syntax: [[ ]]" -k '[[ {} == a* ]] && echo yes {}' ::: abc xyz
+t "an exported function" -k 'f() { echo f:$1; }; f {}' ::: a b
+t "awk in single quotes" -k "awk '{print \$2}' <<< {}" ::: 'a b'
+t "sh -c and its own argument" -k sh -c 'echo "$0"' {} ::: a
+
+# === values are quoted: nothing from an input runs ====================================
+t "a value with ; rm" -k echo ::: '; rm -rf d.dir'
+t "\$(...) and backticks in values" -k echo ::: '$(echo hi)' '`echo hi`'
+t "quotes in values" -k echo ::: "it's" 'a"b' "'" "''"
+t "globs in values stay" -k echo ::: '*' '?' '[a]'
+t "a value with a newline (-0)" -k -0 echo '[{}]' :::: nul
+t "a value with a newline splits without -0" -k echo '[{}]' ::: "$(printf 'a\nb')"
+t "empty values" -k echo '[{}]' ::: '' a ''
+t "spaces in values" -k echo '[{}]' ::: ' a' 'b ' 'c d'
+t "unicode" -k echo ::: 'ü' '∂ƒ' '日本'
+t "leading dashes" -k echo ::: -n -e --help
+t "leading dashes to printf" -k printf '%s\n' ::: -n --x
+t "a value that is a shell keyword" -k echo ::: if then '{' '}'
+tin "awkward lines from a file" awk -k echo '<{}>'
+tin "awkward lines, no replacement string" awk -k printf '%s|\n'
+
+# === replacement strings ===========================================================
+t "{} {.} {/} {//} {/.}" -k echo {} {.} {/} {//} {/.} ::: a/b.c d.e/f g
+tin "paths of every shape" paths -k echo {} {.} {/} {//} {/.}
+t "dots in directories" -k echo {.} {/.} {//} ::: d.dir/x d.dir/x.y a.b.c/d.e
+t "{#} and {%} with -j1" -j1 echo {#} {%} ::: a b c
+t "{#} alone: nothing appended" -k echo {#} ::: a b
+t "{1} {2} positional" -k echo {2} {1} ::: a b ::: 1 2
+t "{2.} {1/} {1//} {1/.}" -k echo {2.} {1/} {1//} {1/.} ::: a/b.c ::: x/y.z
+t "{-1} {-2}" -k echo {-1} {-2} ::: a ::: b ::: c
+t "{3} out of range" -k echo '[{3}]' ::: a ::: b
+t "not replacement strings" -k echo '{foo}' '{' '}' '{ }' '{1x}' ::: a
+t "inside words" -k echo 'pre{}post' 'x{.}y' '{#}{#}' ::: a.b
+t "-I ,,: another {}" -k -I ,, echo ,, {} ::: a b
+t "-I {x}: positional {1x}" -k -I '{x}' echo {x} {1x} ::: a ::: b
+t "a replacement string as the command" -k {} ::: 'echo a' 'echo b c'
+t "{}-{} as the command" -k {1} {2} ::: echo ::: 'a b'
+tin "no command: the inputs are the commands" cmds -k
+t "V={} before the command" -k 'V={}; echo "$V"' ::: 'a b'
+
+# === several sources ================================================================
+t "cross product order" -k echo ::: a b ::: 1 2
+t "three sources" -k echo ::: a b ::: 1 2 ::: x y
+t "{} with several sources: a word each" -k printf '<%s>' {} ::: 'a b' c ::: 'd e'
+t "{} with several sources, context" -k echo x{}y ::: a b ::: 1
+t ":::: FILE" -k echo :::: abc
+t ":::: two files" -k echo :::: abc 123
+t "-a FILE" -k -a abc echo
+t "-a FILE and :::" -k -a abc echo ::: 1 2
+t ":::: with ::: after" -k echo :::: abc ::: x
+tin "stdin lines" lines -k echo '[{}]'
+tin ":::: - is stdin" lines -k echo '[{}]' :::: -
+t ":::+ pairs" -k echo ::: a b c :::+ 1 2 3
+t ":::+ to the shorter" -k echo ::: a b c :::+ 1 2
+t ":::+ then a cross" -k echo ::: a b :::+ 1 2 ::: x y
+t "a cross then :::+" -k echo ::: x y ::: a b :::+ 1 2
+t "::::+ pairs files" -k echo :::: abc ::::+ 123
+t "--link recycles" -k --link echo ::: a b c ::: 1 2
+t "--link with files" -k --link echo :::: abc 123
+t "an empty source in a cross product" -k echo '[{1}]' '[{2}]' ::: a b :::
+t "an empty source first" -k echo '[{1}]' '[{2}]' ::: ::: a b
+t "every source empty" -k echo x ::: :::
+t "an empty file" -k echo x :::: /dev/null
+t "an empty file with a source" -k echo '[{1}]' '[{2}]' ::: a :::: /dev/null
+t "--arg-sep" -k --arg-sep ,, echo ,, a b
+t "--arg-file-sep" -k --arg-file-sep // echo // abc
+
+# === -n -N -X -m =======================================================================
+t "-n2" -k -n2 echo ::: 1 2 3 4 5
+t "-n2 with {} in a word" -k -n2 echo x{}y ::: 1 2 3 4 5
+t "-N2 positional" -k -N2 echo {1}-{2} ::: 1 2 3 4 5
+t "-N2 {}" -k -N2 echo x{}y ::: 1 2 3
+t "-N0" -k -N0 echo hi ::: 1 2 3
+t "-N0 with {#}" -k -N0 echo {#} ::: a b c
+t "-n2 with two sources" -k -n2 echo ::: 1 2 3 ::: a b
+t "-N1 with two sources" -k -N1 echo {1} {2} ::: 1 2 ::: a b
+t "-X" -j1 -X echo pre{}post ::: 1 2 3
+t "-X spreads over the slots" -k -X echo ::: 1 2 3 4 5
+t "-m" -j1 -m echo pre{}post ::: 1 2 3
+t "-m spreads" -k -m echo ::: 1 2 3 4 5 6 7
+t "-X {.}.o {}" -j1 -X echo {.}.o {} ::: a.c b.c
+t "--xargs" -k --xargs echo ::: 1 2 3
+tin "-X fills lines to parallel's limit" lines -j1 -X echo
+ts "-X on 30000 inputs: lines of parallel's length" 'seq 30000 | P -j1 -X echo | awk "{ print NF }"'
+t "-s: a shorter line" -k -j1 -s 20 -X echo ::: 1 2 3 4 5 6 7 8 9 10
+
+# === input formats ===================================================================
+t "-0" -k -0 echo '[{}]' :::: nul
+t "--null" -k --null echo '[{}]' :::: nul
+t "-d ," -k -d , echo '[{}]' ::: a,b c
+tin "-d , from stdin" csv -k -d , echo '[{}]'
+t "-d '\\r\\n'" -k -d '\r\n' echo '[{}]' :::: crlf
+t "-d '\\t'" -k -d '\t' echo '[{}]' ::: "$(printf 'a\tb')"
+t "--colsep ," -k --colsep , echo {3} {1} :::: csv
+t "--colsep '\\t'" -k --colsep '\t' echo {2}={1} :::: tsv
+t "--colsep with {}" -k --colsep , echo {} :::: csv
+t "--colsep regex" -k --colsep '[0-9]+' echo {1} {2} {3} ::: a1b22c
+t "--colsep ' +' keeps empty columns" -k --colsep ' +' echo '[{1}]' '[{2}]' '[{3}]' ::: '  a  b '
+t "--colsep with two sources" -k --colsep : echo {1} {2} {3} {4} :::: kv ::: p:q
+t "--header : with :::" -k --header : echo {a} {b} ::: a 1 2 ::: b x y
+t "--header : --colsep" -k --header : --colsep '\t' echo {size}:{name} :::: tsv
+t "--header : {name.}" -k --header : echo {f.} {f/} ::: f d/a.b
+t "--trim lr" -k --colsep , --trim lr echo '[{1}]' ::: ' a , b '
+t "-r skips empty lines" -k -r echo '[{}]' :::: lines
+t "-E stops at a value" -k -E stop echo ::: a b stop c
+t "-E '' is no end string" -k -E '' echo ::: a '' b
+tin "CR-NL lines" crlf -k echo '[{}]'
+
+# === output =======================================================================
+t "--tag" -k --tag echo hi ::: a b
+t "--tag with two sources" -k --tag echo hi ::: a b ::: 1 2
+t "--tag on stderr too" -k --tag 'echo out {}; echo err {} >&2' ::: a
+t "--tag, a line without a newline" -k --tag printf 'x\ny' ::: a
+t "--tagstring" -k --tagstring '<{}>' echo hi ::: a b
+t "--tagstring {1}-{2}" -k --tagstring '{1}-{2}' echo x ::: a b ::: 1
+t "-v" -k -v echo hi ::: a 'b c'
+t "-v --tag" -k -v --tag echo ::: a
+t "--dry-run" -k --dry-run echo ::: "it's" 'a b' '$x' '' '-n' 'ü' 'a*' '~'
+t "--dry-run --tag" -k --dry-run --tag echo ::: a
+t "-q" -k -q printf '<%s>' 'a b' {} '|' ::: 'c d'
+t "-q keeps \$ literal" -k -q echo '$HOME' ::: x
+t "--dry-run -q" -k --dry-run -q echo 'a b' '' {} ::: "it's"
+t "--line-buffer" --line-buffer 'echo {}; sleep 0.1; echo {}' ::: a b
+t "--ungroup with -j1" -j1 --ungroup 'echo {}; echo again {}' ::: a b
+t "--group" -k --group echo ::: a b
+t "-k keeps order" -k 'sleep 0.{}; echo {}' ::: 3 1 2
+t "without -k: every line" 'sleep 0.{}; echo {}' ::: 3 1 2
+t "--shuf: the same tasks" --shuf echo ::: a b c d e
+t "--delay" -j2 --delay 0.1 echo ::: a b c
+t "large outputs" -k -j2 'head -c 3000000 /dev/zero | tr "\0" {}' ::: a b
+
+# === environment =====================================================================
+t "\$PARALLEL_SEQ" -k 'echo $PARALLEL_SEQ {}' ::: a b c
+t "\$PARALLEL_JOBSLOT with -j1" -j1 'echo $PARALLEL_JOBSLOT {}' ::: a b
+ts "--env NAME" 'export MYVAR=val; P -k --env MYVAR "echo \$MYVAR {}" ::: a'
+t "-j 0" -j0 echo ::: a b c
+t "-j 50%" -j50% echo ::: a b c
+t "-j +1" -j+1 echo ::: a b c
+t "-j -1" -j-1 echo ::: a b c
+t "--will-cite" --will-cite -k echo ::: a
+t "--nice" -k --nice 10 'nice; echo {}' ::: a
+t "--wd" -k --wd /tmp 'pwd; echo {}' ::: a
+t "--tmpdir is the tasks' \$TMPDIR" -k --tmpdir /var/tmp 'echo $TMPDIR {}' ::: a
+t "clustered short options" -kj2 echo ::: a b c
+t "--opt=value" -k --jobs=2 --max-args=2 echo ::: 1 2 3
+t "-a twice" -k -a abc -a 123 echo
+t ":::: f1 :::: f2" -k echo :::: abc :::: 123
+t "-- before the command" -k -- echo ::: a
+t "--jobs 1 long form" --jobs 1 echo ::: a b
+
+# === exit status, retries, halt, timeout ===================================================
+t "failures counted" 'exit {}' ::: 0 1 0 3
+ts "more than 100 failures: 101" 'seq 102 | P false'
+t "a missing command: 127" -k no-such-command-gpupack ::: a
+t "a missing command in a line" -k 'no-such-command-gpupack {}' ::: a
+t "a task killed by a signal" --joblog jl 'kill -9 $$; : {}' ::: a
+t "a task killed by SIGTERM" --joblog jl 'kill -TERM $$; : {}' ::: a
+t "joblog: exit values and commands" -k --joblog jl 'echo {}; exit {}' ::: 0 1 2
+t "joblog with quoting" -k --joblog jl echo ::: 'a b' "it's"
+t "--retries 3: three tries in all" --retries 3 --joblog jl 'echo x >> c{}; exit 1' ::: a
+t "--retries: succeeds on the second try" --retries 2 'echo x >> c{}; [ $(wc -l < c{}) -ge 2 ]' ::: a
+t "--retries: only the last try's output" --retries 3 'echo try $(wc -l < c{} 2>/dev/null); echo x >> c{}; exit 1' ::: a
+t "--halt now,fail=1" -j1 --joblog jl --halt now,fail=1 'echo {}; exit {}' ::: 0 3 0
+t "--halt soon,fail=1" -j1 --halt soon,fail=1 'echo {}; exit {}' ::: 0 3 0
+t "--halt now,fail=2" -j1 --halt now,fail=2 'echo {}; exit {}' ::: 0 3 4 0 5
+t "--halt soon,fail=2" -j1 --halt soon,fail=2 'echo {}; exit {}' ::: 0 3 4 0 5
+t "--halt now,fail=50%" -j1 --halt now,fail=50% 'echo {}; exit {}' ::: 0 3 4 0 5
+t "--halt soon,fail=30%" -j1 --halt soon,fail=30% 'echo {}; exit {}' ::: 0 0 0 3 4 0 5
+t "--halt now,fail=50% never reached" -j1 --halt now,fail=50% 'exit {}' ::: 0 1 0 0 0 0
+t "--halt now,success=1" -j1 --halt now,success=1 'echo {}; exit {}' ::: 3 0 4
+t "--halt now,success=2" -j1 --halt now,success=2 'echo {}; exit {}' ::: 3 0 4 0 2
+t "--halt now,done=2" -j1 --halt now,done=2 'echo {}; exit {}' ::: 3 0 4 0 2
+t "--halt soon,done=2, none failed" -j1 --halt soon,done=2 'echo {}; exit {}' ::: 0 0 4 0 2
+t "--halt now,done=1" -j1 --halt now,done=1 'echo {}; exit {}' ::: 0 0
+t "--halt 2 (now,fail=1)" -j1 --halt 2 'echo {}; exit {}' ::: 0 3 0
+t "--halt 1 (soon,fail=1)" -j1 --halt 1 'echo {}; exit {}' ::: 0 3 0
+t "--halt now,fail=1 on a signal" -j1 --halt now,fail=1 'echo {}; kill -9 $$' ::: 0
+t "--halt never" -j1 --halt never 'exit {}' ::: 1 2
+ts "--halt now: killed tasks are not logged; --resume reruns them" 'P -j2 --joblog jl --halt now,fail=1 "[ -e ok ] || sleep {}; echo {}; [ -e ok ] || exit \$(( {} < 2 ))" ::: 3 1; touch ok; P -j2 -k --joblog jl --resume --halt now,fail=1 "[ -e ok ] || sleep {}; echo {}; [ -e ok ] || exit \$(( {} < 2 ))" ::: 3 1'
+t "--timeout" --joblog jl --timeout 1 'echo a{}; sleep {}' ::: 5 0
+t "--timeout N%" -j1 --joblog jl --timeout 300% 'sleep {}; echo {}' ::: 0.1 0.1 0.1 3
+t "--halt-on-error (old name)" -j1 --halt-on-error 2 'exit {}' ::: 0 2 0
+
+# === joblog, resume ====================================================================
+ts "--resume skips what ran" 'P -k --joblog jl echo ::: a b; P -k --joblog jl --resume echo ::: a b c d'
+ts "--resume-failed reruns the failed" 'echo 1 >f; P -k --joblog jl "echo {} \$(cat f); exit \$(( {} * \$(cat f) ))" ::: 0 1 2; echo 0 >f; P -k --joblog jl --resume-failed "echo {} \$(cat f); exit \$(( {} * \$(cat f) ))" ::: 0 1 2'
+ts "--retry-failed runs the joblog's failed lines" 'P -k --joblog jl "echo {}; exit {}" ::: 0 1 2 0; P -k --retry-failed --joblog jl'
+ts "--retry-failed ignores the command given" 'P -k --joblog jl "echo {}; exit {}" ::: 0 1; P -k --retry-failed --joblog jl "echo changed {}" ::: 5 6'
+ts "--joblog +FILE appends" 'P -k --joblog jl echo ::: a; P -k --joblog +jl echo ::: b'
+ts "--joblog - on stdout" 'P -k --joblog - "echo {}; exit {}" ::: 0 1 | cut -f1,7,8,9'
+
+# === --results ========================================================================
+t "--results DIR" --results res echo ::: a 'b c'
+t "--results: stderr and seq" --results res 'echo out {}; echo err {} >&2' ::: x y
+t "--results with two sources" --results res echo ::: a b ::: 1
+t "--results: a / in a value" --results res echo ::: 'd/e' 'f\g'
+t "--results: a tab in a value" --results res echo ::: "$(printf 'a\tb')"
+t "--results: dots and empty values" -j1 --results res echo ::: . .. '' .x
+t "--results: a long value" --results res echo ::: "$(head -c 300 /dev/zero | tr '\0' n)"
+t "--results with --header names" --header : --results res echo ::: x 1 2 ::: y a
+t "--results DIR/ with a replacement string" --results 'r/{}/' echo ::: a b
+t "--results FILE with a replacement string" --results 'r/{}.out' echo ::: a b
+t "--results: exit status kept" --results res 'exit {}' ::: 0 1
+t "--results and --joblog" --results res --joblog jl echo ::: a
+
+# === lengths ==============================================================================
+t "a 100 KB value is refused as parallel refuses it" echo :::: big
+t "a 100 KB value through a pipe line" 'echo {} | wc -c' :::: big
+t "60 KB fits" -k 'echo {} | wc -c' ::: "$(head -c 60000 /dev/zero | tr '\0' x)"
+
+# === refused, with the alternative =========================================================
+refused "--pipe" --pipe wc -l
+refused "-S host" -S server echo ::: a
+refused "--sshlogin" --sshlogin server echo ::: a
+refused "{= perl =}" echo '{= s/a/b/ =}' ::: a
+refused "--plus" --plus echo {..} ::: a.b.c
+refused "--retries 0 (parallel: forever)" --retries 0 false ::: a
+refused "--delay auto" --delay 1auto echo ::: a
+
+# === documented differences ===============================================================
+G2="$TOPO/h200-141gb-x2.topo"
+doc "-j is per device: -j 1 on two GPUs runs two at once" \
+	'[ "$($GPUPACK --sim "$G2" run --share timeslice -j 1 --json "sleep 0.3; : {}" ::: a b | jq -r "[.devices[].tasks] | add")" = 2 ] &&
+	 [ "$($GPUPACK --sim "$G2" run --share timeslice -j 1 --json "sleep 0.3; : {}" ::: a b | jq -r ".makespan_s < 0.55")" = true ]'
+doc "{gpu} and {slot} are gpupack's (parallel leaves {gpu} as it is)" \
+	'[ "$($GPUPACK --sim "$SIM" run --share timeslice -j1 echo {gpu} ::: a)" = GPU-0935e153-333f-178e-fcc2-6348e796093e ]'
+doc "no default -j from the CPU count: the share mode's (timeslice 2)" \
+	'[ "$($GPUPACK --sim "$SIM" run --share timeslice --json true ::: a | jq -r ".devices[0].slots")" = 2 ]'
+
+diag "parallel-diff: identical $P_, documented-different $D_, refused $R_${FAILED:+; different:$FAILED}"
