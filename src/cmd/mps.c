@@ -42,7 +42,11 @@ static const char usage_text[] =
     "       gpupack mps status [--gpu SEL]... [--json]\n"
     "       gpupack mps stop [--gpu SEL]... [--all] [--timeout DURATION] [--force]\n"
     "       gpupack mps env [--gpu SEL]\n"
-    "       gpupack mps exec [--gpu SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n";
+    "       gpupack mps exec [--gpu SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n"
+    "\n"
+    "--mem SIZE: what each client may allocate itself (the limit given to MPS adds the client\n"
+    "context's own 520 MiB). SIZE: " SIZE_HELP ".\n"
+    "--gpu SEL (or --gpus): indices, GPU- or MIG- UUIDs, comma-separated.\n";
 
 static int
 usage_error(const char *fmt, const char *arg)

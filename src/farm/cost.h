@@ -3,15 +3,10 @@
  *
  * The figures are defaults until measured on the lent card (tests/gpu/farm.sh
  * prints them; doc/run.md records each measurement with its date and GPU):
- *  - FARM_CTX_OVERHEAD: device memory one CUDA context takes beyond what
- *    the task allocates. Measured on the H200 (driver 580.159.04, CUDA 13.0,
- *    2026-11-22): 527 MiB for a context that allocated nothing (gpupack-work
- *    info; nvidia-smi showed 520 MiB), 591 MiB under MPS counting the
- *    server's share; 600 MiB leaves room for cuBLAS's workspace.
- *    Under MPS, run --mem SIZE is what the task may allocate: the client's
- *    pinned limit is SIZE plus MPS_CONTEXT_RESERVE (src/share/mps.h).
- *  - FARM_MPS_SERVER_MEM: the MPS server's own memory, 66 MiB as seen on the
- *    H200 (driver 580.159.04, CUDA 13.0), /work/shared/notes/nvidia-sharing.md.
+ *  - FARM_CTX_OVERHEAD, FARM_MPS_SERVER_MEM: a task's context and an MPS
+ *    server, from share/ctxcost.h (the one place for context costs: run
+ *    --mem SIZE is what the task may allocate; packing adds these, and under
+ *    MPS the client's pinned limit is SIZE plus MPS_CONTEXT_RESERVE).
  *  - FARM_MPS_MAX_CLIENTS: client contexts one MPS server accepts per device
  *    up to CUDA 13.0 (NVIDIA's MPS guide; 60 on later releases). On a MIG
  *    device, proportional to its compute slices out of FARM_MIG_SLICES.
@@ -19,10 +14,11 @@
 #ifndef GPUPACK_FARM_COST_H
 #define GPUPACK_FARM_COST_H
 
+#include "share/ctxcost.h"
 #include "util/units.h"
 
-#define FARM_CTX_OVERHEAD    MIB(600)
-#define FARM_MPS_SERVER_MEM  MIB(66)
+#define FARM_CTX_OVERHEAD    CTX_PACK_MEM
+#define FARM_MPS_SERVER_MEM  MPS_SERVER_MEM
 #define FARM_MPS_MAX_CLIENTS 48
 #define FARM_MIG_SLICES      7
 

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "gpu/select.h"
+#include "share/ctxcost.h"
 #include "util/str.h"
 #include "util/units.h"
 
@@ -62,17 +63,7 @@ struct mps_daemon {
 	unsigned long long start_time; /* of pid, from /proc/PID/stat: guards against pid reuse */
 };
 
-/*
- * What a client's own CUDA context takes out of its MPS pinned-memory limit
- * before it allocates anything. Measured on the H200 (driver 580.159.04,
- * CUDA 13.0, 2026-11-22, tests/gpu/mps-mem.sh): 513 MiB with all 132 SMs,
- * 271 MiB at 50 %, 145 MiB at 25 % (about 22 MiB + 3.7 MiB per SM); with a
- * plain 1G limit a client could allocate 448 MiB but not 512.
- * gpupack's --mem SIZE is what each client may allocate: the limit given
- * to MPS is SIZE plus this (the full-SM figure, rounded up: on smaller
- * devices or under an SM cap the client gets a little more than SIZE).
- */
-#define MPS_CONTEXT_RESERVE MIB(520)
+/* MPS_CONTEXT_RESERVE, what a client's own context takes: share/ctxcost.h */
 
 /* The pinned-memory limit told to MPS for --mem mem_bytes (0: none). */
 uint64_t mps_pinned_limit(uint64_t mem_bytes);

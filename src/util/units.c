@@ -1,6 +1,9 @@
 /*
  * units: the one place where sizes and durations are parsed, so that every
- * command accepts the same spellings and refuses the same mistakes.
+ * command accepts the same spellings and refuses the same mistakes, and the
+ * one convention for sizes: K M G T (with or without i, iB) are powers of
+ * 1024, as Slurm and nvidia-smi write them; KB MB GB TB are powers of 1000,
+ * as NVIDIA's MIG profile names are (a 1g.20gb holds 20096 MiB).
  */
 #include "util/units.h"
 #include "util/err.h"
@@ -66,10 +69,16 @@ parse_size(const char *s, uint64_t *bytes)
 	}
 	if (mult > 1) {
 		p++;
-		if (*p == 'i' || *p == 'I')
+		if (*p == 'i' || *p == 'I') {
 			p++;
-		if (*p == 'B' || *p == 'b')
+			if (*p == 'B' || *p == 'b')
+				p++;
+		} else if (*p == 'B' || *p == 'b') {
+			/* KB MB GB TB: the SI units, powers of 1000 (as NVIDIA's MIG profile names) */
 			p++;
+			for (double m = mult; m > 1; m /= 1024)
+				v *= 1000.0 / 1024.0;
+		}
 	} else {
 		p++;
 	}
@@ -78,7 +87,7 @@ parse_size(const char *s, uint64_t *bytes)
 	v *= mult;
 	if (v >= 4611686018427387904.0) /* 2^62 */
 		return err_set(EXIT_USAGE, "size '%s' is too large", s);
-	*bytes = (uint64_t)floor(v);
+	*bytes = (uint64_t)floor(v + 1e-6 * (v > 1e6 ? 1 : 0));
 	return 0;
 }
 

@@ -9,13 +9,18 @@
 #include <stdint.h>
 
 /*
- * A size: a number (decimals allowed) and a unit K, M, G or T, each a power
- * of 1024, optionally followed by "i", "iB" or "B" ("10G" = "10GiB" =
- * "10GB" = 10 * 2^30). "B" alone is bytes; "0" needs no unit. A bare number
- * other than 0 is refused: it is too easy to mean MiB and get bytes.
- * The result is rounded down to whole bytes and must fit in 2^62.
+ * A size: a number (decimals allowed) and a unit. K, M, G, T, alone or with
+ * "i" or "iB", are powers of 1024 ("10G" = "10GiB" = 10 * 2^30, as Slurm and
+ * nvidia-smi mean them); KB, MB, GB, TB are powers of 1000 ("20GB" = 20 *
+ * 10^9, as in the MIG profile name 1g.20gb); case does not matter. "B" alone
+ * is bytes; "0" needs no unit. A bare number other than 0 is refused: it is
+ * too easy to mean MiB and get bytes. The result is rounded down to whole
+ * bytes and must fit in 2^62. Every --help that takes a size says so
+ * (SIZE_HELP).
  */
 int parse_size(const char *s, uint64_t *bytes);
+/* The convention in a few words, for --help texts. */
+#define SIZE_HELP "K M G T (and Ki Mi Gi Ti) are powers of 1024, KB MB GB TB of 1000"
 
 /*
  * A duration: one or more number-unit pairs (ms, s, m, h, d), or a bare

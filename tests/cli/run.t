@@ -169,6 +169,10 @@ is "$(cat kept.log)" "keep" "the joblog is untouched by usage errors"
 run R --mem 100G true ::: 1
 is "$rc" 255 "--mem larger than any device: 255"
 like "$err" "room" "and says why"
+like "$err" "--mem 100 GiB plus 600 MiB of context per task, largest free memory 79.6 GiB\$" \
+	"with the device's free memory (not the context's size printed twice)"
+run R --mem 85GB true ::: 1
+like "$err" "--mem 79.2 GiB plus" "--mem 85GB is 85 * 10^9 bytes (KB MB GB TB are powers of 1000)"
 
 # --- scale: inputs stream, memory stays flat ------------------------------------------------
 # (ASan keeps freed memory in quarantine: bound it so RSS means the same in the sanitizer pass)

@@ -49,7 +49,12 @@ test_sizes(void)
 {
 	size_ok("10G", GIB(10));
 	size_ok("10GiB", GIB(10));
-	size_ok("10GB", GIB(10));
+	size_ok("10GB", 10000000000ULL);
+	size_ok("20gb", 20000000000ULL);
+	size_ok("1KB", 1000);
+	size_ok("1.5MB", 1500000);
+	size_ok("2TB", 2000000000000ULL);
+	size_ok("10Gi", GIB(10));
 	size_ok("10g", GIB(10));
 	size_ok("512M", MIB(512));
 	size_ok("81559MiB", MIB(81559));
