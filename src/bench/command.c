@@ -95,7 +95,8 @@ read_summary(const struct wresult *w, int tasks, double *per_hour, double *makes
 	}
 	if (wline_num(&l, "failed", &failed) == 0 && failed > 0) {
 		wline_free(&l);
-		return err_set(EXIT_TASKS, "%.0f of %d tasks failed", failed, tasks);
+		return err_set(EXIT_TASKS, "%.0f of %d %s failed", failed, tasks, plural((unsigned)tasks, "task",
+		    "tasks"));
 	}
 	if (!WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0) {
 		wline_free(&l);

@@ -29,7 +29,7 @@ static const char usage_text[] =
     "process and one batched call (the single-process limit), at several concurrencies.\n"
     "  exercise 1  matmul farm: SGEMM of each size, aggregate TFLOP/s\n"
     "  exercise 2  the same with CPU work between GPU calls (--cpu-ms)\n"
-    "  exercise 3  MPS caps: P clients capped at 100/P %% of the SMs, against uncapped\n"
+    "  exercise 3  MPS caps: P clients capped at 100/P % of the SMs, against uncapped\n"
     "  exercise 4  -- CMD ...: your command as the task, through gpupack run, tasks per hour\n"
     "\n"
     "options:\n"
@@ -46,7 +46,7 @@ static const char usage_text[] =
     "  --mixed-size N     exercise 2's matrix size (default: the middle size)\n"
     "  --caps-sizes LIST  exercise 3's sizes (default: the smallest 2; --quick 1)\n"
     "  --tasks T          exercise 4: tasks per point (default 2 x the largest P)\n"
-    "  --gpu SEL          the device: index, GPU-uuid or MIG-uuid (default the first)\n"
+    "  --gpus SEL         the device: index, GPU-uuid or MIG-uuid (default the first; --gpu too)\n"
     "  --margin SECONDS   setup time given to workers before their shared start (default:\n"
     "                     learned from the workers' own setup times; grows when too short)\n"
     "  --timeout DURATION one repeat of one point at most (default 5m)\n"
@@ -254,6 +254,7 @@ parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *h
 		{"mixed-size", required_argument, NULL, O_MIXED},
 		{"caps-sizes", required_argument, NULL, O_CAPS},
 		{"tasks", required_argument, NULL, O_TASKS},
+		{"gpus", required_argument, NULL, O_GPU},
 		{"gpu", required_argument, NULL, O_GPU},
 		{"margin", required_argument, NULL, O_MARGIN},
 		{"timeout", required_argument, NULL, O_TIMEOUT},
@@ -264,12 +265,12 @@ parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *h
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int ch, quick = 0;
+	int ch, quick = 0, word;
 
 	memset(o, 0, sizeof *o);
 	o->cpu_ms = -1;
 	*help = 0;
-	while ((ch = getopt_long(argc, argv, "+:h", lopts, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, "+:h", lopts, &word)) != -1) {
 		if (ch == 'h') {
 			*help = 1;
 			return 0;
@@ -278,11 +279,8 @@ parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *h
 			quick = 1;
 			continue;
 		}
-		if (ch == ':')
-			return err_set(EXIT_USAGE, "%s needs a value", argv[optind - 1]);
-		if (ch == '?')
-			return err_set(EXIT_USAGE, "bad option '%s' (see gpupack bench --help)",
-			    argv[optind - 1]);
+		if (ch == ':' || ch == '?')
+			return opt_error("bench", argc, argv, word, ch, lopts);
 		if (parse_opt(ch, o) < 0)
 			return -1;
 	}

@@ -38,10 +38,10 @@ struct view {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: gpupack devices [--json] [--profiles] [--gpu SEL]\n"
+	fprintf(f, "usage: gpupack devices [--json] [--profiles] [--gpus SEL]\n"
 	    "  --json        one JSON object (keys: doc/topology.md)\n"
 	    "  --profiles    the MIG profiles each GPU supports, with counts and placements\n"
-	    "  --gpu SEL     only these devices: indices, GPU-/MIG- UUIDs, comma-separated\n");
+	    "  --gpus SEL    only these devices: indices, GPU-/MIG- UUIDs, comma-separated (--gpu too)\n");
 }
 
 static int
@@ -474,6 +474,7 @@ cmd_devices(int argc, char **argv, struct ctx *c)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"profiles", no_argument, NULL, 'p'},
+		{"gpus", required_argument, NULL, 'g'},
 		{"gpu", required_argument, NULL, 'g'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -483,20 +484,17 @@ cmd_devices(int argc, char **argv, struct ctx *c)
 	struct view v = {.sys = &sys};
 	const char *sel = NULL;
 	char mps_why[1024];
-	int json = 0, ch, rc;
+	int json = 0, ch, rc, word;
 
-	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, "+:h", opts, &word)) != -1) {
 		switch (ch) {
 		case 'j': json = 1; break;
 		case 'p': v.profiles = 1; break;
 		case 'g': sel = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case ':':
-			return err_die(EXIT_USAGE, "option '%s' needs a value (see gpupack devices --help)",
-			    argv[optind - 1]);
 		default:
-			return err_die(EXIT_USAGE, "unknown option '%s' (see gpupack devices --help)",
-			    argv[optind - 1]);
+			opt_error("devices", argc, argv, word, ch, opts);
+			return err_report();
 		}
 	}
 	if (optind < argc)

@@ -37,11 +37,11 @@ static const char objective[] =
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: gpupack mig profiles [--gpu SEL] [--json]\n"
-	    "       gpupack mig plan [--gpu SEL] [--json] [--save FILE] (--want SPEC... | --requests FILE)\n"
-	    "       gpupack mig apply [--gpu SEL] [--dry-run] [--enable-mig] (PLAN_FILE | --want SPEC... |\n"
+	fprintf(f, "usage: gpupack mig profiles [--gpus SEL] [--json]\n"
+	    "       gpupack mig plan [--gpus SEL] [--json] [--save FILE] (--want SPEC... | --requests FILE)\n"
+	    "       gpupack mig apply [--gpus SEL] [--dry-run] [--enable-mig] (PLAN_FILE | --want SPEC... |\n"
 	    "                         --requests FILE)\n"
-	    "       gpupack mig clear [--gpu SEL] [--dry-run]\n"
+	    "       gpupack mig clear [--gpus SEL] [--dry-run]\n"
 	    "\n"
 	    "  SPEC           COUNTxPROFILE (3x1g.10gb) or COUNTxMEMORY (4x8G: four jobs that each\n"
 	    "                 allocate 8 GiB; the plan adds each job's CUDA context); several, or\n"
@@ -49,7 +49,8 @@ usage(FILE *f)
 	    "                 GB, TB powers of 1000 (NVIDIA's profile names: a 1g.20gb holds 19.6 GiB)\n"
 	    "  --requests F   one job class a line: COUNT MEMORY|PROFILE [SHARE], # comments;\n"
 	    "                 SHARE is the part of a whole GPU's SMs one job needs (0.1)\n"
-	    "  --gpu SEL      GPU indices or UUIDs, comma-separated (default: every MIG-capable GPU)\n"
+	    "  --gpus SEL     GPU indices or UUIDs, comma-separated (default: every MIG-capable GPU;\n"
+	    "                 --gpu too)\n"
 	    "  --save FILE    write the plan's operations as a plan file for 'mig apply'\n"
 	    "  --dry-run      print the operations, change nothing (needs no root)\n"
 	    "  --enable-mig   turn MIG mode on where it is off (otherwise apply refuses)\n"
@@ -72,6 +73,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
+		{"gpus", required_argument, NULL, 'g'},
 		{"gpu", required_argument, NULL, 'g'},
 		{"json", no_argument, NULL, 'j'},
 		{"want", required_argument, NULL, 'w'},
@@ -82,13 +84,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int ch;
+	int ch, word;
 
 	memset(o, 0, sizeof *o);
 	o->want = xcalloc((size_t)argc + 1, sizeof *o->want);
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, ":h", lopts, &word)) != -1) {
 		switch (ch) {
 		case 'g': o->gpu = optarg; break;
 		case 'j': o->json = 1; break;
@@ -99,7 +101,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'e': o->enable_mig = 1; break;
 		case 'h': o->help = 1; break;
 		default:
-			return err_set(EXIT_USAGE, "unknown option '%s' (see gpupack mig --help)", argv[optind - 1]);
+			return opt_error("mig", argc, argv, word, ch, lopts);
 		}
 	}
 	o->pos = argv + optind;
@@ -327,7 +329,7 @@ mig_profiles(int argc, char **argv, struct ctx *c)
 			usage(stdout);
 			return 0;
 		}
-		return err_die(EXIT_USAGE, "profiles takes only --gpu and --json");
+		return err_die(EXIT_USAGE, "profiles takes only --gpus and --json");
 	}
 	free(o.want);
 	if (machine_open(c, o.gpu, &m) < 0) {
@@ -865,7 +867,7 @@ mig_clear_cmd(int argc, char **argv, struct ctx *c)
 		return 0;
 	}
 	if (o.npos || o.json || o.requests || o.save || o.enable_mig)
-		return err_die(EXIT_USAGE, "clear takes only --gpu and --dry-run");
+		return err_die(EXIT_USAGE, "clear takes only --gpus and --dry-run");
 	if (!o.dry_run && need_root(c, "mig clear") < 0)
 		return err_report();
 	if (machine_open(c, o.gpu, &m) < 0 || ctx_backend(c, &b) < 0)

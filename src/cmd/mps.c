@@ -38,15 +38,15 @@ struct mps_opts {
 };
 
 static const char usage_text[] =
-    "usage: gpupack mps start [--gpu SEL]... [--all] [--sm PCT] [--mem SIZE] [--priority normal|low] [--restart]\n"
-    "       gpupack mps status [--gpu SEL]... [--json]\n"
-    "       gpupack mps stop [--gpu SEL]... [--all] [--timeout DURATION] [--force]\n"
-    "       gpupack mps env [--gpu SEL]\n"
-    "       gpupack mps exec [--gpu SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n"
+    "usage: gpupack mps start [--gpus SEL]... [--all] [--sm PCT] [--mem SIZE] [--priority normal|low] [--restart]\n"
+    "       gpupack mps status [--gpus SEL]... [--json]\n"
+    "       gpupack mps stop [--gpus SEL]... [--all] [--timeout DURATION] [--force]\n"
+    "       gpupack mps env [--gpus SEL]\n"
+    "       gpupack mps exec [--gpus SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n"
     "\n"
     "--mem SIZE: what each client may allocate itself (the limit given to MPS adds the client\n"
     "context's own 520 MiB). SIZE: " SIZE_HELP ".\n"
-    "--gpu SEL (or --gpus): indices, GPU- or MIG- UUIDs, comma-separated.\n";
+    "--gpus SEL (or --gpu): indices, GPU- or MIG- UUIDs, comma-separated.\n";
 
 static int
 usage_error(const char *fmt, const char *arg)
@@ -95,31 +95,35 @@ static int
 parse_opts(int argc, char **argv, const char *allowed, struct mps_opts *o)
 {
 	static const struct option opts[] = {
-		{"gpu", required_argument, NULL, 'g'}, {"all", no_argument, NULL, 'a'},
+		{"gpus", required_argument, NULL, 'g'}, {"gpu", required_argument, NULL, 'g'},
+		{"all", no_argument, NULL, 'a'},
 		{"sm", required_argument, NULL, 's'}, {"mem", required_argument, NULL, 'm'},
 		{"priority", required_argument, NULL, 'p'}, {"restart", no_argument, NULL, 'r'},
 		{"timeout", required_argument, NULL, 't'}, {"force", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int ch;
+	int ch, word;
 
 	memset(o, 0, sizeof *o);
 	o->lim.priority = MPS_PRIO_UNSET;
 	o->timeout = 30;
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, "+:h", opts, &word)) != -1) {
 		if (ch == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
 		}
-		if (ch == '?' || ch == ':' || !strchr(allowed, ch))
-			return usage_error("%s: unknown or misplaced option", argv[optind - 1]);
+		if (ch == '?' || ch == ':')
+			return opt_error(err_command(), argc, argv, word, ch, opts), err_report();
+		if (!strchr(allowed, ch))
+			return err_set(EXIT_USAGE, "option '%s' does not apply to %s (see gpupack mps --help)",
+			    argv[word], err_command()), err_report();
 		switch (ch) {
 		case 'g':
 			if (o->nsel == MAX_SEL)
-				return usage_error("too many --gpu options%s", NULL);
+				return usage_error("too many --gpus options%s", NULL);
 			o->sel[o->nsel++] = optarg;
 			break;
 		case 'a': o->all = 1; break;
@@ -145,7 +149,7 @@ parse_opts(int argc, char **argv, const char *allowed, struct mps_opts *o)
 		}
 	}
 	if (o->all && o->nsel)
-		return usage_error("--all and --gpu exclude each other%s", NULL);
+		return usage_error("--all and --gpus exclude each other%s", NULL);
 	return 0;
 }
 
@@ -383,7 +387,7 @@ json_daemon(struct json *j, const struct mps_daemon *d, const struct mps_server 
 	json_str(j, "uuid", d->uuid);
 	json_int(j, "gpu_index", d->gpu_index);
 	json_int(j, "pid", d->pid);
-	json_str(j, "state", d->alive ? "alive" : "stale");
+	json_str(j, "state", d->alive ? "running" : "stale");
 	json_str(j, "dir", d->dir);
 	json_str(j, "pipe_dir", d->pipe_dir);
 	json_str(j, "log_dir", d->log_dir);
@@ -425,7 +429,7 @@ table_daemon(struct table *t, struct table *ct, const struct mps_daemon *d,
 		format_size(d->limits.mem_bytes, mem, sizeof mem);
 	else
 		str_copy(mem, "-", sizeof mem);
-	table_row(t, d->uuid, idx, pid, d->alive ? "alive" : "stale", sm, mem,
+	table_row(t, d->uuid, idx, pid, d->alive ? "running" : "stale", sm, mem,
 	    d->limits.priority == MPS_PRIO_LOW ? "low" : "normal", d->pipe_dir);
 	for (int i = 0; i < ns; i++) {
 		snprintf(srv, sizeof srv, "%ld", (long)s[i].pid);

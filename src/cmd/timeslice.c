@@ -21,8 +21,9 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: gpupack timeslice get [--gpu SEL] [--json]\n"
-    "       gpupack timeslice set default|short|medium|long [--gpu SEL] [--dry-run]\n";
+    "usage: gpupack timeslice get [--gpus SEL] [--json]\n"
+    "       gpupack timeslice set default|short|medium|long [--gpus SEL] [--dry-run]\n"
+    "--gpus SEL (or --gpu): indices, GPU- or MIG- UUIDs, comma-separated.\n";
 
 struct ts_opts {
 	const char *sel;
@@ -33,26 +34,28 @@ static int
 parse_opts(int argc, char **argv, const char *allowed, struct ts_opts *o)
 {
 	static const struct option opts[] = {
-		{"gpu", required_argument, NULL, 'g'}, {"json", no_argument, NULL, 'j'},
-		{"dry-run", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"gpus", required_argument, NULL, 'g'}, {"gpu", required_argument, NULL, 'g'},
+		{"json", no_argument, NULL, 'j'}, {"dry-run", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
-	int ch;
+	int ch, word;
 
 	memset(o, 0, sizeof *o);
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, ":h", opts, &word)) != -1) {
 		if (ch == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
 		}
-		if (ch == '?' || !strchr(allowed, ch))
-			return err_die(EXIT_USAGE, "%s: unknown or misplaced option (see gpupack timeslice --help)",
-			    argv[optind - 1]);
+		if (ch == '?' || ch == ':')
+			return opt_error("timeslice", argc, argv, word, ch, opts), err_report();
+		if (!strchr(allowed, ch))
+			return err_die(EXIT_USAGE, "option '%s' does not apply here (see gpupack timeslice --help)",
+			    argv[word]);
 		if (ch == 'g') {
 			if (o->sel)
-				return err_die(EXIT_USAGE, "give --gpu once (a comma-separated list selects several)");
+				return err_die(EXIT_USAGE, "give --gpus once (a comma-separated list selects several)");
 			o->sel = optarg;
 		} else if (ch == 'j') {
 			o->json = 1;
@@ -127,6 +130,31 @@ emit(struct json *j, struct table *t, const struct gpu_system *sys, int g, const
 	    gi ? gi->name : "-", timeslice_name(e->value));
 }
 
+/*
+ * A simulated machine (--sim) answers for itself: its GPUs have the
+ * driver's default policy (a topology file does not record one). An
+ * explicit $GPUPACK_NVIDIA_SMI still wins, so that tests can feed listings.
+ */
+static int
+simulated(const struct gpu_system *sys)
+{
+	const char *smi = getenv("GPUPACK_NVIDIA_SMI");
+
+	return str_starts(sys->backend, "sim:") && !(smi && *smi);
+}
+
+static void
+sim_entries(const struct gpu_system *sys, struct timeslice_entry **e, int *n)
+{
+	*e = xcalloc((size_t)sys->ngpus + 1, sizeof **e);
+	*n = sys->ngpus;
+	for (int i = 0; i < sys->ngpus; i++) {
+		(*e)[i].gpu = sys->gpus[i].index;
+		(*e)[i].value = TS_DEFAULT;
+		snprintf((*e)[i].raw, sizeof (*e)[i].raw, "GPU %d: default (simulated)", sys->gpus[i].index);
+	}
+}
+
 static int
 ts_get(int argc, char **argv, struct ctx *c)
 {
@@ -157,13 +185,15 @@ ts_get(int argc, char **argv, struct ctx *c)
 		goto out;
 	}
 	err_clear();
-	if (timeslice_list(&e, &n) < 0) {
+	if (sp && simulated(sp)) {
+		sim_entries(sp, &e, &n);
+	} else if (timeslice_list(&e, &n) < 0) {
 		rc = err_report();
 		goto out;
 	}
 	json_init(&j, 1);
 	json_obj_begin(&j, NULL);
-	json_str(&j, "source", "nvidia-smi compute-policy -l");
+	json_str(&j, "source", sp && simulated(sp) ? "simulation" : "nvidia-smi compute-policy -l");
 	json_arr_begin(&j, "gpus");
 	table_init(&t, "rlll", 0);
 	table_row(&t, "GPU", "UUID", "NAME", "TIMESLICE");

@@ -106,9 +106,11 @@ check_halt(struct farm *f, struct run *r, int ok, int exitval, int sig, double n
 	f->halt_stopped = 1;
 	f->st.interrupted = 1;
 	(void)r;
-	warnx_("--halt: %s after %llu %s", o->halt_when == HALT_NOW ? "ending running tasks" :
-	    "waiting for running tasks", limit, o->halt_on == HALT_ON_FAIL ? "failures" :
-	    o->halt_on == HALT_ON_SUCCESS ? "successes" : "tasks done");
+	warnx_("--halt: %s after %lld %s", o->halt_when == HALT_NOW ? "ending running tasks" :
+	    "waiting for running tasks", limit, o->halt_on == HALT_ON_FAIL ?
+	    plural((unsigned long long)limit, "failure", "failures") : o->halt_on == HALT_ON_SUCCESS ?
+	    plural((unsigned long long)limit, "success", "successes") :
+	    plural((unsigned long long)limit, "task done", "tasks done"));
 	if (o->halt_when == HALT_NOW) {
 		/* the tasks ended here are not logged: --resume runs them again, as parallel's */
 		for (int i = 0; i < f->nr; i++)

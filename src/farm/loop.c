@@ -84,11 +84,13 @@ on_signals(struct farm *f, double now)
 		f->st.interrupted = 1;
 		if (f->stop == 0) {
 			f->stop = 1;
-			warnx_("%s: no new tasks; waiting for %d running (again to end them)",
-			    sigabbrev_np((int)si.ssi_signo), f->st.running);
+			warnx_("%s: no new tasks; waiting for %d running (again to end %s)",
+			    sigabbrev_np((int)si.ssi_signo), f->st.running, plural((unsigned)f->st.running,
+			    "it", "them"));
 		} else if (f->stop == 1) {
 			f->stop = 2;
-			warnx_("%s: ending %d running tasks", sigabbrev_np((int)si.ssi_signo), f->st.running);
+			warnx_("%s: ending %d running %s", sigabbrev_np((int)si.ssi_signo), f->st.running,
+			    plural((unsigned)f->st.running, "task", "tasks"));
 			finish_terminate_all(f, now);
 		}
 	}

@@ -69,11 +69,28 @@ progress_line(const struct farm_stats *s, const struct group *g, int ng, int bar
 	sbuf_free(&b);
 }
 
+/*
+ * The line is redrawn in place with a carriage return and an erase: only
+ * on a terminal. Into a file or a pipe those would be junk, and the final
+ * summary line says what the run did.
+ */
+static int
+terminal(void)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(2);
+	return tty;
+}
+
 void
 progress_draw(const struct farm_stats *s, const struct group *g, int ng, int bar, double now)
 {
 	char line[512];
 
+	if (!terminal())
+		return;
 	progress_line(s, g, ng, bar, now, line, sizeof line);
 	fprintf(stderr, "\r%s\033[K", line);
 	fflush(stderr);
@@ -82,6 +99,8 @@ progress_draw(const struct farm_stats *s, const struct group *g, int ng, int bar
 void
 progress_clear(void)
 {
+	if (!terminal())
+		return;
 	fprintf(stderr, "\r\033[K");
 	fflush(stderr);
 }
@@ -92,9 +111,9 @@ progress_summary(const struct farm_stats *s, const struct group *g, int ng, FILE
 	double m = makespan(s);
 	unsigned long long ended = s->done + s->failed;
 
-	fprintf(f, "gpupack: run: %llu tasks, %llu failed, %llu skipped, makespan %.3f s, %.1f tasks/s, "
-	    "share %s; busy:", ended, s->failed, s->skipped, m, m > 0 ? (double)ended / m : 0,
-	    share_name(s->share));
+	fprintf(f, "gpupack: run: %llu %s, %llu failed, %llu skipped, makespan %.3f s, %.1f tasks/s, "
+	    "share %s; busy:", ended, plural(ended, "task", "tasks"), s->failed, s->skipped, m,
+	    m > 0 ? (double)ended / m : 0, share_name(s->share));
 	for (int i = 0; i < ng; i++)
 		if (g[i].cap > 0)
 			fprintf(f, " %s %.0f%%", g[i].t.uuid, 100 * progress_busy_share(&g[i], s));

@@ -173,9 +173,12 @@ start_locked(struct mps_daemon *d, const struct mps_limits *lim, int restart, in
 			return 0;
 		}
 		if (old.alive && !restart)
+			/* advice that works from both start and exec (exec has no --restart) */
 			return err_set(EXIT_USAGE, "a daemon for %s already runs with other limits (%s; "
-			    "asked: %s); stop it first or use --restart", d->uuid,
-			    mps_limits_format(&old.limits, a, sizeof a), mps_limits_format(lim, b, sizeof b));
+			    "asked: %s): stop it (gpupack mps stop --gpu %s) or restart it with these "
+			    "(gpupack mps start --gpu %s --restart and the limits)", d->uuid,
+			    mps_limits_format(&old.limits, a, sizeof a), mps_limits_format(lim, b, sizeof b),
+			    d->uuid, d->uuid);
 		if (old.alive && stop_daemon(&old, 0, 0) < 0)
 			return err_prefix("restart");
 		if (!old.alive)

@@ -81,6 +81,12 @@ err_set_command(const char *name)
 	snprintf(command, sizeof command, "%s", name);
 }
 
+const char *
+err_command(void)
+{
+	return command;
+}
+
 static void
 print_line(const char *text)
 {

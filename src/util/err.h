@@ -29,6 +29,7 @@ void err_clear(void);
 
 /* The running command's name, for messages ("devices", "mps start"). */
 void err_set_command(const char *name);
+const char *err_command(void);
 /* Print "gpupack: <command>: <recorded message>" and return err_code(). */
 int err_report(void);
 /* Print a formatted one-line error for the current command and return code. */

@@ -266,3 +266,9 @@ sbuf_detach(struct sbuf *b)
 	b->len = b->cap = 0;
 	return p;
 }
+
+const char *
+plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}

@@ -25,6 +25,9 @@ int str_ends(const char *s, const char *suffix);
 /* Trim white space at both ends in place; returns s moved past leading space. */
 char *str_trim(char *s);
 
+/* "task" or "tasks" for a count: plural(n, "task", "tasks"). */
+const char *plural(unsigned long long n, const char *one, const char *many);
+
 /* Strict parsers: the whole string must be the number; -1 and err_set on failure. */
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double *out);

@@ -85,6 +85,13 @@ alive "$P" 2>/dev/null
 ok $? "and it is left running"
 run $G mps exec --gpu 0 --sm 10 -- true
 is "$rc" 2 "exec with other limits than the running daemon's: exit 2"
+like "$err" "gpupack mps start --gpu $U0 --restart" "it advises a command that takes --restart"
+run $G mps exec --gpu 0 --sm 10 --restart -- true
+is "$rc" 2 "(exec itself has no --restart)"
+run $G mps start --gpu "$U0" --sm 10 --restart
+is "$rc" 0 "the advice works: mps start --restart with the limits"
+run $G mps exec --gpu 0 --sm 10 -- true
+is "$rc" 0 "and then exec with those limits runs"
 $G mps stop >/dev/null 2>&1
 
 # ---- bad input: nothing started, the command not run -------------------------------

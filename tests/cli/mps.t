@@ -41,7 +41,7 @@ is "$rc" 0 "status --json succeeds"
 is "$(printf '%s' "$out" | jq -r '.daemons | length')" 1 "status lists one daemon"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].uuid')" "$U0" "status: device uuid"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].pid')" "$P2" "status: daemon pid"
-is "$(printf '%s' "$out" | jq -r '.daemons[0].state')" alive "status: alive"
+is "$(printf '%s' "$out" | jq -r '.daemons[0].state')" running "status: running (the word devices uses)"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.sm_pct')" 25 "status: recorded sm limit"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.mem_bytes')" 1073741824 "status: recorded mem limit"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].limits.priority')" low "status: recorded priority"
@@ -78,7 +78,7 @@ like "$(printf '%s' "$out" | jq -r '.daemons[0].servers[0].clients[0].command')"
 	"status: client command"
 run $G mps status
 like "$out" "$C1 +[^ ]*fake-mps-client" "human status lists a client with its command"
-like "$out" "$U0 +0 +$P2 +alive +25% +1(\\.0)? GiB +low" "human status lists daemon, limits"
+like "$out" "$U0 +0 +$P2 +running +25% +1(\\.0)? GiB +low" "human status lists daemon, limits"
 
 # ---- stop with running clients ----------------------------------------------
 run $G mps stop --gpu 0 --timeout 0.5

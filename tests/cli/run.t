@@ -153,7 +153,16 @@ ok $? "busy share and makespan"
 run R --summary true ::: 1 2
 like "$err" "^gpupack: run: 2 tasks, 0 failed" "--summary: a line on stderr"
 run R --bar true ::: 1 2
-like "$err" "done" "--bar draws on stderr"
+is "$(printf '%s' "$err" | tr -d '\r\033' )" "$err" "--bar into a file or pipe: no carriage returns or escapes"
+like "$err" "^gpupack: run: 2 tasks, 0 failed" "only the summary"
+run R --summary true ::: 1
+like "$err" "^gpupack: run: 1 task, 0 failed" "1 task, not 1 tasks"
+if command -v script >/dev/null 2>&1; then
+	out=$(script -qec "$GPUPACK --sim '$TOPO/h100-80gb.topo' run --share timeslice --bar 'sleep 0.6; : {}' ::: 1 2" /dev/null)
+	like "$out" "done" "--bar draws on a terminal"
+else
+	ok 0 "# skip script(1) is not installed"
+fi
 
 # --- usage: bad input changes nothing ---------------------------------------------------
 printf 'keep\n' >kept.log

@@ -122,3 +122,9 @@ for a in "set fast" "set 2" "set" "set long extra" "get --bogus" "frob"; do
 done
 [ ! -e "$FAKE_SMI_LOG" ]
 ok $? "bad input runs nothing"
+
+# ---- a simulated machine answers for itself (no nvidia-smi needed) ------------------
+run env -u GPUPACK_NVIDIA_SMI PATH=/nonexistent $G timeslice get --json
+is "$rc" 0 "get under --sim without nvidia-smi succeeds"
+is "$(printf '%s' "$out" | jq -r '.source, (.gpus | map(.timeslice) | join(","))' | tr '\n' ' ')" \
+	"simulation default,default " "the simulated GPUs have the driver's default policy"
