@@ -3,7 +3,7 @@
 #   make                 build/gpupack (and build/gpupack-work when nvcc is found)
 #   make check           unit + CLI tests, then the same tests in an ASan+UBSan build
 #   make test            the tests once, in the normal build only
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
 
@@ -18,7 +18,8 @@ VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' -Isrc -MMD -MP $(CFLAGS)
+ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' \
+              -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -Isrc -MMD -MP $(CFLAGS)
 LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -41,6 +42,11 @@ FAKENVML_CC = $(CC) -std=c11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Isrc
               -fvisibility=hidden -pthread -Wl,-z,nodelete
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+# the CLI tests make valgrind runs gpupack under: devices, the farm, MPS (timing tests stay out:
+# valgrind's slowness is not what they measure)
+VALGRIND_CLI := tests/cli/devices.t tests/cli/run.t tests/cli/run-journal.t tests/cli/run-parallel.t \
+                tests/cli/run-place.t tests/cli/run-shard.t tests/cli/run-mps.t tests/cli/mps.t \
+                tests/cli/mps-exec.t tests/cli/usage.t
 FUZZ_SECONDS ?= 600
 
 all: $(B)/gpupack work
@@ -84,7 +90,8 @@ $(B)/tests/fakenvml/broken/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/
 	@mkdir -p $(dir $@)
 	$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
 
-test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
+# work: gpupack-work where nvcc is found, so that tests/cli/work.t runs (it skips without it)
+test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) work
 	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
 	  prove --exec tests/run-test $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
 
@@ -96,8 +103,8 @@ check:
 valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
 	GPUPACK_VALGRIND=1 GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
 	  prove --exec 'tests/valgrind-run' $(UNIT_BINS)
-	GPUPACK_VALGRIND=1 GPUPACK="tests/valgrind-run $(CURDIR)/$(B)/gpupack" GPUPACK_BUILD=$(CURDIR)/$(B) \
-	  GPUPACK_SRC=$(CURDIR) prove --exec tests/run-test tests/cli/devices.t
+	GPUPACK_VALGRIND=1 GPUPACK="$(CURDIR)/tests/valgrind-run $(CURDIR)/$(B)/gpupack" GPUPACK_BUILD=$(CURDIR)/$(B) \
+	  GPUPACK_SRC=$(CURDIR) prove --exec tests/run-test $(VALGRIND_CLI)
 
 fuzz:
 	$(MAKE) --no-print-directory B=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
@@ -123,9 +130,17 @@ install: $(B)/gpupack
 	install -m 0644 completion/gpupack.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
 	install -m 0644 topologies/*.topo $(DESTDIR)$(PREFIX)/share/gpupack/topologies/
 
+# what install put there, and nothing else (the directories only when left empty)
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack-work \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/gpupack/topologies/,$(notdir $(wildcard topologies/*.topo)))
+	-rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack 2>/dev/null
+
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all work test check valgrind fuzz fuzz-run install clean
+.PHONY: all work test check valgrind fuzz fuzz-run install uninstall clean
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d)

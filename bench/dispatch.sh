@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # dispatch.sh: dispatch overhead of gpupack run against xargs -P and GNU
 # parallel: N no-op tasks (`true`) at the same concurrency, run side by
-# side, alternating the order each round; medians of the wall times.
+# side, alternating the order each round; medians of the wall times. Then
+# the same with a command line that needs a shell (`true {}; true`): gpupack
+# and parallel start the shell for each task, as xargs running `bash -c`
+# does; that shell's start is the floor they are compared with.
 #
 #   bench/dispatch.sh [OUT.md]        (default bench/results/dispatch.md)
-#   N=20000 J=8 ROUNDS=3 GPUPACK=build/gpupack bench/dispatch.sh
+#   N=20000 J=8 ROUNDS=3 PN=2000 GPUPACK=build/gpupack bench/dispatch.sh
 #
 # gpupack runs on a simulated H100 (--sim, --share timeslice -j J): the farm
 # is the same code with or without a GPU; no joblog, so no fsync per task
 # (with --joblog each task's end is fdatasync'd: measured separately below).
+# GNU parallel runs PN tasks (default N; its rate does not depend on N, and
+# at 20,000 it takes minutes a round): compared as tasks per second.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 N=${N:-20000}
+PN=${PN:-$N}
 J=${J:-8}
 ROUNDS=${ROUNDS:-3}
 GPUPACK=${GPUPACK:-build/gpupack}
@@ -20,6 +26,8 @@ TOPO=topologies/h100-80gb.topo
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 seq "$N" >"$TMP/in"
+seq "$PN" >"$TMP/pin"
+SH=$(command -v bash)
 export GPUPACK_STATE_DIR="$TMP/state"
 
 [ -x "$GPUPACK" ] || { echo "dispatch.sh: $GPUPACK not built (make)" >&2; exit 1; }
@@ -36,7 +44,12 @@ run() {
 	gpupack) "$GPUPACK" --sim "$TOPO" run --share timeslice -j "$J" -a "$TMP/in" true >/dev/null ;;
 	gpupack-joblog) "$GPUPACK" --sim "$TOPO" run --share timeslice -j "$J" --joblog "$TMP/jl" -a "$TMP/in" true >/dev/null ;;
 	xargs) xargs -P "$J" -n 1 true <"$TMP/in" ;;
-	parallel) parallel --will-cite -j "$J" true <"$TMP/in" >/dev/null ;;
+	parallel) parallel --will-cite -j "$J" true <"$TMP/pin" >/dev/null ;;
+	# a line with shell syntax: each task is one start of the shell (bash: this script's, which
+	# gpupack and parallel both pick as the shell they were started from)
+	gpupack-sh) "$GPUPACK" --sim "$TOPO" run --share timeslice -j "$J" -a "$TMP/in" 'true {}; true' >/dev/null ;;
+	xargs-sh) xargs -P "$J" -n 1 "$SH" -c 'true "$1"; true' _ <"$TMP/in" ;;
+	parallel-sh) parallel --will-cite -j "$J" 'true {}; true' <"$TMP/pin" >/dev/null ;;
 	esac
 	rc=$?
 	t1=$(now)
@@ -47,43 +60,54 @@ run() {
 
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-tools=(gpupack xargs parallel gpupack-joblog)
+tools=(gpupack xargs parallel gpupack-joblog gpupack-sh xargs-sh parallel-sh)
+nt=${#tools[@]}
 for r in $(seq "$ROUNDS"); do
 	# rotate the order each round so that no tool always runs first (or warm)
-	for i in 0 1 2 3; do
-		run "${tools[$(((i + r) % 4))]}" "$r"
+	for i in $(seq 0 $((nt - 1))); do
+		run "${tools[$(((i + r) % nt))]}" "$r"
 	done
 done
+tasks_of() { case $1 in parallel*) echo "$PN" ;; *) echo "$N" ;; esac; }
+# rate NAME: tasks per second of the median round
+rate() { echo "$(tasks_of "$1") / $(median "$TMP/$1.times")" | bc -l; }
 
-g=$(median "$TMP/gpupack.times")
-x=$(median "$TMP/xargs.times")
-p=$(median "$TMP/parallel.times")
 gj=$(median "$TMP/gpupack-joblog.times")
-rx=$(echo "$g / $x" | bc -l)
-rp=$(echo "$p / $g" | bc -l)
+# ratios of per-task times (the inverse rates)
+rx=$(echo "$(rate xargs) / $(rate gpupack)" | bc -l)
+rp=$(echo "$(rate gpupack) / $(rate parallel)" | bc -l)
+rsx=$(echo "$(rate xargs-sh) / $(rate gpupack-sh)" | bc -l)
+rsp=$(echo "$(rate parallel-sh) / $(rate gpupack-sh)" | bc -l)
 verdict_x=$(echo "$rx <= 1.3" | bc -l)
 verdict_p=$(echo "$rp >= 3" | bc -l)
+verdict_s=$(echo "$rsp <= 1" | bc -l)
 {
 	echo "# Dispatch overhead: gpupack run vs xargs -P vs GNU parallel"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
 	echo "$(uname -sr), gpupack $("$GPUPACK" --version | cut -d' ' -f2), $(parallel --version | head -n 1), $(xargs --version | head -n 1)."
 	echo
-	echo "$N tasks of \`true\`, concurrency $J, $ROUNDS rounds side by side (order rotated each round), medians."
-	echo "Command: \`N=$N J=$J ROUNDS=$ROUNDS bench/dispatch.sh\`"
+	echo "$N tasks of \`true\` ($PN for GNU parallel), concurrency $J, $ROUNDS rounds side by side (order"
+	echo "rotated each round), medians; then the same with a line that needs a shell (\`true {}; true\`)."
+	echo "Command: \`N=$N PN=$PN J=$J ROUNDS=$ROUNDS bench/dispatch.sh\`"
 	echo
-	echo "| tool | median wall s | all rounds s | tasks/s |"
-	echo "|---|---:|---:|---:|"
-	for t in gpupack xargs parallel gpupack-joblog; do
+	echo "| tool | tasks | median wall s | all rounds s | tasks/s |"
+	echo "|---|---:|---:|---:|---:|"
+	for t in "${tools[@]}"; do
 		m=$(median "$TMP/$t.times")
-		printf '| %s | %.2f | %s | %.0f |\n' "$t" "$m" "$(xargs printf '%.2f ' <"$TMP/$t.times")" "$(echo "$N / $m" | bc -l)"
+		printf '| %s | %d | %.2f | %s | %.0f |\n' "$t" "$(tasks_of "$t")" "$m" \
+			"$(xargs printf '%.2f ' <"$TMP/$t.times")" "$(rate "$t")"
 	done
 	echo
-	printf -- '- gpupack / xargs -P: **%.2fx** (goal: within 1.3x): %s\n' "$rx" "$([ "$verdict_x" = 1 ] && echo met || echo NOT met)"
+	printf -- '- gpupack / xargs -P (time per task): **%.2fx** (goal: within 1.3x): %s\n' "$rx" "$([ "$verdict_x" = 1 ] && echo met || echo NOT met)"
 	printf -- '- GNU parallel / gpupack: **%.2fx** (goal: at least 3x): %s\n' "$rp" "$([ "$verdict_p" = 1 ] && echo met || echo NOT met)"
+	printf -- '- a shell line, gpupack / xargs running bash -c: **%.2fx**; gpupack / GNU parallel: **%.2fx** (goal: at most what parallel'"'"'s own shell costs, 1x): %s\n' \
+		"$rsx" "$rsp" "$([ "$verdict_s" = 1 ] && echo met || echo NOT met)"
 	printf -- '- gpupack with --joblog (one fdatasync per task end, joblog in %s): %.2f s\n' "$TMP" "$gj"
 	echo
-	echo "gpupack: \`gpupack --sim $TOPO run --share timeslice -j $J -a FILE true\`;"
-	echo "xargs: \`xargs -P $J -n 1 true <FILE\`; parallel: \`parallel -j $J true <FILE\`."
+	echo "gpupack: \`gpupack --sim $TOPO run --share timeslice -j $J -a FILE true\` (a plain line: exec'd"
+	echo "directly) and \`... 'true {}; true'\` (run by $SH -c, the shell it was started from);"
+	echo "xargs: \`xargs -P $J -n 1 true <FILE\` and \`xargs -P $J -n 1 $SH -c 'true \"\$1\"; true' _\`;"
+	echo "parallel: \`parallel -j $J true <FILE\` and \`parallel -j $J 'true {}; true'\`."
 } >"$OUT"
 cat "$OUT"

@@ -16,34 +16,53 @@ _gpupack() {
 		esac
 	done
 	case $prev in
-	--sim | --requests | --joblog | -a | --arg-file | --save | --out | --svg | --results)
+	--sim)
+		# a topology file, or the name of an installed one
+		local dir
+		for dir in "$(dirname "$(command -v gpupack 2>/dev/null || echo .)")/../share/gpupack/topologies"; do
+			[ -d "$dir" ] && COMPREPLY=($(compgen -W "$(cd "$dir" && ls *.topo 2>/dev/null | sed 's/\.topo$//')" -- "$cur"))
+		done
+		COMPREPLY+=($(compgen -f -- "$cur"))
+		return ;;
+	--requests | --joblog | -a | --arg-file | --save | --out | --svg | --results | --wd | --tmpdir)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
+	--halt) COMPREPLY=($(compgen -W "never now,fail=1 soon,fail=1 now,success=1 now,done=1" -- "$cur")); return ;;
+	--trim) COMPREPLY=($(compgen -W "n l r lr" -- "$cur")); return ;;
 	--share) COMPREPLY=($(compgen -W "exclusive timeslice mps" -- "$cur")); return ;;
 	--priority) COMPREPLY=($(compgen -W "normal low" -- "$cur")); return ;;
 	esac
 	case $cmd in
 	"") COMPREPLY=($(compgen -W "devices mps timeslice mig run bench --sim --version --help" -- "$cur")) ;;
-	devices) COMPREPLY=($(compgen -W "--json --profiles --gpu" -- "$cur")) ;;
+	devices) COMPREPLY=($(compgen -W "--json --profiles --gpus" -- "$cur")) ;;
 	mps)
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "start stop status env exec" -- "$cur"))
-		else COMPREPLY=($(compgen -W "--gpu --all --sm --mem --priority --restart --json --timeout --force" -- "$cur")); fi ;;
+		else
+			case $sub in
+			start) COMPREPLY=($(compgen -W "--gpus --all --sm --mem --priority --restart" -- "$cur")) ;;
+			stop) COMPREPLY=($(compgen -W "--gpus --all --timeout --force" -- "$cur")) ;;
+			status) COMPREPLY=($(compgen -W "--gpus --json" -- "$cur")) ;;
+			env) COMPREPLY=($(compgen -W "--gpus" -- "$cur")) ;;
+			exec) COMPREPLY=($(compgen -W "--gpus --sm --mem --priority --" -- "$cur")) ;;
+			esac
+		fi ;;
 	timeslice)
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "get set" -- "$cur"))
-		else COMPREPLY=($(compgen -W "default short medium long --gpu --json --dry-run" -- "$cur")); fi ;;
+		elif [ "$sub" = get ]; then COMPREPLY=($(compgen -W "--gpus --json" -- "$cur"))
+		else COMPREPLY=($(compgen -W "default short medium long --gpus --dry-run" -- "$cur")); fi ;;
 	mig)
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "profiles plan apply clear" -- "$cur"))
 		else
 			# each subcommand's own flags (plan takes no --dry-run, apply no --json)
 			case $sub in
-			profiles) COMPREPLY=($(compgen -W "--gpu --json" -- "$cur")) ;;
-			plan) COMPREPLY=($(compgen -W "--gpu --json --want --requests --save" -- "$cur")) ;;
-			apply) COMPREPLY=($(compgen -f -W "--gpu --dry-run --enable-mig --want --requests" -- "$cur")) ;;
-			clear) COMPREPLY=($(compgen -W "--gpu --dry-run" -- "$cur")) ;;
+			profiles) COMPREPLY=($(compgen -W "--gpus --json" -- "$cur")) ;;
+			plan) COMPREPLY=($(compgen -W "--gpus --json --want --requests --save" -- "$cur")) ;;
+			apply) COMPREPLY=($(compgen -f -W "--gpus --dry-run --enable-mig --want --requests" -- "$cur")) ;;
+			clear) COMPREPLY=($(compgen -W "--gpus --dry-run" -- "$cur")) ;;
 			esac
 		fi ;;
-	run) COMPREPLY=($(compgen -W "--gpus --share -j --jobs --total --mem --sm --env -a --arg-file --shell --joblog --resume --resume-failed --retries --timeout --halt --results --shard -k --keep-order --bar --eta --summary --json --dry-run ::: ::::" -- "$cur")) ;;
-	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpu --json --out --svg --progress --" -- "$cur")) ;;
+	run) COMPREPLY=($(compgen -W "--gpus --share -j --jobs --total --mem --sm --env -a --arg-file -0 --null -d --delimiter --colsep --header --link -n -N -X -m --xargs -I -r -E --trim --shuf -q --quote -v -t --verbose --shell --joblog --resume --resume-failed --retry-failed --retries --timeout --delay --halt --results --tag --tagstring --line-buffer -u --ungroup --wd --nice --tmpdir --shard -k --keep-order --bar --eta --summary --json --dry-run --will-cite ::: :::+ :::: ::::+" -- "$cur")) ;;
+	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpus --json --out --svg --progress --" -- "$cur")) ;;
 	esac
 }
 complete -F _gpupack gpupack

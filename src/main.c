@@ -38,7 +38,7 @@ usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nglobal options:\n"
 	    "  --sim FILE   answer from a simulated machine (topology file) instead of the driver;\n"
-	    "               $GPUPACK_SIM does the same\n"
+	    "               a NAME (h100-80gb) is one of the installed topologies; $GPUPACK_SIM too\n"
 	    "  --version    print the version\n"
 	    "  -h, --help   this text; 'gpupack <command> --help' for a command's own\n"
 	    "\nexit status: 0 success, 1 tasks failed, 2 usage, 3 environment, 4 internal\n"

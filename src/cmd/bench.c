@@ -419,6 +419,14 @@ emit(const struct bench_run *r, const struct opts *o)
 	return 0;
 }
 
+static int
+simulated(const struct ctx *c)
+{
+	const char *env = getenv("GPUPACK_SIM");
+
+	return (c->sim && *c->sim) || (env && *env);
+}
+
 int
 cmd_bench(int argc, char **argv, struct ctx *c)
 {
@@ -439,6 +447,10 @@ cmd_bench(int argc, char **argv, struct ctx *c)
 		return err_report();
 	if ((r->cfg.exercises & ~(1u << EX_COMMAND)) && find_worker(work, sizeof work) < 0)
 		return err_report();
+	if (work[0] && simulated(c) && !getenv("GPUPACK_WORK"))
+		/* the gpupack-work found is the real one: its workers would fail on a simulated GPU */
+		return err_die(EXIT_USAGE, "a simulated machine (--sim) needs a model of the GPU as the "
+		    "worker: set GPUPACK_WORK (tests/tools/fake-work is one); %s runs on a real GPU", work);
 	r->cfg.work = work;
 	r->cfg.self = ctx_self();
 	r->cfg.sim = c->sim;

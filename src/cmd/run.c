@@ -85,12 +85,14 @@ enum {
 	OPT_RESULTS, OPT_BAR, OPT_ETA, OPT_JSON, OPT_SUMMARY, OPT_DRY_RUN, OPT_SHARD, OPT_XARGS,
 	OPT_TAG, OPT_TAGSTRING, OPT_LINE_BUFFER, OPT_GROUP, OPT_COLSEP, OPT_LINK, OPT_HEADER,
 	OPT_TRIM, OPT_SHUF, OPT_DELAY, OPT_NOOP, OPT_ARG_SEP, OPT_ARG_FILE_SEP, OPT_REFUSED,
-	OPT_WD, OPT_NICE, OPT_TMPDIR,
+	OPT_WD, OPT_NICE, OPT_TMPDIR, OPT_NO_KEEP, OPT_SKIP_FIRST, OPT_SLOT_VAR, OPT_REPLACE_OPT,
+	OPT_EOF_OPT,
 };
 
 static const struct option long_opts[] = {
 	{"jobs", required_argument, NULL, 'j'},
 	{"max-procs", required_argument, NULL, 'P'},
+	{"maxprocs", required_argument, NULL, 'P'},
 	{"total", required_argument, NULL, OPT_TOTAL},
 	{"gpus", required_argument, NULL, OPT_GPUS},
 	{"gpu", required_argument, NULL, OPT_GPUS},
@@ -100,40 +102,64 @@ static const struct option long_opts[] = {
 	{"env", required_argument, NULL, OPT_ENV},
 	{"shell", no_argument, NULL, OPT_SHELL},
 	{"arg-file", required_argument, NULL, 'a'},
+	{"argfile", required_argument, NULL, 'a'},
 	{"null", no_argument, NULL, '0'},
 	{"delimiter", required_argument, NULL, 'd'},
 	{"colsep", required_argument, NULL, OPT_COLSEP},
+	{"col-sep", required_argument, NULL, OPT_COLSEP},
 	{"header", required_argument, NULL, OPT_HEADER},
 	{"link", no_argument, NULL, OPT_LINK},
 	{"xapply", no_argument, NULL, OPT_LINK},
 	{"max-args", required_argument, NULL, 'n'},
+	{"maxargs", required_argument, NULL, 'n'},
 	{"max-replace-args", required_argument, NULL, 'N'},
+	{"maxreplaceargs", required_argument, NULL, 'N'},
 	{"xargs", no_argument, NULL, OPT_XARGS},
 	{"max-chars", required_argument, NULL, 's'},
-	{"replace", required_argument, NULL, 'I'},
+	{"maxchars", required_argument, NULL, 's'},
+	{"replace", required_argument, NULL, OPT_REPLACE_OPT},
 	{"no-run-if-empty", no_argument, NULL, 'r'},
-	{"eof", required_argument, NULL, 'E'},
+	{"norunifempty", no_argument, NULL, 'r'},
+	{"eof", required_argument, NULL, OPT_EOF_OPT},
+	{"skip-first-line", no_argument, NULL, OPT_SKIP_FIRST},
+	{"skipfirstline", no_argument, NULL, OPT_SKIP_FIRST},
+	{"process-slot-var", required_argument, NULL, OPT_SLOT_VAR},
+	{"processslotvar", required_argument, NULL, OPT_SLOT_VAR},
 	{"trim", required_argument, NULL, OPT_TRIM},
 	{"arg-sep", required_argument, NULL, OPT_ARG_SEP},
+	{"argsep", required_argument, NULL, OPT_ARG_SEP},
 	{"arg-file-sep", required_argument, NULL, OPT_ARG_FILE_SEP},
+	{"argfilesep", required_argument, NULL, OPT_ARG_FILE_SEP},
 	{"shuf", no_argument, NULL, OPT_SHUF},
 	{"quote", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 't'},
 	{"joblog", required_argument, NULL, OPT_JOBLOG},
+	{"jl", required_argument, NULL, OPT_JOBLOG},
 	{"resume", no_argument, NULL, OPT_RESUME},
 	{"resume-failed", no_argument, NULL, OPT_RESUME_FAILED},
+	{"resumefailed", no_argument, NULL, OPT_RESUME_FAILED},
 	{"retry-failed", no_argument, NULL, OPT_RETRY_FAILED},
+	{"retryfailed", no_argument, NULL, OPT_RETRY_FAILED},
 	{"retries", required_argument, NULL, OPT_RETRIES},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"delay", required_argument, NULL, OPT_DELAY},
 	{"halt", required_argument, NULL, OPT_HALT},
 	{"halt-on-error", required_argument, NULL, OPT_HALT},
 	{"results", required_argument, NULL, OPT_RESULTS},
+	{"result", required_argument, NULL, OPT_RESULTS},
 	{"res", required_argument, NULL, OPT_RESULTS},
 	{"keep-order", no_argument, NULL, 'k'},
+	{"keeporder", no_argument, NULL, 'k'},
+	{"no-keep-order", no_argument, NULL, OPT_NO_KEEP},
+	{"nokeeporder", no_argument, NULL, OPT_NO_KEEP},
+	{"nok", no_argument, NULL, OPT_NO_KEEP},
+	{"no-k", no_argument, NULL, OPT_NO_KEEP},
 	{"tag", no_argument, NULL, OPT_TAG},
 	{"tagstring", required_argument, NULL, OPT_TAGSTRING},
+	{"tag-string", required_argument, NULL, OPT_TAGSTRING},
 	{"line-buffer", no_argument, NULL, OPT_LINE_BUFFER},
+	{"line-buffered", no_argument, NULL, OPT_LINE_BUFFER},
+	{"linebuffered", no_argument, NULL, OPT_LINE_BUFFER},
 	{"linebuffer", no_argument, NULL, OPT_LINE_BUFFER},
 	{"lb", no_argument, NULL, OPT_LINE_BUFFER},
 	{"ungroup", no_argument, NULL, 'u'},
@@ -145,18 +171,27 @@ static const struct option long_opts[] = {
 	{"summary", no_argument, NULL, OPT_SUMMARY},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"dryrun", no_argument, NULL, OPT_DRY_RUN},
+	{"dr", no_argument, NULL, OPT_DRY_RUN},
 	{"shard", required_argument, NULL, OPT_SHARD},
 	{"wd", required_argument, NULL, OPT_WD},
 	{"workdir", required_argument, NULL, OPT_WD},
+	{"work-dir", required_argument, NULL, OPT_WD},
 	{"nice", required_argument, NULL, OPT_NICE},
 	{"tmpdir", required_argument, NULL, OPT_TMPDIR},
+	{"tempdir", required_argument, NULL, OPT_TMPDIR},
 	{"will-cite", no_argument, NULL, OPT_NOOP},
+	{"willcite", no_argument, NULL, OPT_NOOP},
 	{"no-notice", no_argument, NULL, OPT_NOOP},
+	{"nonotice", no_argument, NULL, OPT_NOOP},
+	{"nn", no_argument, NULL, OPT_NOOP},
+	{"total-jobs", required_argument, NULL, OPT_NOOP},
+	{"totaljobs", required_argument, NULL, OPT_NOOP},
 	{"silent", no_argument, NULL, OPT_NOOP},
 	{"plain", no_argument, NULL, OPT_NOOP},
 	{"help", no_argument, NULL, 'h'},
 	/* GNU parallel's, refused below with their alternative */
 	{"pipe", no_argument, NULL, OPT_REFUSED},
+	{"spreadstdin", no_argument, NULL, OPT_REFUSED},
 	{"pipepart", no_argument, NULL, OPT_REFUSED},
 	{"pipe-part", no_argument, NULL, OPT_REFUSED},
 	{"block", required_argument, NULL, OPT_REFUSED},
@@ -198,6 +233,8 @@ static const struct {
 } refused[] = {
 	{"pipe", "gpupack gives each task its inputs as arguments, not stdin blocks (split the data "
 	    "into files with split(1) and give them with ::: or ::::)"},
+	{"spreadstdin", "gpupack gives each task its inputs as arguments, not stdin blocks (split the "
+	    "data into files with split(1) and give them with ::: or ::::)"},
 	{"pipepart", "see --pipe: split the file first (split -n l/N) and give the pieces with :::"},
 	{"pipe-part", "see --pipe: split the file first (split -n l/N) and give the pieces with :::"},
 	{"block", "it belongs to --pipe, which gpupack does not do (split the data into files)"},
@@ -393,6 +430,29 @@ parallel_opt(int ch, const char *arg, struct run_args *a)
 	case 'E':
 		io->eof = *arg ? arg : NULL;   /* parallel: -E '' is no end-of-input string */
 		return 0;
+	case OPT_EOF_OPT:
+		io->eof = *arg ? arg : NULL;
+		return 0;
+	case OPT_REPLACE_OPT:
+		if (!*arg)
+			return err_set(EXIT_USAGE, "--replace: empty replacement string");
+		o->replace = arg;
+		return 0;
+	case OPT_SKIP_FIRST:
+		io->skip_first = 1;
+		return 0;
+	case OPT_SLOT_VAR:
+		for (const char *p = arg; *p; p++)
+			if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+			    (p > arg && *p >= '0' && *p <= '9')))
+				return err_set(EXIT_USAGE, "--process-slot-var '%s': not a variable name", arg);
+		if (!*arg)
+			return err_set(EXIT_USAGE, "--process-slot-var: empty name");
+		o->slot_var = arg;
+		return 0;
+	case OPT_NO_KEEP:
+		o->keep_order = 0;
+		return 0;
 	case OPT_WD:
 		if (strcmp(arg, "...") == 0)
 			return err_set(EXIT_USAGE, "--wd ...: a temporary directory per task is not supported "
@@ -438,6 +498,9 @@ parallel_opt(int ch, const char *arg, struct run_args *a)
 		return 0;
 	case 'u':
 		o->ungroup = 1;
+		return 0;
+	case 'C':
+		io->colsep = arg;
 		return 0;
 	case OPT_GROUP:
 	case OPT_NOOP:
@@ -624,7 +687,7 @@ free_run(struct farm_opts *o, struct run_args *a)
 int
 cmd_run(int argc, char **argv, struct ctx *c)
 {
-	static const char shortopts[] = "+:j:P:a:kn:N:XmqvtI:0d:s:urE:S:h";
+	static const char shortopts[] = "+:j:P:a:kn:N:XmqvtI:0d:s:urE:S:C:h";
 	struct farm_opts o;
 	struct run_args a;
 	struct gpu_backend *b;

@@ -67,6 +67,7 @@ struct farm_opts {
 	int line_buffer;         /* --line-buffer: whole lines as they come */
 	int ungroup;             /* -u: output as it comes, not grouped */
 	const char *workdir;     /* --wd DIR: where tasks run */
+	const char *slot_var;    /* --process-slot-var NAME: NAME={%} - 1 in each task */
 	int nice;                /* --nice N */
 	int bar, eta, json, summary;
 	int dry_run;             /* print each command instead of running it */

@@ -404,6 +404,17 @@ inputs_open(struct inputs *in)
 			return -1;
 	if (in->o.header && read_headers(in) < 0)
 		return -1;
+	if (in->o.skip_first && !in->src[0].eof) {
+		size_t dlen;
+		const char *d = delim(in, &dlen);
+		char *line;
+		int r = read_raw(in->src[0].f, d, dlen, &line);
+
+		if (r < 0)
+			return err_sys(EXIT_USAGE, "input '%s'", in->src[0].file ? in->src[0].file : ":::");
+		if (r > 0)
+			free(line);
+	}
 	make_groups(in);
 	/* group 0 streams, unless --link must recycle it */
 	first_end = in->o.link ? 0 : (in->ng > 1 ? in->gfirst[1] : in->nsrc);

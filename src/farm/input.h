@@ -46,6 +46,7 @@ struct input_opts {
 	int link;             /* --link: zip every source, recycling the shorter ones */
 	int skip_empty;       /* -r: values of white space only are skipped */
 	const char *eof;      /* -E STR: a value equal to STR ends its source */
+	int skip_first;       /* --skip-first-line: the first source's first value is dropped */
 };
 
 struct inputs {

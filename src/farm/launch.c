@@ -340,6 +340,8 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xasprintf("PARALLEL_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("PARALLEL_JOBSLOT=%d", r->slot);
 	extra[n++] = xasprintf("PARALLEL_PID=%ld", (long)getpid());
+	if (f->o->slot_var)
+		extra[n++] = xasprintf("%s=%d", f->o->slot_var, r->slot - 1);
 	if (r->g->mps)
 		n += farm_mps_env(r->g, f->o->sm_pct, f->o->mem, extra + n);
 	return n;

@@ -160,9 +160,11 @@ static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ="
 static void
 env_keys(struct farm *f)
 {
-	f->keys = xcalloc((size_t)(NFIXED_KEYS + f->o->nenv), sizeof *f->keys);
+	f->keys = xcalloc((size_t)(NFIXED_KEYS + f->o->nenv + 1), sizeof *f->keys);
 	for (int i = 0; i < NFIXED_KEYS; i++)
 		f->keys[f->nkeys++] = fixed_keys[i];
+	if (f->o->slot_var)
+		f->keys[f->nkeys++] = xasprintf("%s=", f->o->slot_var);
 	for (int i = 0; i < f->o->nenv; i++)
 		f->keys[f->nkeys++] = xstrndup(f->o->env[i], (size_t)(strchr(f->o->env[i], '=') - f->o->env[i] + 1));
 }

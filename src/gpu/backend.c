@@ -4,20 +4,73 @@
  */
 #include "gpu/backend.h"
 #include "util/err.h"
+#include "util/str.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef GPUPACK_DATADIR
+#define GPUPACK_DATADIR "/usr/local/share/gpupack"
+#endif
+
+/*
+ * --sim NAME: a file as given, else a topology by name (h100-80gb, or
+ * h100-80gb.topo) among the installed ones: beside the binary
+ * (<bin>/../share/gpupack/topologies, so an install can move), where make
+ * install put them (GPUPACK_DATADIR), and a build tree's topologies/.
+ */
+static const char *
+sim_path(const char *name, char *out, size_t size)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	const char *dirs[3];
+	int nd = 0;
+
+	if (strchr(name, '/') || access(name, F_OK) == 0)
+		return name;
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+	} else {
+		exe[0] = '\0';
+	}
+	dirs[nd++] = "share";
+	dirs[nd++] = GPUPACK_DATADIR "/topologies";
+	dirs[nd++] = "tree";
+	for (int i = 0; i < nd; i++) {
+		for (int ext = 0; ext < 2; ext++) {
+			const char *suffix = ext ? ".topo" : "";
+
+			if (strcmp(dirs[i], "share") == 0)
+				snprintf(out, size, "%s/../share/gpupack/topologies/%s%s", exe, name, suffix);
+			else if (strcmp(dirs[i], "tree") == 0)
+				snprintf(out, size, "%s/../topologies/%s%s", exe, name, suffix);
+			else
+				snprintf(out, size, "%s/%s%s", dirs[i], name, suffix);
+			if ((dirs[i][0] == '/' || exe[0]) && access(out, R_OK) == 0)
+				return out;
+		}
+	}
+	return name;   /* not found: the error names what was asked */
+}
 
 int
 gpu_open(const char *sim_file, struct gpu_backend **out)
 {
 	const char *env = getenv("GPUPACK_SIM");
+	char path[PATH_MAX];
 
 	*out = NULL;
 	if (sim_file && *sim_file)
-		return gpu_sim_open(sim_file, out);
+		return gpu_sim_open(sim_path(sim_file, path, sizeof path), out);
 	if (env && *env)
-		return gpu_sim_open(env, out);
+		return gpu_sim_open(sim_path(env, path, sizeof path), out);
 	return gpu_nvml_open(out);
 }
 

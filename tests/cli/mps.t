@@ -161,7 +161,7 @@ kill -9 "$PF"
 $G mps start --gpu 0 >/dev/null 2>&1
 P6=$(daemon_pid "$U0")
 start_client c4 --ms 30000
-echo "x_fault 3000" | CUDA_MPS_PIPE_DIRECTORY="$STATE/mps/$U0/pipe" "$GPUPACK_MPS_CONTROL" >/dev/null
+echo "x_fault 20000" | CUDA_MPS_PIPE_DIRECTORY="$STATE/mps/$U0/pipe" "$GPUPACK_MPS_CONTROL" >/dev/null
 wait "$C4"
 is "$?" 1 "a fault ends the client with an error"
 run $G mps status --json
@@ -175,7 +175,7 @@ ok $? "stop after a fault"
 # ---- MIG: one daemon per MIG device, each seeing only its device -------------------
 MIGTOPO="$GPUPACK_SRC/topologies/h100-80gb-mig.topo"
 MIGS=$(awk '$1 == "ci" { for (i = 2; i <= NF; i++) if ($i ~ /^uuid=/) print substr($i, 6) }' "$MIGTOPO" | sort)
-run "$GPUPACK" --sim "$MIGTOPO" mps start --gpu 0
+run $GPUPACK --sim "$MIGTOPO" mps start --gpu 0
 is "$rc" 0 "start on a GPU with MIG on"
 is "$(cd "$STATE/mps" && printf '%s\n' * | sort | tr '\n' ' ')" "$(printf '%s\n' $MIGS | tr '\n' ' ')" \
 	"one daemon directory per MIG device of the topology"
@@ -185,7 +185,7 @@ for m in $MIGS; do
 	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CUDA_VISIBLE_DEVICES=$m" && n=$((n + 1))
 done
 is "$n" "$(printf '%s\n' $MIGS | wc -l)" "each daemon runs with CUDA_VISIBLE_DEVICES=<its MIG uuid>"
-run "$GPUPACK" --sim "$MIGTOPO" mps stop --all
+run $GPUPACK --sim "$MIGTOPO" mps stop --all
 is "$rc" 0 "stop --all stops them"
 is "$(count_daemons):$(ls -A "$STATE/mps")" "0:" "no MIG daemon or directory left"
 

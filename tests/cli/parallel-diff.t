@@ -300,6 +300,14 @@ t "--opt=value" -k --jobs=2 --max-args=2 echo ::: 1 2 3
 t "-a twice" -k -a abc -a 123 echo
 t ":::: f1 :::: f2" -k echo :::: abc :::: 123
 t "-- before the command" -k -- echo ::: a
+t "--skip-first-line" -k --skip-first-line echo :::: abc
+t "--process-slot-var" -k -j1 --process-slot-var SLOT 'echo $SLOT {}' ::: a b
+t "--replace=STR" -k --replace=@ echo @ ::: a
+t "--no-keep-order after -k" -k --nok -j1 echo ::: a b
+t "-C is --colsep" -k -C , echo {2} ::: a,b
+t "--eof=STR" -k --eof=_ echo ::: a _ b
+t "old spellings: --keeporder --maxargs --argsep" --keeporder --maxargs 2 --argsep ,, echo ,, 1 2 3
+t "--total-jobs (a count for the progress line)" -k --total-jobs 3 echo ::: a b c
 t "--jobs 1 long form" --jobs 1 echo ::: a b
 
 # === exit status, retries, halt, timeout ===================================================

@@ -49,7 +49,7 @@ CUDA_VISIBLE_DEVICES=$G1 gp --sim "$TOPO/h200-141gb-x2.topo" run --share timesli
 is "$(devices cvd.log)" "$G1 " "CUDA_VISIBLE_DEVICES=<uuid> is the default selection"
 SLURM_JOB_GPUS=0 gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice "$PROBE" slurm.log 10 0 ::: 1 2
 is "$(devices slurm.log)" "$G0 " "Slurm's SLURM_JOB_GPUS is the default without CUDA_VISIBLE_DEVICES"
-run env CUDA_VISIBLE_DEVICES= "$GPUPACK" --sim "$TOPO/h200-141gb-x2.topo" run true ::: 1
+run env CUDA_VISIBLE_DEVICES= $GPUPACK --sim "$TOPO/h200-141gb-x2.topo" run true ::: 1
 is "$rc" 255 "CUDA_VISIBLE_DEVICES set empty: no device, exit 255"
 one_line "$err" "in one line"
 run gp --sim "$TOPO/h200-141gb-x2.topo" run --gpus 7 true ::: 1

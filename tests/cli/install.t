@@ -1,0 +1,35 @@
+#!/bin/sh
+# install.t: make install puts the binary, man page, completion and
+# topologies under DESTDIR/PREFIX; --sim NAME finds an installed topology
+# by its name; make uninstall takes away exactly what install put there.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+if ! command -v make >/dev/null 2>&1; then
+	echo "1..0 # SKIP make is not installed"
+	trap - EXIT
+	rm -rf "$T"
+	exit 0
+fi
+D="$T/inst"
+mkdir -p "$D/usr/share/gpupack/keep"
+touch "$D/usr/share/gpupack/keep/mine"
+run make -s -C "$GPUPACK_SRC" install B="$GPUPACK_BUILD" DESTDIR="$D" PREFIX=/usr
+is "$rc" 0 "make install"
+for f in bin/gpupack share/man/man1/gpupack.1 share/bash-completion/completions/gpupack \
+	share/gpupack/topologies/h100-80gb.topo; do
+	ok "$([ -f "$D/usr/$f" ]; echo $?)" "installed $f"
+done
+cd "$T" || exit 1
+run "$D/usr/bin/gpupack" --sim h100-80gb devices
+is "$rc" 0 "--sim NAME: an installed topology by its name"
+like "$out" "simulated: $D/usr/bin/../share/gpupack/topologies/h100-80gb.topo" "found beside the installed binary"
+run "$D/usr/bin/gpupack" --sim h200-141gb-x2.topo devices --json
+is "$(printf '%s' "$out" | jq -r '.gpus | length')" 2 "--sim NAME.topo too"
+run "$D/usr/bin/gpupack" --sim no-such-machine devices
+is "$rc" 2 "an unknown name: exit 2"
+one_line "$err" "an unknown name: one line"
+run make -s -C "$GPUPACK_SRC" uninstall B="$GPUPACK_BUILD" DESTDIR="$D" PREFIX=/usr
+is "$rc" 0 "make uninstall"
+is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" "./usr/share/gpupack/keep/mine " \
+	"every file install put there is gone, and only those"
+ok "$([ ! -d "$D/usr/share/gpupack/topologies" ]; echo $?)" "the topologies directory too"

@@ -1,0 +1,105 @@
+/*
+ * fuzz_inputs: reading input sources as GNU parallel does, on arbitrary
+ * data. The first line holds the options: its first byte picks them (-0,
+ * a two-byte delimiter, -r, --header, --link, :::+ pairing, how the data
+ * is split into sources), the rest of the line is a --colsep regex (when
+ * not empty). The remaining bytes are the values of up to three ::: sources.
+ * Checks, beyond the sanitizers: every record has at least one column, no
+ * value holds a NUL, the count of records never exceeds the cross product
+ * of the sources (plus the empty-source rule), and tasks grouped with -n
+ * and -X cover every record once.
+ */
+#include "farm/task.h"
+#include "util/err.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data, *nl;
+	struct task_src ts;
+	struct tmpl t;
+	char *words[] = {"echo", "{}"};
+	struct tmpl_opts to = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	char *colsep = NULL;
+	unsigned flags;
+	size_t rest, per, limit = 1;
+	int nsrc, rc;
+	unsigned long long seq, records = 0;
+
+	if (size < 2 || size > 4096)
+		return 0;
+	flags = data[0];
+	nl = memchr(text, '\n', size);
+	if (!nl)
+		return 0;
+	if (nl > text + 1)
+		colsep = strndup(text + 1, (size_t)(nl - text - 1));
+	rest = size - (size_t)(nl + 1 - text);
+	tasks_init(&ts);
+	ts.in.o.skip_empty = flags >> 2 & 1;
+	ts.in.o.header = flags >> 3 & 1;
+	ts.in.o.link = flags >> 4 & 1;
+	ts.in.o.colsep = colsep && !memchr(colsep, '\0', strlen(colsep) + 1 - 1) ? colsep : NULL;
+	if (flags & 1) {
+		ts.in.o.delim = "";
+		ts.in.o.delim_len = 1;
+	} else if (flags & 2) {
+		ts.in.o.delim = "\r\n";
+		ts.in.o.delim_len = 2;
+	}
+	nsrc = 1 + (int)(flags >> 5 & 3) % 3;
+	per = (rest + (size_t)nsrc - 1) / (size_t)nsrc;
+	for (int s = 0; s < nsrc; s++) {
+		struct source *src = inputs_add_args(&ts.in, (flags >> 7) & (s > 0));
+		size_t off = (size_t)s * per, len = off < rest ? (rest - off < per ? rest - off : per) : 0;
+		char *chunk = strndup(nl + 1 + off, len);
+		size_t values = 1;
+
+		/* the chunk's lines are this source's ::: values (each may split again at the delimiter) */
+		for (char *p = chunk, *q; p; p = q) {
+			q = strchr(p, '\n');
+			if (q)
+				*q++ = '\0';
+			source_add_value(src, p);
+			values += strlen(p) + 1;
+		}
+		limit *= values;
+		free(chunk);
+	}
+	ts.max_args = flags & 64 ? 0 : 1 + (int)(flags & 3);
+	ts.fill = ts.spread = (flags & 64) != 0;
+	ts.slots = 2;
+	if (tmpl_compile(&t, words, 2, &to) < 0)
+		abort();
+	ts.cmd = &t;
+	if (tasks_open(&ts) == 0) {
+		struct targs a;
+
+		while ((rc = tasks_next(&ts, &a, &seq)) == 1) {
+			if (a.nrec < 1)
+				abort();
+			for (int r = 0; r < a.nrec; r++) {
+				if (a.rec[r].n < 1)
+					abort();
+				for (int c = 0; c < a.rec[r].n; c++)
+					if (!a.rec[r].v[c])
+						abort();
+			}
+			records += (unsigned long long)a.nrec;
+			targs_free(&a);
+		}
+		if (records > limit + 1)
+			abort();
+	}
+	err_clear();
+	tasks_free(&ts);
+	tmpl_free(&t);
+	free(colsep);
+	return 0;
+}
