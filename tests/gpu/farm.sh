@@ -7,7 +7,7 @@
 # Checks: 64 matmul tasks complete with correct checksums in each share mode;
 # --share mps beats --share timeslice on small matrices (ratio reported); one
 # faulting task under MPS loses no other task; killing the MPS server mid-run
-# loses no task (--retries 2); on two GPUs a farm keeps both busy and each task
+# loses no task (--retries 3: three tries in all, as GNU parallel counts); on two GPUs a farm keeps both busy and each task
 # sees only its own GPU. Measures the per-client context memory with and
 # without MPS and the MPS server's memory, for farm/cost.h.
 #
@@ -62,8 +62,8 @@ summary() { tail -n 1 "$1"; }
 # check_results DIR N NAME: N results, each one JSON line with ok and checksum_ok
 check_results() {
 	local dir=$1 n=$2 name=$3 good bad
-	good=$(cat "$dir"/*/stdout 2>/dev/null | grep '"mode":"matmul"' | grep '"ok":true' | grep -c '"checksum_ok":true')
-	bad=$(cat "$dir"/*/stdout 2>/dev/null | grep '"mode":"matmul"' | grep -c '"ok":false')
+	good=$(cat "$dir"/1/*/stdout 2>/dev/null | grep '"mode":"matmul"' | grep '"ok":true' | grep -c '"checksum_ok":true')
+	bad=$(cat "$dir"/1/*/stdout 2>/dev/null | grep '"mode":"matmul"' | grep -c '"ok":false')
 	check $((good == n && bad == 0 ? 0 : 1)) "$name: $n tasks with correct checksums" "$good good, $bad bad"
 }
 
@@ -83,7 +83,7 @@ for mode in exclusive timeslice mps; do
 	SPAN[$mode]=$(json_num "$(summary "$TMP/$mode.out")" makespan_s)
 	info "share $mode (-j $j, matmul --n 512 --iters 20): makespan ${SPAN[$mode]} s"
 	raw "summary $mode" "$(summary "$TMP/$mode.out")"
-	raw "one result ($mode)" "$(head -n 1 "$d/1/stdout" 2>/dev/null)"
+	raw "one result ($mode)" "$(head -n 1 "$d/1/1/stdout" 2>/dev/null)"
 done
 
 # --- 2. mps vs timeslice on small matrices ----------------------------------------------------------
@@ -99,7 +99,7 @@ info "RESULT mps vs timeslice, $NTASKS x matmul --n 256 --iters 400, -j 8: makes
 check "$(awk -v r="$ratio" 'BEGIN { exit !(r > 1) }'; echo $?)" "mps beats timeslice on small matrices (ratio ${ratio:-?})"
 
 # --- 3. one faulting task under MPS -------------------------------------------------------------------
-timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 0 --json --joblog "$TMP/jl-fault" --results "$TMP/res-fault" \
+timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 1 --json --joblog "$TMP/jl-fault" --results "$TMP/res-fault" \
 	--shell "if [ {} = F ]; then exec $W fault; else exec $W matmul --n 1024 --iters 300; fi" \
 	::: $(seq 15) F $(seq 16 30) >"$TMP/fault.out" 2>"$TMP/fault.err"
 rc=$?
@@ -111,10 +111,10 @@ check $((nfailed == 1 ? 0 : 1)) "fault under mps: no other task lost" "$nfailed 
 check $((fault_rc != 0 ? 0 : 1)) "fault under mps: the fault task itself failed" "exit ${fault_rc:-none}"
 check_results "$TMP/res-fault" 30 "fault under mps: the 30 matmuls"
 raw "fault summary" "$(summary "$TMP/fault.out")"
-raw "fault task output" "$(grep -l '"mode":"fault"' "$TMP"/res-fault/*/stdout 2>/dev/null | head -n 1 | xargs cat 2>/dev/null)"
+raw "fault task output" "$(grep -l '"mode":"fault"' "$TMP"/res-fault/1/*/stdout 2>/dev/null | head -n 1 | xargs cat 2>/dev/null)"
 
 # --- 4. the MPS server killed mid-run ------------------------------------------------------------------
-bg timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 2 --json --joblog "$TMP/jl-kill" --results "$TMP/res-kill" \
+bg timeout -k 5 150 "$G" run --timeout 90 --share mps -j 8 --retries 3 --json --joblog "$TMP/jl-kill" --results "$TMP/res-kill" \
 	--shell ": {}; exec $W matmul --n 2048 --iters 200" ::: $(seq 32) >"$TMP/kill.out" 2>"$TMP/kill.err"
 farm=$BG_PID
 killed=""
@@ -132,7 +132,7 @@ done
 wait "$farm"
 rc=$?
 check "$([ -n "$killed" ]; echo $?)" "server kill: the MPS server was killed mid-run (pid ${killed:-none})"
-check "$rc" "server kill: gpupack run exits 0 with --retries 2" "rc=$rc: $(tail -n 2 "$TMP/kill.err")"
+check "$rc" "server kill: gpupack run exits 0 with --retries 3" "rc=$rc: $(tail -n 2 "$TMP/kill.err")"
 check_results "$TMP/res-kill" 32 "server kill: no task lost"
 raw "server kill summary" "$(summary "$TMP/kill.out")"
 
@@ -145,7 +145,7 @@ if [ "$NGPU" -ge 2 ]; then
 	check "$rc" "two GPUs: gpupack run exits 0" "rc=$rc"
 	check_results "$TMP/res-two" "$NTASKS" "two GPUs"
 	mismatch=0
-	for f in "$TMP"/res-two/*/stdout; do
+	for f in "$TMP"/res-two/1/*/stdout; do
 		want=$(sed -n 's/^want=//p' "$f")
 		got=$(grep '"mode":"info"' "$f" | grep -o '"uuid":"[^"]*"' | cut -d'"' -f4)
 		[ -n "$want" ] && [ "$want" = "$got" ] || mismatch=$((mismatch + 1))
