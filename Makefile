@@ -1,7 +1,10 @@
 # gpupack: GNU Make build.
 #
-#   make                 build/gpupack (and build/gpupack-work when nvcc is found)
+#   make                 build/gpupack (and build/gpupack-work when nvcc is found, and
+#                        build/gpupack_spank.so, the Slurm plugin, when spank.h is found)
 #   make check           unit + CLI tests, then the same tests in an ASan+UBSan build
+#   make check-slurm     the Slurm plugin and the multi-node farm on a real Slurm brought up
+#                        here (root; Debian's slurmctld, slurmd, munge: .ci/run installs them)
 #   make test            the tests once, in the normal build only
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
@@ -24,10 +27,23 @@ LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-SRCS     := $(sort $(shell find src -name '*.c'))
+# src/slurm/ is the Slurm plugin, not part of gpupack: built on its own below
+SRCS     := $(sort $(shell find src -name '*.c' -not -path 'src/slurm/*'))
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 OBJS     := $(SRCS:%.c=$(B)/%.o)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+
+# The Slurm plugin: spank.c (the only file that needs spank.h) on top of the job
+# logic in src/slurm/job*.c, which the tests and the GPU driver also link, and
+# share/, gpu/, util/ compiled again as position-independent code, from an
+# archive so that only what the plugin uses goes in. It exports the SPANK
+# symbols alone (spank.map): nothing of ours can clash with slurmstepd's.
+SPANK_H     ?= $(wildcard /usr/include/slurm/spank.h)
+JOB_SRCS    := $(sort $(wildcard src/slurm/job*.c))
+JOB_OBJS    := $(JOB_SRCS:%.c=$(B)/%.o)
+PIC_SRCS    := $(sort $(wildcard src/share/*.c src/gpu/*.c src/util/*.c))
+PIC_OBJS    := $(PIC_SRCS:%.c=$(B)/pic/%.o)
+SPANK_SO    := $(B)/gpupack_spank.so
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
@@ -49,7 +65,7 @@ VALGRIND_CLI := tests/cli/devices.t tests/cli/run.t tests/cli/run-journal.t test
                 tests/cli/mps-exec.t tests/cli/usage.t
 FUZZ_SECONDS ?= 600
 
-all: $(B)/gpupack work
+all: $(B)/gpupack work $(if $(SPANK_H),$(SPANK_SO))
 
 $(B)/gpupack: $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -58,13 +74,36 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS)
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
-$(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
+$(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/pic/libgpupack.a: $(PIC_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SPANK_SO): $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a src/slurm/spank.map
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/slurm/spank.map \
+	  $(LDFLAGS) -o $@ \
+	  $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a -ldl -lpthread -lm
+
+spank: $(SPANK_SO)
+
+# the job objects are only prerequisites of pattern rules: keep them (make would delete them)
+.SECONDARY: $(JOB_OBJS)
+
+# needs root and Debian's Slurm packages; tests/slurm/ brings its own cluster up and down
+check-slurm: $(B)/gpupack $(SPANK_SO) $(TOOL_BINS) $(FAKENVML)
+	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
+	  prove --exec tests/run-test $(PROVE_FLAGS) tests/slurm/*.t
 
 # gpupack-work needs the CUDA toolkit; without it, say so and go on.
 work:
@@ -108,11 +147,11 @@ valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
 
 fuzz:
 	$(MAKE) --no-print-directory B=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
-	  $(LIB_SRCS:%.c=build-fuzz/%.o)
+	  $(LIB_SRCS:%.c=build-fuzz/%.o) $(JOB_SRCS:%.c=build-fuzz/%.o)
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  echo "clang $$f -> build-fuzz/$$n"; \
 	  clang -O1 -g -std=c11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f \
-	    $(LIB_SRCS:%.c=build-fuzz/%.o) -ldl -lpthread -lm || exit 1; done
+	    $(LIB_SRCS:%.c=build-fuzz/%.o) $(JOB_SRCS:%.c=build-fuzz/%.o) -ldl -lpthread -lm || exit 1; done
 
 # FUZZ=fuzz_topology picks one harness; each runs FUZZ_SECONDS on its seed corpus in tests/fuzz/<name>/
 fuzz-run: fuzz
@@ -121,7 +160,7 @@ fuzz-run: fuzz
 	  build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-out/$$f tests/fuzz/$$f || exit 1; \
 	done
 
-install: $(B)/gpupack
+install: $(B)/gpupack $(if $(SPANK_H),$(SPANK_SO))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies
 	install -m 0755 $(B)/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack
@@ -129,6 +168,8 @@ install: $(B)/gpupack
 	install -m 0644 doc/gpupack.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1
 	install -m 0644 completion/gpupack.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
 	install -m 0644 topologies/*.topo $(DESTDIR)$(PREFIX)/share/gpupack/topologies/
+	if [ -f $(SPANK_SO) ]; then install -d $(DESTDIR)$(PREFIX)/lib/gpupack && \
+	  install -m 0755 $(SPANK_SO) $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so; fi
 
 # what install put there, and nothing else (the directories only when left empty)
 uninstall:
@@ -136,11 +177,14 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/gpupack/topologies/,$(notdir $(wildcard topologies/*.topo)))
-	-rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack 2>/dev/null
+	rm -f $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so
+	-rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack \
+	  $(DESTDIR)$(PREFIX)/lib/gpupack 2>/dev/null
 
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all work test check valgrind fuzz fuzz-run install uninstall clean
+.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean
 
--include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d)
+-include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
+  $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)

@@ -1,0 +1,186 @@
+#!/bin/sh
+# jobmps.t: what the Slurm plugin's job_prolog, task_init and job_epilog do
+# (src/slurm/jobmps.c), driven without Slurm by tests/tools/jobmps-driver,
+# against the MPS control double and simulated GPUs. As root the job runs as
+# nobody (and root itself is refused); otherwise as the caller. The plugin
+# inside a real Slurm is tested by tests/slurm/ (make check-slurm).
+# shellcheck disable=SC2086
+. "${GPUPACK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+
+DRV="$TOOLS/jobmps-driver"
+CTL="$TOOLS/fake-mps-control"
+CLIENT="$TOOLS/fake-mps-client"
+X8="$TOPO/h100-80gb-x8.topo"
+chmod 755 "$T"
+R="$T/root"
+if [ "$(id -u)" -eq 0 ]; then
+	USER_=nobody
+	as_job() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+else
+	USER_=$(id -un)
+	as_job() { "$@"; }
+fi
+JUID=$(id -u "$USER_")
+ARGS="control=$CTL state=$R/%n sim=$X8 grace=1"
+export GPUPACK_MPS_TIMEOUT=5
+U0=$("$GPUPACK" --sim "$X8" devices --json | jq -r '.gpus[0].uuid')
+U1=$("$GPUPACK" --sim "$X8" devices --json | jq -r '.gpus[1].uuid')
+U2=$("$GPUPACK" --sim "$X8" devices --json | jq -r '.gpus[2].uuid')
+
+# every process of the job user whose MPS pipe directory lies under $R
+job_procs() {
+	for p in $(ls /proc | grep '^[0-9]*$'); do
+		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$JUID" ] || continue
+		grep -q Z "/proc/$p/stat" 2>/dev/null && continue
+		tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$R/" && echo "$p"
+	done
+}
+_job_cleanup() { for p in $(job_procs); do kill -9 "$p" 2>/dev/null; done; }
+CLEANUP=_job_cleanup
+left() { ls -A "$R/node" 2>/dev/null | grep -v '^\.lock$'; job_procs; }
+
+# ---- prolog: one daemon per GPU, the user's, private, with the limits ----------
+run "$DRV" prolog --job 7 --user "$USER_" --gpus 0,1 --spec sm=25,mem=1G -- $ARGS
+is "$rc:$out" "0:ok" "prolog for GPUs 0,1 succeeds"
+J="$R/node/7"
+is "$(ls "$J" | sort | tr '\n' ' ')" "$(printf '%s\n' "$U0" "$U1" | sort | tr '\n' ' ')" \
+	"one daemon directory per GPU, named by its UUID"
+bad=""
+for d in "$J" "$J/$U0" "$J/$U0/pipe" "$J/$U0/log" "$J/$U1/pipe"; do
+	[ "$(stat -c %u:%a "$d")" = "$JUID:700" ] || bad="$bad $d=$(stat -c %u:%a "$d")"
+done
+is "$bad" "" "the job's directories are the user's, 0700"
+is "$(stat -c %a "$R/node"):$(stat -c %a "$R/node/7.job")" "755:644" "the state root and the record: readable, not writable, by the user"
+P0=$(sed -n 's/^pid=//p' "$J/$U0/daemon")
+is "$(stat -c %u "/proc/$P0" 2>/dev/null)" "$JUID" "the daemon runs as the job's user"
+is "$(echo x_limits | CUDA_MPS_PIPE_DIRECTORY="$J/$U0/pipe" as_job "$CTL")" "sm=25.0 mem=1544M priority=0" \
+	"the daemon holds the limits (mem: 1G to allocate plus 520M of context)"
+like "$(tr '\0' '\n' <"/proc/$P0/environ" | grep '^CUDA_VISIBLE_DEVICES=')" "=$U0\$" "the daemon serves its GPU alone"
+if [ "$(id -u)" -eq 0 ]; then
+	like "$(grep -E '^(Uid|Gid|Groups):' "/proc/$P0/status" | tr -s '\t ' ' ' | tr '\n' ' ')" \
+		"Uid: $JUID $JUID $JUID $JUID Gid: ([0-9]+) \\1 \\1 \\1 Groups: *$" \
+		"no id of the daemon is root's, no supplementary group"
+else
+	ok 0 "# skip ids: not root"
+fi
+
+# ---- task: pointed at its own GPU's daemon ---------------------------------------
+run as_job "$DRV" task --job 7 --visible 1 -- $ARGS
+like "$out" "CUDA_VISIBLE_DEVICES=$U1" "a task on GPU 1 (global index) sees it by UUID"
+like "$out" "CUDA_MPS_PIPE_DIRECTORY=$J/$U1/pipe" "and talks to GPU 1's daemon"
+like "$out" "GPUPACK_MPS_DIR=$J" "and gpupack inside finds the job's daemons"
+c=$(as_job env $(echo "$out" | tr '\n' ' ') "$CLIENT" --ms 1)
+like "$c" "^mps=1 .* sm=25.0 mem=1544M .*dev=$U1\$" "a client with that environment gets GPU 1's daemon and the limits"
+# where the site constrains devices (task/cgroup, ConstrainDevices=yes), Slurm
+# numbers a task's GPUs from 0 within its step: the prolog records which
+"$DRV" prolog --job 12 --user "$USER_" --gpus 0,1 -- $ARGS cuda_index=local >/dev/null
+run as_job "$DRV" task --job 12 --visible 0 --step 1 -- $ARGS
+like "$out" "CUDA_VISIBLE_DEVICES=$U1" "local numbering: entry 0 of the step's GPUs (1) is GPU 1"
+run as_job "$DRV" task --job 12 --visible 1 --step 1 -- $ARGS
+like "$err" "entry 1 is not one of the step's 1 devices" "local numbering: past the step's GPUs is an error"
+"$DRV" epilog --job 12 --user "$USER_" -- $ARGS >/dev/null
+run as_job "$DRV" task --job 7 --visible "$U0" -- $ARGS
+like "$out" "CUDA_MPS_PIPE_DIRECTORY=$J/$U0/pipe" "an entry given as a UUID"
+run as_job "$DRV" task --job 7 --visible 2 -- $ARGS
+is "$rc" 3 "a GPU the job does not have: an error"
+one_line "$err" "a GPU the job does not have: one line"
+like "$err" "GPU 2 is not a device of job 7" "it says which"
+run as_job "$DRV" task --job 7 --visible NoDevFiles -- $ARGS
+is "$out" "none" "a task without GPUs: nothing changes"
+run as_job "$DRV" task --job 8 --visible 0 -- $ARGS
+is "$out" "none" "a job without MPS here: nothing changes"
+
+# ---- a task that sees both GPUs: one daemon for the two ----------------------------
+run as_job "$DRV" task --job 7 --visible 0,1 -- $ARGS
+like "$out" "CUDA_VISIBLE_DEVICES=$U0,$U1" "a task on GPUs 0 and 1 sees both"
+S=$(echo "$out" | sed -n 's/^CUDA_MPS_PIPE_DIRECTORY=//p')
+like "$S" "^$J/set-[0-9a-f]{16}/pipe\$" "its daemon is the set's"
+c=$(as_job env $(echo "$out" | tr '\n' ' ') "$CLIENT" --ms 1)
+like "$c" "sm=25.0 mem=1544M .*dev=$U0,$U1\$" "which serves both GPUs with the job's limits"
+is "$(echo 'get_default_device_pinned_mem_limit 1' | CUDA_MPS_PIPE_DIRECTORY="$S" as_job "$CTL")" "1544M" \
+	"the memory limit holds on its second GPU too"
+run as_job "$DRV" task --job 7 --visible 1,0 -- $ARGS
+ok "$([ "$(echo "$out" | sed -n 's/^CUDA_MPS_PIPE_DIRECTORY=//p')" != "$S" ] && echo 0 || echo 1)" \
+	"another order is another daemon (the daemon numbers devices in its order)"
+
+# ---- epilog: clients get a grace period, then nothing is left ------------------------
+as_job env $(as_job "$DRV" task --job 7 --visible 0 -- $ARGS | tr '\n' ' ') "$CLIENT" >"$T/c.out" 2>"$T/c.err" &
+CP=$!
+i=0; while [ ! -s "$T/c.out" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+run "$DRV" epilog --job 7 --user "$USER_" -- $ARGS
+is "$rc:$out" "0:ok" "epilog succeeds with a client still running"
+wait "$CP"
+is "$?" 1 "the client was ended (after the grace period)"
+like "$(cat "$T/c.err")" "error 810" "by terminate_client, as MPS ends a client"
+is "$(left)" "" "nothing left: no daemon, no directory, no record"
+
+# ---- MIG devices come from Slurm as UUIDs: no driver needed -------------------------
+M1=MIG-a5af4bfa-4461-460e-719c-3805d69c451d
+M2=MIG-b42308d2-d6ef-193c-12f5-56a27a557bee
+run "$DRV" prolog --job 9 --user "$USER_" --gpus 0 --visible "$M1,$M2" -- control=$CTL state=$R/%n grace=1
+is "$rc:$out" "0:ok" "prolog for two MIG devices (by UUID) succeeds"
+is "$(ls "$R/node/9" | sort | tr '\n' ' ')" "$M1 $M2 " "one daemon per MIG device"
+run as_job "$DRV" task --job 9 --visible "$M2" -- control=$CTL state=$R/%n
+like "$out" "CUDA_MPS_PIPE_DIRECTORY=$R/node/9/$M2/pipe" "a task on a MIG device talks to its daemon"
+run "$DRV" epilog --job 9 --user "$USER_" -- control=$CTL state=$R/%n grace=1
+is "$(left)" "" "nothing left of the MIG job"
+run "$DRV" prolog --job 10 --user "$USER_" --gpus 0 -- control=$CTL state=$R/%n sim=$TOPO/h100-80gb-mig.topo
+is "$rc" 3 "a whole MIG-enabled GPU by index: refused"
+like "$err" "GPU 0 has MIG enabled: Slurm must hand out its MIG devices" "it says what to do"
+"$DRV" epilog --job 10 --user "$USER_" -- $ARGS >/dev/null
+
+# ---- a daemon that will not start ------------------------------------------------------
+printf '#!/bin/sh\necho "no GPU today"\nexit 1\n' >"$T/broken"
+chmod 755 "$T/broken"
+run "$DRV" prolog --job 11 --user "$USER_" --gpus 0,1 -- control=$T/broken state=$R/%n sim=$X8
+is "$rc" 3 "prolog with a control program that fails: exit 3"
+one_line "$err" "one line"
+like "$err" "MPS daemon for $U0: nvidia-cuda-mps-control -d failed \\(status 1\\): no GPU today" "it says which and why"
+is "$(ls -A "$R/node" | grep -v '^\.lock$')" "11.job" "only the record stays (for the job's tasks)"
+run as_job "$DRV" task --job 11 --visible 0 -- $ARGS
+is "$rc" 3 "its tasks fail"
+like "$err" "no GPU today" "with the same line"
+run "$DRV" epilog --job 11 --user "$USER_" -- $ARGS
+is "$(left)" "" "nothing left after its epilog"
+
+# ---- leftovers of a crashed node; a live job is not touched -------------------------------
+"$DRV" prolog --job 20 --user "$USER_" --gpus 2 -- $ARGS >/dev/null
+P20=$(sed -n 's/^pid=//p' "$R/node/20/$U2/daemon")
+mkdir -p "$R/node/30/GPU-x/pipe" "$R/node/31/GPU-x"
+printf 'jobid=30\nuid=%s\nboot=not-this-boot\nstatus=ok\n' "$JUID" >"$R/node/30.job"
+printf 'jobid=31\nuid=%s\nboot=%s\nstatus=ok\n' "$JUID" "$(cat /proc/sys/kernel/random/boot_id)" >"$R/node/31.job"
+# a process of another boot's record is never signalled: its pid means nothing now
+sleep 30 &
+SP=$!
+printf 'pid=%s\n' "$SP" >"$R/node/30/GPU-x/daemon"
+run "$DRV" prolog --job 21 --user "$USER_" --gpus 0 -- $ARGS
+is "$rc" 0 "the next job's prolog succeeds"
+ok "$([ ! -e "$R/node/30" ] && [ ! -e "$R/node/30.job" ] && echo 0 || echo 1)" "a job of another boot (a crash) is removed"
+ok "$([ ! -e "$R/node/31" ] && [ ! -e "$R/node/31.job" ] && echo 0 || echo 1)" "a job of this boot with nothing running is removed"
+kill -0 "$SP" 2>/dev/null
+ok $? "a pid named in a removed job's files is not signalled"
+kill "$SP"
+ok "$([ -d "$R/node/20/$U2" ] && kill -0 "$P20" 2>/dev/null && echo 0 || echo 1)" \
+	"a job whose daemon runs (a live job) is untouched"
+for j in 20 21; do "$DRV" epilog --job $j --user "$USER_" -- $ARGS >/dev/null; done
+is "$(left)" "" "nothing left after the epilogs"
+
+# ---- refused: root, an unsafe state root ---------------------------------------------
+if [ "$(id -u)" -eq 0 ]; then
+	run "$DRV" prolog --job 40 --user root --gpus 0 -- $ARGS
+	is "$rc" 3 "a job of root: refused (its daemons would run as root)"
+	like "$err" "the job runs as root" "it says why"
+	"$DRV" epilog --job 40 --user root -- $ARGS >/dev/null
+else
+	ok 0 "# skip root: not root"
+	ok 0 "# skip root: not root"
+fi
+mkdir -m 777 "$T/open" && chmod 777 "$T/open"
+run "$DRV" prolog --job 41 --user "$USER_" --gpus 0 -- control=$CTL state=$T/open sim=$X8
+is "$rc" 3 "a state root writable by others: refused"
+like "$err" "state directory $T/open has mode 0777, writable by others" "it says why"
+is "$(ls -A "$T/open")" "" "and nothing was made in it"
+ln -s "$R" "$T/link"
+run "$DRV" prolog --job 42 --user "$USER_" --gpus 0 -- control=$CTL state=$T/link sim=$X8
+is "$rc" 3 "a state root that is a symlink: refused"
+is "$(left)" "" "nothing left at the end"
