@@ -66,3 +66,23 @@ _gpupack() {
 	esac
 }
 complete -F _gpupack gpupack
+
+# The Slurm plugin's option on sbatch, salloc and srun (gpupack_spank.so, doc/slurm.md):
+# --gpupack-mps=sm=PCT,mem=SIZE,priority=normal|low or off. Registered only where
+# nothing completes those commands already, so that Slurm's own completion wins.
+_gpupack_slurm() {
+	local cur=${COMP_WORDS[COMP_CWORD]}
+	case $cur in
+	--gpupack-mps=*)
+		local items=${cur#--gpupack-mps=} done_part=""
+		case $items in *,*) done_part=${items%,*},; items=${items##*,} ;; esac
+		COMPREPLY=($(compgen -P "--gpupack-mps=$done_part" -W "sm= mem= priority=normal priority=low off" -- "$items"))
+		compopt -o nospace 2>/dev/null ;;
+	--g*) COMPREPLY=($(compgen -W "--gpupack-mps --gpupack-mps= --gres= --gpus= --gpus-per-task=" -- "$cur")) ;;
+	*) COMPREPLY=($(compgen -f -- "$cur")) ;;
+	esac
+}
+for _c in sbatch salloc srun; do
+	complete -p "$_c" >/dev/null 2>&1 || complete -F _gpupack_slurm "$_c"
+done
+unset _c

@@ -38,7 +38,11 @@ deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
 {
 	struct held *h, **p;
 
-	if (!f->o->keep_order) {
+	/*
+	 * Under -k, output waits for its turn; a task whose turn is past (one a
+	 * farm over nodes runs again in a later pass) prints at once.
+	 */
+	if (!f->o->keep_order || seq < f->next_print) {
 		emit(f, out);
 		obuf_free(&out[0]);
 		obuf_free(&out[1]);

@@ -180,6 +180,7 @@ finish_release(struct farm *f, struct run *r, double now)
 	if (r->alone)
 		r->g->solo = 0;
 	r->alone = 0;
+	r->hold_until = 0;
 	group_end(r->g, now);
 	f->st.running--;
 }
@@ -237,6 +238,8 @@ finish_task(struct farm *f, struct run *r, double now)
 		task_free(f, t);
 		return;
 	}
+	if (!ok && nodes_hold(f, r, now))
+		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
 	if (!ok && retry(f, r)) {
 		finish_release(f, r, now);
 		queue_requeue(f, t);
@@ -244,8 +247,15 @@ finish_task(struct farm *f, struct run *r, double now)
 	}
 	if (f->o->line_buffer)
 		deliver_lines(f, r, 1);
+	if (nodes_unrecorded(f, r)) {
+		/* did not finish: --resume runs it (farm/nodes.h) */
+		deliver(f, t->seq, r->out);
+		finish_release(f, r, now);
+		task_free(f, t);
+		return;
+	}
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
-	    r->command};
+	    r->command, nodes_host(f)};
 	if (journal_end(&f->j, &rec) < 0) {
 		warnx_("%s", err_msg());
 		f->fatal = err_code();

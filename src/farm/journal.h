@@ -30,6 +30,7 @@ struct joblog_rec {
 	unsigned long long received;
 	int exitval, signal;
 	const char *command;
+	const char *host;       /* the Host column; NULL: ":" (this machine, as parallel writes it) */
 };
 
 /*

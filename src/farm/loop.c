@@ -114,6 +114,12 @@ deadlines(struct farm *f, double now)
 		struct run *r = &f->r[i];
 		double d;
 
+		/* a killed task whose end waited to see whether the farm was stopping */
+		if (r->task && r->exited && r->hold_until > 0 && (now >= r->hold_until || f->stop > 0)) {
+			finish_task(f, r, now);
+			continue;
+		}
+
 		if (!r->task || r->exited)
 			continue;
 		d = deadline(f, r);
@@ -154,6 +160,9 @@ poll_timeout(struct farm *f, double now)
 		sooner(&next, r->term_at);
 		sooner(&next, r->kill_at);
 	}
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task && f->r[i].exited)
+			sooner(&next, f->r[i].hold_until);
 	for (int i = 0; i < f->ng; i++)
 		if (f->g[i].fault_at > 0)
 			sooner(&next, now + 0.2);
@@ -169,6 +178,9 @@ poll_timeout(struct farm *f, double now)
 	 */
 	if (f->st.running > 0)
 		sooner(&next, now + 0.25);
+	/* a farm over nodes beats and watches the others, also while it waits for them */
+	if (f->nodes)
+		sooner(&next, now + nodes_due(f, now));
 	if (next == 0)
 		return -1;
 	return next <= now ? 0 : (int)((next - now) * 1000) + 1;
@@ -197,6 +209,7 @@ wait_events(struct farm *f)
 	}
 	reap(f, clock_mono());
 	deadlines(f, clock_mono());
+	nodes_tick(f, clock_mono());
 	free(p);
 	free(who);
 }
@@ -255,7 +268,9 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		double now = clock_mono();
 
 		launch_fill(&f, now);
-		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry && !f.suspects)))
+		/* done here; in a farm over nodes, done when it is done everywhere */
+		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry && !f.suspects)) &&
+		    (!f.nodes || f.stop > 0 || !nodes_idle(&f, now)))
 			break;
 		progress(&f, now);
 		wait_events(&f);

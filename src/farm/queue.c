@@ -1,8 +1,9 @@
 /*
  * queue: the tasks waiting to run. Retries come first (a task that failed
- * and may run again), then the input stream, read one task at a time (the
- * inputs are never all in memory). Inputs of other shards and tasks the
- * joblog already holds (--resume) are passed over here.
+ * and may run again, or runs again for gpupack's own reasons), then the
+ * input stream, read one task at a time (the inputs are never all in
+ * memory). Inputs of other shards, of other nodes of a farm over nodes,
+ * and tasks the joblog already holds (--resume) are passed over here.
  */
 #include "farm/state.h"
 #include "util/err.h"
@@ -37,6 +38,70 @@ queue_requeue(struct farm *f, struct task *t)
 		enqueue(&f->retry, &f->retry_tail, t);
 }
 
+int
+queue_rerun_own(struct farm *f, struct task *t, const char *why)
+{
+	if (t->own_reruns >= FARM_OWN_RERUNS) {
+		warnx_("input %llu: %s again, after %d reruns: not run again", t->seq, why, t->own_reruns);
+		return -1;
+	}
+	t->own_reruns++;
+	t->next = f->retry;
+	f->retry = t;
+	if (!f->retry_tail)
+		f->retry_tail = t;
+	return 0;
+}
+
+/* A task that takes over the records in *a. */
+static struct task *
+new_task(unsigned long long seq, const struct targs *a)
+{
+	struct task *t = xcalloc(1, sizeof *t);
+
+	t->seq = seq;
+	t->a = *a;
+	return t;
+}
+
+/*
+ * In a farm over nodes: is seq ours to run? A task lost with another node
+ * comes back through queue_rerun_own. 1 ours (*t set), 0 not, -1 error.
+ */
+static int
+take_from_nodes(struct farm *f, unsigned long long seq, const struct targs *a, struct task **t)
+{
+	int attempt;
+
+	switch (nodes_take(f, seq, &attempt)) {
+	case NODES_RUN:
+		*t = new_task(seq, a);
+		return 1;
+	case NODES_RERUN:
+		*t = new_task(seq, a);
+		(*t)->own_reruns = attempt - 1;
+		if (queue_rerun_own(f, *t, "its node was lost") < 0) {
+			free(*t);
+			return 0;
+		}
+		/* first in line now: take it back from there */
+		f->retry = (*t)->next;
+		if (!f->retry)
+			f->retry_tail = NULL;
+		return 1;
+	case NODES_DONE:
+		f->st.skipped++;
+		return 0;
+	case NODES_OTHER:
+		f->st.others++;
+		return 0;
+	case NODES_OURS:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 struct task *
 queue_next(struct farm *f)
 {
@@ -62,15 +127,23 @@ queue_next(struct farm *f)
 			}
 			return NULL;
 		}
-		f->st.inputs = seq;
-		if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
+		if (seq > f->st.inputs)
+			f->st.inputs = seq;
+		if (f->nodes) {
+			int mine = take_from_nodes(f, seq, &a, &t);
+
+			if (mine > 0)
+				return t;
+			if (mine < 0) {
+				warnx_("%s", err_msg());
+				f->fatal = err_code();
+				f->stop = 1;
+			}
+		} else if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
 			/* another shard's: not run, not journaled, not counted as skipped */
 			f->st.others++;
 		} else if (!journal_skip(&f->j, seq)) {
-			t = xcalloc(1, sizeof *t);
-			t->seq = seq;
-			t->a = a;
-			return t;
+			return new_task(seq, &a);
 		} else {
 			f->st.skipped++;
 		}

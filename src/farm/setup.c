@@ -270,6 +270,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	gpu_system_free(&sys);
 	if (rc < 0)
 		return -1;
+	if (nodes_prepare(f) < 0)
+		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
 	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
@@ -282,8 +284,12 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (f->o->share == SHARE_MPS && farm_mps_setup(f->g, f->ng) < 0)
 		return -1;
-	if (journal_open(&f->j, f->o->joblog, f->o->joblog_append, f->o->resume, f->o->resume_failed,
-	    f->o->retry_failed ? 0 : identity(f->o)) < 0) {
+	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h) */
+	rc = nodes_setup(f, identity(f->o));
+	if (rc == 0)
+		rc = journal_open(&f->j, f->o->joblog, f->o->joblog_append, f->o->resume,
+		    f->o->resume_failed, f->o->retry_failed ? 0 : identity(f->o));
+	if (rc < 0) {
 		farm_mps_teardown(f->g, f->ng);
 		return -1;
 	}
@@ -312,6 +318,7 @@ setup_cleanup(struct farm *f)
 	deliver_flush(f, 1);
 	farm_mps_teardown(f->g, f->ng);
 	journal_close(&f->j);
+	nodes_close(f);
 	for (int i = NFIXED_KEYS; i < f->nkeys; i++)
 		free((char *)f->keys[i]);
 	tmpl_free(&f->cmd);

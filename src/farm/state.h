@@ -22,6 +22,7 @@
 #include "farm/cmdline.h"
 #include "farm/task.h"
 #include "farm/journal.h"
+#include "farm/nodes.h"
 #include "farm/output.h"
 #include "farm/progress.h"
 #include "farm/slot.h"
@@ -31,6 +32,7 @@ struct task {
 	unsigned long long seq;
 	struct targs a;          /* its records (farm/task.h) */
 	int attempts;            /* attempts that counted against --retries */
+	int own_reruns;          /* reruns for gpupack's own reasons (queue_rerun_own) */
 	int fault_retries;       /* attempts another client's fault ended */
 	int suspect;             /* a fault ended its last attempt: the next one runs alone */
 	struct task *next;
@@ -51,6 +53,7 @@ struct run {
 	int halted;              /* ended by --halt now: not logged, not printed (--resume reruns it) */
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
+	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
 };
 
 /* Finished output waiting for its turn under -k. */
@@ -94,12 +97,26 @@ struct farm {
 	unsigned long long next_print;
 	int out_broken;
 	double last_draw;
+	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 };
+
+/*
+ * Reruns for gpupack's own reasons (not the task's: a node lost with it, ...)
+ * do not spend --retries; each task gets at most this many, so that nothing
+ * loops forever.
+ */
+#define FARM_OWN_RERUNS 3
 
 /* queue.c: tasks waiting to run */
 void task_free(struct farm *f, struct task *t);
 /* Put a task whose attempt failed back: suspects of a fault apart, to run alone. */
 void queue_requeue(struct farm *f, struct task *t);
+/*
+ * Run t again for a reason of gpupack's own (why: for the warning when it
+ * may not): first in line, --retries untouched. -1 when t had its
+ * FARM_OWN_RERUNS already (the caller ends it).
+ */
+int queue_rerun_own(struct farm *f, struct task *t, const char *why);
 /* The next task: a retry, else the next input of this shard not already in the joblog; NULL: none. */
 struct task *queue_next(struct farm *f);
 /* Free every task still waiting. */

@@ -30,7 +30,7 @@ test_parse(void)
 static void
 write_rec(struct journal *j, unsigned long long seq, int ev)
 {
-	struct joblog_rec r = {seq, 1795312283.903, 0.25, 2, ev, 0, "echo a\nb"};
+	struct joblog_rec r = {seq, 1795312283.903, 0.25, 2, ev, 0, "echo a\nb", NULL};
 
 	ok(journal_end(j, &r) == 0, "record %llu", seq);
 }

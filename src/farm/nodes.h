@@ -1,0 +1,127 @@
+/*
+ * nodes: one farm over several gpupacks, one per node of a Slurm
+ * allocation (`srun gpupack run --joblog FILE ...`), with no server: they
+ * meet in FILE.farm/ on a filesystem all of them share, and every rule
+ * rests on the two operations such filesystems make atomic across
+ * machines, creating a name that must not exist yet (symlink(2), which
+ * fails with EEXIST) and renaming over a name (rename(2)).
+ *
+ *   FILE.farm/identity             the command and input kinds (as FILE.gpupack)
+ *   FILE.farm/current -> RUN       the run now going on
+ *   FILE.farm/RUN/                 one run: $SLURM_JOB_ID.$SLURM_STEP_ID
+ *     parent -> RUN' | none        the run it resumes (--resume), or none
+ *     claim/SEQ -> OWNER           who runs input SEQ: the first to create it
+ *     reclaim/SEQ.K -> OWNER       attempt K after the owner of K-1 was lost
+ *     log/OWNER                    OWNER's joblog (GNU parallel's columns)
+ *     alive/OWNER                  its heartbeat: the file's mtime
+ *     done/OWNER                   it is idle: every input it took has ended
+ *     lost/OWNER                   another declared it lost (no heartbeat)
+ *     merged                       who wrote FILE, the run's joblog, at the end
+ *
+ * OWNER is node.procid.pid. Each gpupack walks all inputs in order and runs
+ * the ones it claims, one as each slot frees up: a slow node claims fewer,
+ * and none waits for another. A task has one joblog record across nodes:
+ * the one in the log of whoever holds its highest claim. When a node stops
+ * beating for GPUPACK_FARM_LOST seconds (default 60), the others declare
+ * it lost (it stops when it sees that) and run its unfinished inputs again
+ * through the farm's rerun path (queue_rerun_own). FILE, the joblog users
+ * read, is written whole at the end; --resume reads the logs of the run's
+ * chain of parents, so a rerun with any number of nodes runs only what no
+ * node finished.
+ */
+#ifndef GPUPACK_FARM_NODES_H
+#define GPUPACK_FARM_NODES_H
+
+#include <stdint.h>
+
+struct farm;
+struct farm_opts;
+struct run;
+
+/* How long a silent gpupack stays a member (seconds; $GPUPACK_FARM_LOST). */
+#define NODES_LOST_DEFAULT 60.0
+/* How often a member shows it is alive and looks at the others. */
+#define NODES_BEAT 1.0
+
+enum nodes_take { NODES_RUN, NODES_RERUN, NODES_DONE, NODES_OTHER, NODES_OURS, NODES_ERROR };
+
+/*
+ * Is this run a farm over nodes: under srun with several tasks, or with
+ * FILE.farm already there (a run that resumes one)? Call before the inputs
+ * are opened (it keeps their sources as given, for later passes). 0: not
+ * one; 1: f->nodes made; -1 with err set (options a farm over nodes cannot
+ * take).
+ */
+int nodes_prepare(struct farm *f);
+
+/*
+ * Join the run in FILE.farm/ and open f->j on this gpupack's own log.
+ * 0 when f->nodes is NULL (nothing done); 1 joined; -1 with err set.
+ */
+int nodes_setup(struct farm *f, uint64_t identity);
+
+/*
+ * Input seq comes by: NODES_RUN (ours now), NODES_RERUN (ours, lost with
+ * another node: *attempt is its attempt), NODES_DONE (an earlier run
+ * recorded it), NODES_OTHER (another gpupack's), NODES_OURS (we ran it
+ * already: a later pass), NODES_ERROR (err set).
+ */
+int nodes_take(struct farm *f, unsigned long long seq, int *attempt);
+
+/* The Host column of our records (the node's name). */
+const char *nodes_host(const struct farm *f);
+
+/*
+ * Should the end of r go unrecorded? When a signal (scancel) stops the run
+ * and takes its tasks down with it, a task it killed did not finish: it is
+ * left for --resume. Also when we were declared lost.
+ */
+int nodes_unrecorded(const struct farm *f, const struct run *r);
+
+/*
+ * A task killed by SIGTERM, SIGINT, SIGHUP or SIGKILL while we are not
+ * stopping (yet): scancel signals every process of the step, and ours may
+ * come after the task's. Its end waits NODES_HOLD seconds (1: r->hold_until
+ * set; finish it when that passes or we stop), so that a kill that was the
+ * farm's end is not recorded as a failure.
+ */
+#define NODES_HOLD 2.0
+int nodes_hold(const struct farm *f, struct run *r, double now);
+
+/* Seconds until nodes_tick wants to run (for poll). */
+double nodes_due(const struct farm *f, double now);
+/* Beat, watch the others, stop if we were declared lost. */
+void nodes_tick(struct farm *f, double now);
+
+/*
+ * Nothing runs here and our inputs are through: 1 to go on (waiting for the
+ * others, or a new pass over the inputs for what a lost node left), 0 when
+ * the farm is over everywhere.
+ */
+int nodes_idle(struct farm *f, double now);
+
+/* Leave: write FILE when the farm is over, free everything. */
+void nodes_close(struct farm *f);
+
+/* nodes_journal.c: the records of a chain of runs */
+
+struct nodes_chain;
+/*
+ * What the runs before this one recorded (dir: FILE.farm, parent: the first
+ * run to read, "none" for no chain). -1 with err set.
+ */
+int nodes_chain_load(const char *dir, const char *parent, struct nodes_chain **out);
+/* 1 when the chain settled seq: with resume_failed, only when it ended well. */
+int nodes_chain_done(const struct nodes_chain *c, unsigned long long seq, int resume_failed);
+void nodes_chain_free(struct nodes_chain *c);
+
+/* Does OWNER's log in run dir hold a record of seq? Loaded once per call set. */
+struct nodes_log;
+int nodes_log_load(const char *rundir, const char *owner, struct nodes_log **out);
+int nodes_log_has(const struct nodes_log *l, unsigned long long seq);
+void nodes_log_free(struct nodes_log *l);
+
+/* Write joblog from run (and its chain) in dir, atomically. -1 with err set. */
+int nodes_merge(const char *dir, const char *run, const char *joblog);
+
+#endif
