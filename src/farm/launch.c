@@ -243,58 +243,99 @@ open_out(int *fd, const char *path)
 	return *fd < 0 ? err_sys(EXIT_ENV, "--results %s", path) : 0;
 }
 
+/* Where GNU parallel puts a task's --results: its directory and stdout, stderr, seq files. */
+struct results_paths {
+	char *dir, *out, *err, *seq;
+};
+
+static void
+results_paths(struct farm *f, const struct task *t, const struct job_vals *v,
+    struct results_paths *p)
+{
+	size_t n;
+
+	if (f->results_tmpl) {
+		p->dir = tmpl_build(&f->rest, v);
+		n = strlen(p->dir);
+		if (n > 0 && p->dir[n - 1] == '/') {
+			p->out = xasprintf("%sstdout", p->dir);
+			p->err = xasprintf("%sstderr", p->dir);
+			p->seq = xasprintf("%sseq", p->dir);
+			return;
+		}
+		/* a file name: FILE, FILE.err, FILE.seq */
+		p->out = xstrdup(p->dir);
+		p->err = xasprintf("%s.err", p->dir);
+		p->seq = xasprintf("%s.seq", p->dir);
+		if (strrchr(p->dir, '/'))
+			*strrchr(p->dir, '/') = '\0';
+		else
+			p->dir[0] = '\0';
+		return;
+	}
+	p->dir = results_dir(f, t);
+	p->out = xasprintf("%s/stdout", p->dir);
+	p->err = xasprintf("%s/stderr", p->dir);
+	p->seq = xasprintf("%s/seq", p->dir);
+}
+
+static void
+results_paths_free(struct results_paths *p)
+{
+	free(p->dir);
+	free(p->out);
+	free(p->err);
+	free(p->seq);
+}
+
+/* The task's directory and its seq file (the number, no newline, as parallel writes it). */
+static int
+results_begin(const struct results_paths *p, unsigned long long seq)
+{
+	char num[32];
+	size_t n;
+	int fd;
+
+	if (*p->dir && make_dirs(p->dir) < 0)
+		return err_sys(EXIT_ENV, "--results %s", p->dir);
+	if (open_out(&fd, p->seq) < 0)
+		return -1;
+	n = (size_t)snprintf(num, sizeof num, "%llu", seq);
+	if (write(fd, num, n) != (ssize_t)n) {
+		close(fd);
+		return err_sys(EXIT_ENV, "--results %s", p->seq);
+	}
+	close(fd);
+	return 0;
+}
+
 /* --results: the task's stdout, stderr and seq files, where GNU parallel puts them. */
 static int
 open_results(struct farm *f, struct run *r, const struct job_vals *v)
 {
-	char *dir, *out = NULL, *err = NULL, *seq = NULL, num[32];
-	int fd, rc = -1;
-	size_t n;
+	struct results_paths p;
+	int rc = -1;
 
-	if (f->results_tmpl) {
-		dir = tmpl_build(&f->rest, v);
-		n = strlen(dir);
-		if (n > 0 && dir[n - 1] == '/') {
-			out = xasprintf("%sstdout", dir);
-			err = xasprintf("%sstderr", dir);
-			seq = xasprintf("%sseq", dir);
-		} else {
-			/* a file name: FILE, FILE.err, FILE.seq */
-			out = xstrdup(dir);
-			err = xasprintf("%s.err", dir);
-			seq = xasprintf("%s.seq", dir);
-			if (strrchr(dir, '/'))
-				*strrchr(dir, '/') = '\0';
-			else
-				dir[0] = '\0';
-		}
-	} else {
-		dir = results_dir(f, r->task);
-		out = xasprintf("%s/stdout", dir);
-		err = xasprintf("%s/stderr", dir);
-		seq = xasprintf("%s/seq", dir);
-	}
-	if (*dir && make_dirs(dir) < 0) {
-		err_sys(EXIT_ENV, "--results %s", dir);
-		goto out;
-	}
-	if (open_out(&fd, seq) < 0)
-		goto out;
-	n = (size_t)snprintf(num, sizeof num, "%llu", r->task->seq);
-	if (write(fd, num, n) != (ssize_t)n) {
+	results_paths(f, r->task, v, &p);
+	if (results_begin(&p, r->task->seq) == 0 && open_out(&r->file[0], p.out) == 0 &&
+	    open_out(&r->file[1], p.err) == 0)
+		rc = 0;
+	results_paths_free(&p);
+	return rc;
+}
+
+/* --dry-run --results: as parallel, each task's directory with its seq and an empty stderr. */
+static int
+dry_results(struct farm *f, const struct task *t, const struct job_vals *v)
+{
+	struct results_paths p;
+	int rc, fd = -1;
+
+	results_paths(f, t, v, &p);
+	rc = results_begin(&p, t->seq);
+	if (rc == 0 && (rc = open_out(&fd, p.err)) == 0)
 		close(fd);
-		err_sys(EXIT_ENV, "--results %s", seq);
-		goto out;
-	}
-	close(fd);
-	if (open_out(&r->file[0], out) < 0 || open_out(&r->file[1], err) < 0)
-		goto out;
-	rc = 0;
-out:
-	free(dir);
-	free(out);
-	free(err);
-	free(seq);
+	results_paths_free(&p);
 	return rc;
 }
 
@@ -464,6 +505,17 @@ dry_run(struct farm *f)
 		struct obuf out[2];
 
 		task_vals(f, t, 1, f->g[0].t.uuid, &v);
+		if (f->o->results) {
+			/* parallel prints nothing then: each task's directory has its seq and an empty stderr */
+			if (dry_results(f, t, &v) < 0) {
+				warnx_("%s", err_msg());
+				f->fatal = err_code();
+				f->stop = 1;
+			}
+			f->st.done++;
+			task_free(f, t);
+			continue;
+		}
 		line = task_line(f, &v);
 		tag = task_tag(f, &v);
 		obuf_init(&out[0]);

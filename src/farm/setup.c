@@ -282,12 +282,14 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
-	if (f->o->share == SHARE_MPS && farm_mps_setup(f->g, f->ng) < 0)
+	/* a dry run starts no daemon and, as parallel's, writes no joblog (it may read one) */
+	if (f->o->share == SHARE_MPS && !f->o->dry_run && farm_mps_setup(f->g, f->ng) < 0)
 		return -1;
 	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h) */
 	rc = nodes_setup(f, identity(f->o));
 	if (rc == 0)
-		rc = journal_open(&f->j, f->o->joblog, f->o->joblog_append, f->o->resume,
+		rc = journal_open(&f->j, f->o->dry_run && !f->o->resume && !f->o->resume_failed &&
+		    !f->o->retry_failed ? NULL : f->o->joblog, f->o->joblog_append, f->o->resume,
 		    f->o->resume_failed, f->o->retry_failed ? 0 : identity(f->o));
 	if (rc < 0) {
 		farm_mps_teardown(f->g, f->ng);

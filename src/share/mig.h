@@ -14,23 +14,13 @@
 #include <stdio.h>
 
 #include "gpu/backend.h"
+#include "share/ctxcost.h"
 
 #define MIG_MAX_PROFILES 16   /* profiles per GPU the planner handles */
 #define MIG_MAX_INST 16       /* instances per GPU */
 #define MIG_MAX_REQUESTS 4096 /* request units (after counts) per plan */
 
-/*
- * A request's MEMORY is what the job itself may allocate; the planner adds
- * this for the job's CUDA context, the one place the figure lives for MIG.
- * Measured on a whole H200 (driver 580.159.04, CUDA 13.0): 527 MiB for a
- * context that allocated nothing, 513 MiB as an MPS client (bench/results).
- * A context on a MIG slice is smaller (it grows with the SMs: about 22 MiB
- * plus 3.7 MiB per SM by the same measurements, some 80 MiB on a 16-SM 1g),
- * but no slice could be measured (the lent card's MIG mode may not be
- * changed), so the whole GPU's figure is used everywhere: an upper bound,
- * never too little. doc/mig.md says the same.
- */
-#define MIG_CONTEXT_RESERVE ((uint64_t)528 << 20)
+/* MIG_CONTEXT_RESERVE, what the planner adds to a request's MEMORY: share/ctxcost.h */
 
 /* An instance already on a GPU. Busy ones (with processes) are fixed. */
 struct mig_existing {

@@ -271,6 +271,8 @@ t "-v" -k -v echo hi ::: a 'b c'
 t "-v --tag" -k -v --tag echo ::: a
 t "--dry-run" -k --dry-run echo ::: "it's" 'a b' '$x' '' '-n' 'ü' 'a*' '~'
 t "--dry-run --tag" -k --dry-run --tag echo ::: a
+t "--dry-run writes no joblog" -k --dry-run --joblog jl echo ::: a
+t "--dry-run --results: parallel's seq and stderr, nothing printed" -k --dry-run --results res echo ::: a b
 t "-q" -k -q printf '<%s>' 'a b' {} '|' ::: 'c d'
 t "-q keeps \$ literal" -k -q echo '$HOME' ::: x
 t "--dry-run -q" -k --dry-run -q echo 'a b' '' {} ::: "it's"
