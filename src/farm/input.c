@@ -652,6 +652,8 @@ input_colsep_compile(const char *perl, regex_t *re)
 
 	if (!*perl)
 		return colsep_bad(perl, "empty");
+	if (strlen(perl) > 1024)
+		return colsep_bad(perl, "longer than 1024 characters");
 	sbuf_init(&b);
 	for (const char *p = perl; *p; p++) {
 		char c = *p;
@@ -664,6 +666,35 @@ input_colsep_compile(const char *perl, regex_t *re)
 		if (!in_class && (c == '*' || c == '+' || c == '?' || c == '}') && p[1] == '?') {
 			sbuf_free(&b);
 			return colsep_bad(perl, "lazy quantifiers are not supported");
+		}
+		/*
+		 * perl refuses nested quantifiers (a**, a{2}{3}) and a quantifier
+		 * after nothing; possessive ones (a++) it has and POSIX has not. A
+		 * stack of them also makes regcomp's automaton grow without bound.
+		 */
+		if (!in_class && (c == '*' || c == '+' || c == '?' || c == '}') &&
+		    (p[1] == '*' || p[1] == '+' || p[1] == '{')) {
+			sbuf_free(&b);
+			return colsep_bad(perl, "nested or possessive quantifiers are not supported");
+		}
+		if (!in_class && (c == '*' || c == '+' || c == '?') && (p == perl || p[-1] == '(' ||
+		    p[-1] == '|')) {
+			sbuf_free(&b);
+			return colsep_bad(perl, "a quantifier follows nothing");
+		}
+		if (!in_class && c == '{' && p > perl && p[-1] != '\\') {
+			/* {n}, {n,}, {n,m}: counts above 255 make the automaton too large */
+			const char *q = p + 1;
+			long n = 0;
+
+			while ((*q >= '0' && *q <= '9') || *q == ',') {
+				n = *q == ',' ? 0 : n * 10 + (*q - '0');
+				if (n > 255) {
+					sbuf_free(&b);
+					return colsep_bad(perl, "a repetition count above 255");
+				}
+				q++;
+			}
 		}
 		if (c == '[' && !in_class) {
 			in_class = 1;

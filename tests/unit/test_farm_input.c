@@ -164,6 +164,13 @@ test_colsep(void)
 	err_clear();
 	ok(input_colsep_compile("\\s+", &re) == 0, "\\s");
 	regfree(&re);
+	ok(input_colsep_compile("a++", &re) < 0 && input_colsep_compile("~++++++++", &re) < 0,
+	    "nested and possessive quantifiers are refused (perl refuses the first; regcomp would grow)");
+	ok(input_colsep_compile("+a", &re) < 0 && input_colsep_compile("a{256}", &re) < 0,
+	    "a quantifier after nothing, a count above 255");
+	err_clear();
+	ok(input_colsep_compile("a{2,3}", &re) == 0, "a small interval");
+	regfree(&re);
 }
 
 /* Tasks as "seq:v,v;" */
