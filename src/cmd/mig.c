@@ -389,6 +389,9 @@ plan_json(const struct machine *m, const struct mig_request *reqs, int nreqs, co
 	json_int(&j, "operation_count", p->score.ops);
 	json_int(&j, "bound_satisfied", p->bound_satisfied);
 	json_uint(&j, "bound_waste_bytes", p->bound_waste);
+	json_int(&j, "bound_sms", p->bound_sms);
+	json_int(&j, "bound_operation_count", p->bound_ops);
+	json_int(&j, "gap_level", p->gap_level);
 	json_arr_begin(&j, "gpus");
 	for (int g = 0; g < p->ngpus; g++) {
 		const struct mig_gpu *gpu = &m->gpus[g];
@@ -549,14 +552,27 @@ plan_verdict(const struct mig_plan *p, char *buf, size_t len)
 {
 	char w[32];
 
-	if (p->optimal)
+	switch (p->gap_level) {
+	case 0:
 		snprintf(buf, len, "optimal");
-	else if (p->bound_satisfied > p->score.satisfied)
+		break;
+	case 1:
 		snprintf(buf, len, "not proven optimal (search budget reached): no plan satisfies more than %d",
 		    p->bound_satisfied);
-	else
+		break;
+	case 2:
 		snprintf(buf, len, "not proven optimal (search budget reached): none satisfies more, none wastes "
 		    "less than %s", format_size(p->bound_waste, w, sizeof w));
+		break;
+	case 3:
+		snprintf(buf, len, "not proven optimal (search budget reached): none satisfies more or wastes less, "
+		    "none uses fewer than %d SMs", p->bound_sms);
+		break;
+	default:
+		snprintf(buf, len, "not proven optimal (search budget reached): none is better before the "
+		    "operations, none needs fewer than %d", p->bound_ops);
+		break;
+	}
 }
 
 static void

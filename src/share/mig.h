@@ -108,8 +108,16 @@ struct mig_plan {
 	struct mig_score score;
 	int optimal;                  /* the search finished: the plan is optimal */
 	long nodes;                   /* search nodes visited */
-	int bound_satisfied;          /* no plan satisfies more (= satisfied when optimal) */
-	uint64_t bound_waste;         /* with that many satisfied, none wastes less */
+	/*
+	 * Where the proof stopped: 0 optimal, else the first level of the
+	 * objective not proven (1 satisfied, 2 waste, 3 SMs, 4 operations), and
+	 * what the bound says there (each equals the plan's own when proven).
+	 */
+	int gap_level;
+	int bound_satisfied;          /* no plan satisfies more */
+	uint64_t bound_waste;         /* satisfying as many, none wastes less */
+	int bound_sms;                /* ... and wasting as little, none uses fewer SMs */
+	int bound_ops;                /* ... and using as few, none needs fewer operations */
 };
 
 /*
@@ -118,6 +126,9 @@ struct mig_plan {
  * optimal it can be.
  */
 #define MIG_NODE_LIMIT 400000L
+/* What the proof's LP work costs in search nodes (about as long on one core): a simplex pivot, a pricing. */
+#define MIG_PIVOT_WORK 100L
+#define MIG_PRICE_WORK 20L
 
 /* Fill compute_slices, mem_slices and full_sms from the profiles. */
 void mig_gpu_derive(struct mig_gpu *g);

@@ -58,6 +58,7 @@ struct kls {
 struct sgpu {
 	int gpu;                      /* index into the input GPUs */
 	int twin;                     /* identical to the GPU before it in search order */
+	int grp;                      /* its group of identical GPUs (twins), in order */
 	const struct gtable *t;
 	const struct mig_gpu *g;
 	uint32_t *fit;                /* [k]: profiles (bit p) a unit of class k fits alone */
@@ -69,6 +70,19 @@ struct sgpu {
 	int *korder;                  /* [p * nk + i]: exclusive classes for profile p, best first */
 	int *nkorder;                 /* [p] */
 	int *conf;                    /* table rows by their bound, best first */
+};
+
+/*
+ * A branching constraint of the proof (mig_prove.c) besides the units per
+ * class, on group grp of identical GPUs: lo <= x <= hi where x is its
+ * instances of profile idx (MIG_BR_PROFILE), its GPUs with table row idx
+ * (MIG_BR_ROW), its units of class k alone in an instance of profile idx
+ * (MIG_BR_EXCL), its shared instances of profile idx (MIG_BR_SHARED), its
+ * units of class k in those (MIG_BR_ITEM).
+ */
+enum { MIG_BR_PROFILE, MIG_BR_ROW, MIG_BR_EXCL, MIG_BR_SHARED, MIG_BR_ITEM };
+struct mig_branch {
+	int kind, grp, idx, k, lo, hi; /* idx: the profile (row for MIG_BR_ROW); k: the class (EXCL, ITEM) */
 };
 
 /* What one instance of a GPU's load holds. */
@@ -93,11 +107,38 @@ struct search {
 	int ngpus;
 	struct gtable *tab;
 	int nk;
+	int maxp;                     /* the most profiles of any GPU */
 	struct kls *k;
 	struct sgpu *sg;              /* [ngpus] in search order */
-	long double big, sbig;        /* the scales that make one number of (satisfied, waste, SMs) */
+	/*
+	 * The level of the objective being proven (1 satisfied, 2 waste, 3 SMs,
+	 * 4 operations, mig_bound.c) and what a load is worth there: an
+	 * instance holding n units of mem bytes in all is worth
+	 * cs n - cw (its memory - mem) / GiB - cm SMs, a row -co operations,
+	 * a unit of class k costs pi[k]; cconst completes the bound.
+	 */
+	int lvl;
+	long double cs, cw, cm, co, cconst;
 	long double *pi;              /* [k]: the price of a unit of class k (Lagrange multipliers) */
-	long double root;             /* the bound on the value at the root */
+	long double root;             /* the bound on the level's value at the root */
+	long double inc;              /* the best plan's value at this level */
+	long double step;             /* the least improvement there: a unit, or waste_step */
+	long double waste_step;       /* waste comes in multiples of it (GiB): the gcd of all memory sizes */
+	long double mag;              /* the size of the numbers summed: rounding stays far below it */
+	long double lvl_rhs[3];       /* the best plan's satisfied, waste (GiB), SMs: the earlier levels' rows */
+	int *lo, *hi;                 /* [k]: the node's bounds on the units of class k placed */
+	struct mig_branch *br;        /* the node's other constraints */
+	int nbr;
+	long double *bradj;           /* [nbr]: what one unit of each adds to a load at the prices */
+	long double brconst;          /* their part of cconst */
+	int *fixed;                   /* [j]: the table row GPU j must take (-1 the empty load), -2 any */
+	int *grp_fixed;               /* [group]: its GPUs a dive has given loads already (NULL: none) */
+	double *pool;                 /* columns of the configuration LP, mig_bound.c */
+	size_t npool, pool_cap;
+	size_t pool_level, pool_level_n; /* the level's first columns: the best plan's loads, the empty ones */
+	double lp_obj;
+	long lp_pivots, lp_solves;
+	int lp_columns;               /* columns the configuration LP generated (the last level's) */
 	int *rem;                     /* [k]: units of class k not placed yet */
 	/* the partial plan */
 	struct load *cur;             /* [ngpus] */
@@ -108,7 +149,6 @@ struct search {
 	struct load *best;
 	int *bestbuf;
 	struct mig_score bs;
-	long double bval;
 	int have;
 	long nodes, limit;
 	int aborted;
@@ -118,7 +158,8 @@ struct search {
 	long double *rest;            /* this level's: the bound of the slots from i on */
 	long double thr_base;         /* this level's: the bound less GPU j's part */
 	const int *cls;               /* [r]: the class of request r */
-	int optimal;                  /* the last run finished */
+	int optimal;                  /* every level proven */
+	int gap_level;                /* the first level not proven (0: none) */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -211,18 +252,54 @@ void mig_usearch_free(struct usearch *s);
 int mig_need_sms(const struct mig_gpu *g, double share);
 /* The value of an instance of profile p holding n units of mem bytes in all. */
 long double mig_inst_value(const struct search *s, const struct mig_profile *pr, int n, uint64_t mem);
-/* Branch and bound from the root; the best plan ends in s->best. */
+/* The first plans: first fit both ways and the unit search. */
+void mig_search_first(struct search *s, const struct mig_request *reqs, int nunits);
+/* The search of node s->lo, s->hi at level s->lvl with the current prices, within limit nodes. */
+void mig_search_dfs(struct search *s, long limit);
+/* s->cur with score s->sc (and s->rem) as a candidate for the best plan. */
+void mig_search_offer(struct search *s);
+/* A plan's value at level lvl (more is better). */
+long double mig_level_value(const struct mig_score *sc, int lvl);
+/* Could a plan whose value at this level is at most bound beat the best one? */
+int mig_could_beat(const struct search *s, long double bound);
+/* The size of the numbers the bound sums at the current prices. */
+void mig_search_magnitude(struct search *s);
+
+/* -------------------------------------------------------------- mig_prove.c */
+
+/* Every level of the objective in order; the best plan ends in s->best. */
 void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits);
 
 /* -------------------------------------------------------------- mig_bound.c */
 
+#define MIG_GIB 1073741824.0L
+
 /*
- * The Lagrangian bound: prices for the units (s->pi) that make the bound
- * low, each GPU's most reduced value (sg[].h) and the root bound (s->root).
- * target: the value of a known plan.
+ * Level s->lvl begins: the best plan's earlier levels become the LP's rows
+ * and its loads the first columns of the pool.
  */
-void mig_bound_prices(struct search *s, long double target);
+void mig_bound_level_start(struct search *s);
+/*
+ * The bound of the node s->lo, s->hi (units of each class placed) at level
+ * s->lvl: sets the prices, sg[].h and s->root (exact: a Lagrangian bound at
+ * the LP's duals). sol (may be NULL) gets the LP's solution.
+ * MIG_LP_OPTIMAL, MIG_LP_INFEASIBLE (no plan in the node: the bound says by
+ * how much), MIG_LP_FAIL (the bound holds, placed does not).
+ */
+struct mig_lpsol {
+	double *placed;               /* [k]: units of class k */
+	struct { int grp, row, col; double x; } *term; /* x GPUs of group grp with table row row (-1 none): pool column col */
+	size_t nterm, cap;
+};
+int mig_bound_node(struct search *s, struct mig_lpsol *sol);
+/* What pool column col holds of a content kind (MIG_BR_EXCL, _SHARED, _ITEM) for profile p, class k. */
+double mig_pool_detail(const struct search *s, int col, int kind, int p, int k);
+int mig_pool_has_detail(const struct search *s);
+int mig_pool_row(const struct search *s, int col);
+double mig_pool_units(const struct search *s, int col, int k);
+/* The bound at the current prices with units rem left; sets sg[].h. */
+long double mig_bound_root(struct search *s, const int *rem);
 /* The best reduced value of one instance of each profile of GPU j, for the units in rem. */
-void mig_bound_instances(const struct search *s, int j, const int *rem, long double *best);
+void mig_bound_instances(struct search *s, int j, const int *rem, long double *best);
 
 #endif

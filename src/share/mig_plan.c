@@ -188,23 +188,16 @@ class_on_gpu(const struct search *s, struct sgpu *sg, int k)
 			sg->fit[k] |= 1u << p;
 }
 
-/* The most memory and SMs any row of a table holds. */
-static void
-table_most(const struct mig_gpu *g, const struct gtable *t, long double *mem, long double *sms)
+static uint64_t
+gcd64(uint64_t a, uint64_t b)
 {
-	*mem = *sms = 0;
-	for (size_t r = 0; r < t->ngeo; r++) {
-		long double m = 0, q = 0;
+	while (b) {
+		uint64_t t = a % b;
 
-		for (int p = 0; p < g->nprofiles; p++) {
-			int c = (int)(t->geo[r].key >> (4 * p) & 15);
-
-			m += (long double)c * (long double)g->profiles[p].mem_bytes;
-			q += c * g->profiles[p].sms;
-		}
-		*mem = m > *mem ? m : *mem;
-		*sms = q > *sms ? q : *sms;
+		a = b;
+		b = t;
 	}
+	return a;
 }
 
 static void
@@ -223,12 +216,10 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 	s->nk = make_classes(reqs, nreqs, s->k, cls);
 	nk = (size_t)s->nk + 1;
 	s->sg = xcalloc(ng, sizeof *s->sg);
-	s->big = s->sbig = 1;
 	/* identical GPUs next to each other, twins of the first */
 	for (int g = 0; g < ngpus; g++)
 		for (int h = g; h < ngpus && (h > g || !placed[g]); h++) {
 			struct sgpu *sg;
-			long double m, q;
 
 			if (placed[h] || (h != g && !mig_gpu_twin(&gpus[g], &gpus[h])))
 				continue;
@@ -238,9 +229,6 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 			sg->twin = h != g;
 			sg->g = &gpus[h];
 			sg->t = &tab[h];
-			table_most(sg->g, sg->t, &m, &q);
-			s->big += m;
-			s->sbig += q;
 		}
 	free(placed);
 	for (j = 0; j < ngpus; j++) {
@@ -258,6 +246,27 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 			class_on_gpu(s, sg, k);
 	}
 	s->pi = xcalloc(nk, sizeof *s->pi);
+	s->lo = xcalloc(nk, sizeof *s->lo);
+	s->fixed = xcalloc(ng + 1, sizeof *s->fixed);
+	for (j = 0; j < ngpus; j++) {
+		s->fixed[j] = -2;
+		s->sg[j].grp = j == 0 ? 0 : s->sg[j - 1].grp + !s->sg[j].twin;
+	}
+	s->hi = xcalloc(nk, sizeof *s->hi);
+	{
+		/* waste is a sum of profile and job memory sizes: a multiple of their gcd */
+		uint64_t d = 0;
+
+		for (j = 0; j < ngpus; j++) {
+			for (int p = 0; p < s->sg[j].g->nprofiles; p++)
+				d = gcd64(d, s->sg[j].g->profiles[p].mem_bytes);
+			for (int k = 0; k < s->nk; k++)
+				d = gcd64(d, s->sg[j].mem[k]);
+		}
+		s->waste_step = (long double)(d ? d : 1) / MIG_GIB;
+		for (j = 0; j < ngpus; j++)
+			s->maxp = s->sg[j].g->nprofiles > s->maxp ? s->sg[j].g->nprofiles : s->maxp;
+	}
 	s->rem = xcalloc(nk, sizeof *s->rem);
 	s->cur = xcalloc(ng, sizeof *s->cur);
 	s->best = xcalloc(ng, sizeof *s->best);
@@ -289,6 +298,12 @@ search_free(struct search *s)
 	free(s->sg);
 	free(s->k);
 	free(s->pi);
+	free(s->lo);
+	free(s->fixed);
+	free(s->br);
+	free(s->bradj);
+	free(s->hi);
+	free(s->pool);
 	free(s->rem);
 	free(s->cur);
 	free(s->best);
@@ -432,25 +447,54 @@ build_plan(const struct search *s, const struct mig_request *reqs, int nreqs, co
 	free(cursor);
 }
 
-/* What the root bound says of a plan the search could not finish: at most so many, at least so much waste. */
+/*
+ * What the bound says of a plan whose search was cut off at level
+ * s->gap_level: no plan satisfies more than bound_satisfied; or, satisfying
+ * as many, none wastes less than bound_waste; or none uses fewer SMs than
+ * bound_sms; or none needs fewer operations than bound_ops.
+ */
 static void
 plan_bound(const struct search *s, struct mig_plan *p)
 {
-	long double unit = s->big * s->sbig, r = s->root + 64.0L + fabsl(s->root) * 1e-16L, w;
-	long double sat = floorl(r / unit);
+	long double r = s->root + 1e-14L * s->mag;
 
+	p->gap_level = s->gap_level;
 	p->bound_satisfied = p->score.satisfied;
 	p->bound_waste = p->score.waste;
-	if (p->optimal)
-		return;
-	if (sat > p->score.satisfied) {
-		p->bound_satisfied = sat > p->nunits ? p->nunits : (int)sat;
+	p->bound_sms = p->score.sms;
+	p->bound_ops = p->score.ops;
+	switch (s->gap_level) {
+	case 1: {
+		long double sat = floorl(r);
+
+		p->bound_satisfied = sat >= p->nunits ? p->nunits : sat < p->score.satisfied ? p->score.satisfied : (int)sat;
 		p->bound_waste = 0;
-		return;
+		p->bound_sms = 0;
+		p->bound_ops = 0;
+		break;
 	}
-	/* value = (sat * BIG - waste) * SBIG - SMs, SMs < SBIG */
-	w = floorl((p->score.satisfied * unit - r) / s->sbig) - 1;
-	p->bound_waste = w <= 0 ? 0 : w >= (long double)p->score.waste ? p->score.waste : (uint64_t)w;
+	case 2: {
+		long double w = ceill(-r * MIG_GIB);
+
+		p->bound_waste = w <= 0 ? 0 : w >= (long double)p->score.waste ? p->score.waste : (uint64_t)w;
+		p->bound_sms = 0;
+		p->bound_ops = 0;
+		break;
+	}
+	case 3: {
+		long double m = ceill(-r);
+
+		p->bound_sms = m <= 0 ? 0 : m >= p->score.sms ? p->score.sms : (int)m;
+		p->bound_ops = 0;
+		break;
+	}
+	case 4: {
+		long double o = ceill(-r);
+
+		p->bound_ops = o <= 0 ? 0 : o >= p->score.ops ? p->score.ops : (int)o;
+		break;
+	}
+	}
 }
 
 int

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 
 int
 mig_need_sms(const struct mig_gpu *g, double share)
@@ -36,33 +37,44 @@ mig_need_sms(const struct mig_gpu *g, double share)
 long double
 mig_inst_value(const struct search *s, const struct mig_profile *pr, int n, uint64_t mem)
 {
-	return ((long double)n * s->big - ((long double)pr->mem_bytes - (long double)mem)) * s->sbig -
-	    (long double)pr->sms;
+	return s->cs * n - s->cw * ((long double)pr->mem_bytes - (long double)mem) / MIG_GIB - s->cm * pr->sms;
 }
 
-/* Rounding of long double sums of values this large: never prune within it. */
+/* The value of a unit of small class k shared in an instance of GPU j. */
 static long double
-margin(long double b)
+item_value(const struct search *s, const struct sgpu *sg, int k)
 {
-	return 64.0L + fabsl(b) * 1e-16L;
+	return s->cs + s->cw * (long double)sg->mem[k] / MIG_GIB - s->pi[k];
+}
+
+long double
+mig_level_value(const struct mig_score *sc, int lvl)
+{
+	switch (lvl) {
+	case 1:
+		return sc->satisfied;
+	case 2:
+		return -(long double)sc->waste / MIG_GIB;
+	case 3:
+		return -sc->sms;
+	default:
+		return -sc->ops;
+	}
 }
 
 /*
- * Could a plan whose value is at most bound, with at least ops operations,
- * still beat the best? Values are whole numbers: below best + 1 it can only
- * tie on (satisfied, waste, SMs), and then it needs fewer operations.
+ * Could a plan whose value at this level is at most bound beat the best?
+ * Only by a whole step (a unit, an SM, an operation, a byte of waste): a
+ * tie at this level is settled at the next. The bound is a long double
+ * sum of numbers of size mag at most, whose rounding stays below
+ * 1e-14 * mag; pruning waits until the bound is that far below.
  */
-static int
-could_beat(const struct search *s, long double bound, int ops)
+int
+mig_could_beat(const struct search *s, long double bound)
 {
-	long double cap;
-
 	if (!s->have)
 		return 1;
-	cap = bound + margin(bound);
-	if (cap < s->bval)
-		return 0;
-	return cap >= s->bval + 1 || ops < s->bs.ops;
+	return bound + 1e-14L * s->mag >= s->inc + s->step;
 }
 
 /* ------------------------------------------------------------ load order */
@@ -124,8 +136,11 @@ leaf(struct search *s)
 {
 	if (s->have && !mig_score_better(&s->sc, &s->bs))
 		return;
+	for (int k = 0; k < s->nk; k++)
+		if (s->hi[k] - s->rem[k] < s->lo[k])
+			return; /* outside the node: too few of class k */
 	s->bs = s->sc;
-	s->bval = s->val;
+	s->inc = mig_level_value(&s->bs, s->lvl);
 	s->have = 1;
 	memcpy(s->bestbuf, s->cntbuf, sizeof *s->cntbuf * (size_t)s->ngpus * MIG_MAX_INST * (size_t)(s->nk + 1));
 	for (int j = 0; j < s->ngpus; j++) {
@@ -155,6 +170,7 @@ gpu_done(struct search *s, int j)
 		s->val += mig_inst_value(s, pr, sl->nunits, sl->mem);
 	}
 	s->sc.ops += ld->x ? ld->x->ops : 0;
+	s->val -= s->co * (ld->x ? ld->x->ops : 0);
 	level(s, j + 1);
 	s->sc = keep;
 	s->val = val;
@@ -174,7 +190,6 @@ shared(struct search *s, int j, int i, long double red, int pos, int tight, long
 	struct slot *sl = &s->cur[j].slot[i];
 	const struct mig_profile *pr = &sg->g->profiles[sl->profile];
 	const struct slot *prev = i > 0 && s->cur[j].slot[i - 1].profile == sl->profile ? &s->cur[j].slot[i - 1] : NULL;
-	int ops = s->sc.ops + s->cur[j].x->ops;
 	int k, maxc;
 	long double v, opt;
 
@@ -188,7 +203,7 @@ shared(struct search *s, int j, int i, long double red, int pos, int tight, long
 		return;
 	}
 	k = sg->order[pos];
-	v = (s->big + (long double)sg->mem[k]) * s->sbig - s->pi[k];
+	v = item_value(s, sg, k);
 	maxc = (int)((pr->mem_bytes - sl->mem) / sg->mem[k]);
 	if (maxc > s->rem[k])
 		maxc = s->rem[k];
@@ -202,15 +217,15 @@ shared(struct search *s, int j, int i, long double red, int pos, int tight, long
 		int o = sg->order[pos + 1];
 
 		if (sg->small[o]) {
-			opt = ((s->big + (long double)sg->mem[o]) * s->sbig - s->pi[o]) / (long double)sg->mem[o];
+			opt = item_value(s, sg, o) / (long double)sg->mem[o];
 			opt = opt > 0 ? opt : 0;
 		}
 	}
 	for (int c = maxc; c >= 0 && !s->aborted; c--) {
 		long double left = (long double)(pr->mem_bytes - sl->mem - (uint64_t)c * sg->mem[k]);
 
-		if (!could_beat(s, s->thr_base + red + part + c * v + opt * left + mig_inst_value(s, pr, 0, 0) +
-		    s->rest[i + 1], ops))
+		if (!mig_could_beat(s, s->thr_base + red + part + c * v + opt * left + mig_inst_value(s, pr, 0, 0) +
+		    s->rest[i + 1]))
 			continue;
 		sl->cnt[k] = c;
 		sl->nunits += c;
@@ -234,7 +249,7 @@ fill(struct search *s, int j, int i, long double red)
 	struct load *ld = &s->cur[j];
 	struct slot *sl, *prev;
 	const struct mig_profile *pr;
-	int ops = s->sc.ops + (ld->x ? ld->x->ops : 0), start = 0;
+	int start = 0;
 
 	if (s->aborted)
 		return;
@@ -246,7 +261,7 @@ fill(struct search *s, int j, int i, long double red)
 		gpu_done(s, j);
 		return;
 	}
-	if (!could_beat(s, s->thr_base + red + s->rest[i], ops))
+	if (!mig_could_beat(s, s->thr_base + red + s->rest[i]))
 		return;
 	sl = &ld->slot[i];
 	pr = &sg->g->profiles[sl->profile];
@@ -264,7 +279,7 @@ fill(struct search *s, int j, int i, long double red)
 		if (!s->rem[k])
 			continue;
 		rv = mig_inst_value(s, pr, 1, sg->mem[k]) - s->pi[k];
-		if (!could_beat(s, s->thr_base + red + rv + s->rest[i + 1], ops))
+		if (!mig_could_beat(s, s->thr_base + red + rv + s->rest[i + 1]))
 			break; /* the rest are worse */
 		sl->big = k;
 		sl->nunits = 1;
@@ -340,25 +355,32 @@ level(struct search *s, int j)
 		return;
 	}
 	sg = &s->sg[j];
-	bound = s->val;
+	bound = s->val + s->cconst;
 	for (int k = 0; k < s->nk; k++)
 		bound += s->pi[k] * s->rem[k];
 	for (int h = j; h < s->ngpus; h++)
 		bound += s->sg[h].h;
-	if (!could_beat(s, bound, s->sc.ops))
+	if (!mig_could_beat(s, bound))
 		return;
 	dyn = s->dyn + (size_t)j * MIG_MAX_PROFILES;
 	mig_bound_instances(s, j, s->rem, dyn);
 	base = bound - sg->h;
 	/* fill() reads rest and thr_base of the GPU it works on: one of each per level */
 	s->rest = s->restbuf + (size_t)j * (MIG_MAX_INST + 1);
-	if (sg->t->ngeo == 0) {
+	if (s->fixed[j] != -2) {
+		/* the proof fixed this GPU's row (mig_prove.c) */
+		const struct geo *x = s->fixed[j] >= 0 ? &sg->t->geo[s->fixed[j]] : NULL;
+
+		load_rows(s, j, x, dyn);
+		s->thr_base = base - s->co * (x ? x->ops : 0);
+		fill(s, j, 0, 0);
+	} else if (sg->t->ngeo == 0) {
 		/* no valid geometry around the busy instances: nothing new here */
 		load_rows(s, j, NULL, dyn);
 		s->thr_base = base;
 		fill(s, j, 0, 0);
 	}
-	for (size_t r = 0; r < sg->t->ngeo && !s->aborted; r++) {
+	for (size_t r = 0; r < sg->t->ngeo && !s->aborted && s->fixed[j] == -2; r++) {
 		const struct geo *x = &sg->t->geo[sg->conf[r]];
 		long double ub = 0;
 
@@ -370,10 +392,11 @@ level(struct search *s, int j)
 			else if (c)
 				ub += c * dyn[p];
 		}
-		if (ub < -1e29L || !could_beat(s, base + ub, s->sc.ops + x->ops))
+		ub -= s->co * x->ops;
+		if (ub < -1e29L || !mig_could_beat(s, base + ub))
 			continue;
 		load_rows(s, j, x, dyn);
-		s->thr_base = base;
+		s->thr_base = base - s->co * x->ops;
 		fill(s, j, 0, 0);
 	}
 	s->rest = rest;
@@ -395,13 +418,12 @@ make_orders(struct search *s)
 		/* small classes by value per byte, then the rest */
 		for (int k = 0; k < s->nk; k++)
 			if (sg->small[k]) {
-				long double d = ((s->big + (long double)sg->mem[k]) * s->sbig - s->pi[k]) / (long double)sg->mem[k];
+				long double d = item_value(s, sg, k) / (long double)sg->mem[k];
 				int i = n++;
 
 				while (i > 0) {
 					int o = sg->order[i - 1];
-					long double e = ((s->big + (long double)sg->mem[o]) * s->sbig - s->pi[o]) /
-					    (long double)sg->mem[o];
+					long double e = item_value(s, sg, o) / (long double)sg->mem[o];
 
 					if (e >= d)
 						break;
@@ -446,7 +468,7 @@ make_orders(struct search *s)
 				if (c)
 					v += best[p] < -1e29L ? -1e30L : c * best[p];
 			}
-			key[r] = v;
+			key[r] = v - s->co * sg->t->geo[r].ops;
 			sg->conf[r] = (int)r;
 		}
 		for (size_t r = 1; r < sg->t->ngeo; r++) {
@@ -482,7 +504,6 @@ greedy(struct search *s, int ascending)
 {
 	int idx[s->nk + 1], n = 0;
 	struct mig_score sc = {0, 0, 0, 0};
-	long double val = 0;
 
 	for (int j = 0; j < s->ngpus; j++) {
 		s->cur[j].x = NULL;
@@ -566,12 +587,10 @@ greedy(struct search *s, int ascending)
 			sc.satisfied += sl->nunits;
 			sc.waste += pr->mem_bytes - sl->mem;
 			sc.sms += pr->sms;
-			val += mig_inst_value(s, pr, sl->nunits, sl->mem);
 		}
 	for (int j = 0; j < s->ngpus; j++)
 		sc.ops += s->cur[j].x ? s->cur[j].x->ops : 0;
 	s->sc = sc;
-	s->val = val;
 	leaf(s);
 }
 
@@ -580,7 +599,6 @@ static void
 seed(struct search *s, const struct usearch *us)
 {
 	struct mig_score sc = {0, 0, 0, 0};
-	long double val = 0;
 
 	if (!us->found)
 		return;
@@ -617,12 +635,10 @@ seed(struct search *s, const struct usearch *us)
 			sc.satisfied += sl->nunits;
 			sc.waste += pr->mem_bytes - sl->mem;
 			sc.sms += pr->sms;
-			val += mig_inst_value(s, pr, sl->nunits, sl->mem);
 		}
 		sc.ops += ld->x ? ld->x->ops : 0;
 	}
 	s->sc = sc;
-	s->val = val;
 	leaf(s);
 }
 
@@ -634,7 +650,7 @@ static void
 first_plans(struct search *s, const struct mig_request *reqs, int nunits)
 {
 	struct usearch a, b;
-	long limit = s->limit / 8 + 1;
+	long limit = s->limit / 64 + 1;
 
 	mig_usearch_init(&a, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 1);
 	mig_usearch_unit(&a, 0);
@@ -660,33 +676,52 @@ run(struct search *s, long limit)
 	memset(&s->sc, 0, sizeof s->sc);
 	s->val = 0;
 	for (int k = 0; k < s->nk; k++)
-		s->rem[k] = s->k[k].n;
+		s->rem[k] = s->hi[k];
 	level(s, 0);
 }
 
-/*
- * First a plan quickly: the search without prices, stopped at its first
- * plan (every GPU takes its first load). Then prices from it, and the
- * search with the bound, which starts from that plan.
- */
 void
-mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
+mig_search_offer(struct search *s)
 {
-	long total = s->limit;
+	leaf(s);
+}
+
+void
+mig_search_dfs(struct search *s, long limit)
+{
+	make_orders(s);
+	run(s, limit);
+}
+
+void
+mig_search_magnitude(struct search *s)
+{
+	long double m = 1 + fabsl(s->cconst) + fabsl(s->root);
 
 	for (int k = 0; k < s->nk; k++)
+		m += fabsl(s->pi[k]) * s->k[k].n + fabsl(s->cs) * s->k[k].n;
+	for (int j = 0; j < s->ngpus; j++) {
+		const struct mig_gpu *g = s->sg[j].g;
+
+		m += fabsl(s->sg[j].h) + fabsl(s->co) * 2 * MIG_MAX_INST;
+		for (int p = 0; p < g->nprofiles; p++)
+			m += (fabsl(s->cw) * (long double)g->profiles[p].mem_bytes / MIG_GIB + fabsl(s->cm) * g->profiles[p].sms) *
+			    g->profiles[p].max_count;
+	}
+	s->mag = m;
+}
+
+void
+mig_search_first(struct search *s, const struct mig_request *reqs, int nunits)
+{
+	s->lvl = 1;
+	for (int k = 0; k < s->nk; k++) {
 		s->pi[k] = 0;
-	for (int k = 0; k < s->nk; k++)
+		s->lo[k] = 0;
+		s->hi[k] = s->k[k].n;
 		s->rem[k] = s->k[k].n;
-	for (int j = 0; j < s->ngpus; j++)
-		s->sg[j].h = 1e30L; /* no bound yet */
+	}
 	greedy(s, 0);
 	greedy(s, 1);
 	first_plans(s, reqs, nunits);
-	for (int k = 0; k < s->nk; k++)
-		s->rem[k] = s->k[k].n;
-	mig_bound_prices(s, s->have ? s->bval : 0);
-	make_orders(s);
-	run(s, total - s->nodes);
-	s->optimal = !s->aborted;
 }

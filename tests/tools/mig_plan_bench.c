@@ -6,7 +6,9 @@
  * profile (processes: the plan must leave it), GPU 5 an idle one (the plan
  * may reuse or destroy it).
  *
- *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [NODE_LIMIT]
+ *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]
+ *
+ * HARD_CLASSES > 0: every mix has that many classes of distinct sizes.
  */
 #include "share/mig.h"
 #include "util/err.h"
@@ -68,33 +70,153 @@ load(const char *path, const char *product, struct mig_gpu *g)
 	return g->nprofiles ? 0 : -1;
 }
 
-/* A mix of about units request units: named profiles, memory, small shared ones. */
-static int
-mix(const struct mig_gpu *g, int units, struct mig_request *r)
-{
-	int n = 0;
+static const double mem_menu[] = {1, 2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 70, 80, 96, 120};
+static const double small_menu[] = {1, 2, 3, 4, 6, 8, 12};
+static const double share_menu[] = {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5};
 
-	while (units > 0) {
-		struct mig_request *q = &r[n++];
+static uint64_t
+min_mem(const struct mig_gpu *g)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		m = g->profiles[p].mem_bytes < m ? g->profiles[p].mem_bytes : m;
+	return m;
+}
+
+/*
+ * A node's queue (the generator bench/results/mig-plan.md states): 3 to 10
+ * job classes (or exactly `classes` of distinct sizes when hard), `units`
+ * jobs split among them at random, each class one of: a named profile
+ * (a quarter), a job of a memory size from a menu of common sizes up to the
+ * largest profile, with a compute share half the time (45%), a small job
+ * below the smallest profile that shares an instance through MPS, with a
+ * share half the time (30%).
+ */
+static int
+mix(const struct mig_gpu *g, int units, int hard, struct mig_request *r)
+{
+	int n = hard ? hard : 3 + (int)rnd(8), left = units;
+	uint64_t most = 0, least = min_mem(g) - MIG_CONTEXT_RESERVE;
+
+	for (int p = 0; p < g->nprofiles; p++)
+		most = g->profiles[p].mem_bytes > most ? g->profiles[p].mem_bytes : most;
+	most -= MIG_CONTEXT_RESERVE;
+	for (int c = 0; c < n; c++) {
+		struct mig_request *q = &r[c];
+		unsigned kind = rnd(20);
 
 		memset(q, 0, sizeof *q);
-		q->count = 1 + (int)rnd(units < 6 ? (unsigned)units : 6);
-		units -= q->count;
-		switch (rnd(3)) {
-		case 0:
-			str_copy(q->profile, g->profiles[rnd((unsigned)g->nprofiles)].name, sizeof q->profile);
-			break;
-		case 1:
-			q->mem_bytes = (uint64_t)(1 + rnd(8)) << 30;
-			q->share = rnd(2) ? (1 + rnd(10)) / 100.0 : 0;
-			break;
-		default:
-			q->mem_bytes = (uint64_t)(1 + rnd((unsigned)(g->profiles[0].mem_bytes >> 30) * 4)) << 30;
-			break;
+		q->count = c == n - 1 ? left : 1 + (int)rnd((unsigned)(left - (n - 1 - c) > 1 ? 2 * left / (n - c) : 1));
+		if (q->count > left - (n - 1 - c))
+			q->count = left - (n - 1 - c);
+		left -= q->count;
+		if (hard) {
+			/* distinct sizes: 1 GiB apart from 1 GiB on, some small, most not */
+			q->mem_bytes = (uint64_t)(1 + c * (most >> 30) / (unsigned)n) << 30;
+			q->share = c % 3 == 0 ? share_menu[rnd(8)] : 0;
+		} else if (kind < 5) {
+			int p;
+
+			do
+				p = (int)rnd((unsigned)g->nprofiles);
+			while (strstr(g->profiles[p].name, "+me"));
+			str_copy(q->profile, g->profiles[p].name, sizeof q->profile);
+		} else if (kind < 14) {
+			do
+				q->mem_bytes = (uint64_t)(mem_menu[rnd(17)] * 1073741824.0);
+			while (q->mem_bytes > most);
+			q->share = rnd(2) ? share_menu[rnd(8)] : 0;
+		} else {
+			do
+				q->mem_bytes = (uint64_t)(small_menu[rnd(7)] * 1073741824.0);
+			while (q->mem_bytes >= least);
+			q->share = rnd(2) ? share_menu[rnd(3)] : 0;
 		}
-		snprintf(q->label, sizeof q->label, "class%d", n);
+		snprintf(q->label, sizeof q->label, "class%d", c + 1);
 	}
 	return n;
+}
+
+/* Memory the mix asks for (its jobs and contexts, named profiles at their size) over the GPUs' memory. */
+static double
+demand(const struct mig_gpu *gpus, int ngpus, const struct mig_request *r, int n)
+{
+	double want = 0, have = 0;
+
+	for (int c = 0; c < n; c++) {
+		uint64_t m = r[c].mem_bytes + MIG_CONTEXT_RESERVE;
+
+		if (r[c].profile[0])
+			m = gpus[0].profiles[mig_profile_find(&gpus[0], r[c].profile)].mem_bytes;
+		want += (double)r[c].count * (double)m;
+	}
+	for (int g = 0; g < ngpus; g++) {
+		uint64_t most = 0;
+
+		for (int p = 0; p < gpus[g].nprofiles; p++)
+			most = gpus[g].profiles[p].mem_bytes > most ? gpus[g].profiles[p].mem_bytes : most;
+		have += (double)most;
+	}
+	return want / have;
+}
+
+/*
+ * With $MIG_PLAN_BENCH_DUMP set to a directory, each mix is also written
+ * there as a topology of the bench's GPUs (PRODUCT-N.topo) and a request
+ * file (PRODUCT-N.req), for tests/tools/mig_check.py.
+ */
+static void
+dump(const char *dir, const char *product, int m, const struct mig_gpu *gpus, int ngpus,
+    const struct mig_request *r, int n)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s-%d.req", dir, product, m);
+	if (!(f = fopen(path, "w")))
+		return;
+	for (int c = 0; c < n; c++) {
+		if (r[c].profile[0])
+			fprintf(f, "%d %s\n", r[c].count, r[c].profile);
+		else if (r[c].share > 0)
+			fprintf(f, "%d %lluM %g\n", r[c].count, (unsigned long long)(r[c].mem_bytes >> 20), r[c].share);
+		else
+			fprintf(f, "%d %lluM\n", r[c].count, (unsigned long long)(r[c].mem_bytes >> 20));
+	}
+	fclose(f);
+	snprintf(path, sizeof path, "%s/%s-%d.topo", dir, product, m);
+	if (!(f = fopen(path, "w")))
+		return;
+	fprintf(f, "gpupack-topology 1\n# mig_plan_bench: %s mix %d\ndriver 580.159.04\ncuda 13.0\n", product, m);
+	for (int g = 0; g < ngpus; g++) {
+		const struct mig_gpu *x = &gpus[g];
+
+		fprintf(f, "\ngpu %d\n  uuid GPU-00000000-0000-0000-0000-%012d\n  name %s\n  pci 00000000:%02X:00.0\n", g, g,
+		    product, 16 + g);
+		fprintf(f, "  memory total=%lluMiB used=0 reserved=0\n  sms %d\n  compute-capability 9.0\n"
+		    "  compute-mode default\n  mig current=%s pending=%s\n",
+		    (unsigned long long)(x->profiles[x->nprofiles - 1].mem_bytes >> 20), x->full_sms,
+		    x->nexisting ? "enabled" : "disabled", x->nexisting ? "enabled" : "disabled");
+		for (int p = 0; p < x->nprofiles; p++) {
+			const struct mig_profile *pr = &x->profiles[p];
+
+			fprintf(f, "  profile index=%d id=%u name=%s slices=%d memory=%lluMiB sms=%d max=%d placements=", pr->index,
+			    pr->id, pr->name, pr->slices, (unsigned long long)(pr->mem_bytes >> 20), pr->sms, pr->max_count);
+			for (int k = 0; k < pr->nplacements; k++)
+				fprintf(f, "%s%u+%u", k ? "," : "", pr->placements[k].start, pr->placements[k].size);
+			fprintf(f, "\n");
+		}
+		for (int e = 0; e < x->nexisting; e++) {
+			const struct mig_existing *ex = &x->existing[e];
+
+			fprintf(f, "  gi id=%u profile=%s placement=%u+%u used=0\n  ci gi=%u id=0 uuid=MIG-%08d-0000-0000-0000-%012d\n",
+			    ex->gi_id, x->profiles[ex->profile].name, ex->at.start, ex->at.size, ex->gi_id, g, e);
+			if (ex->busy)
+				fprintf(f, "  process pid=%d name=job memory=1024MiB gi=%u ci=0\n", ex->pids[0], ex->gi_id);
+		}
+	}
+	fclose(f);
 }
 
 static double
@@ -113,10 +235,11 @@ main(int argc, char **argv)
 	struct mig_request req[64];
 	double worst = 0, total = 0;
 	int ngpus, units, mixes, proven = 0;
-	long limit = argc == 7 ? atol(argv[6]) : 0;
+	int hard = argc >= 7 ? atoi(argv[6]) : 0;
+	long limit = argc == 8 ? atol(argv[7]) : 0;
 
-	if (argc != 6 && argc != 7) {
-		fprintf(stderr, "usage: mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [NODE_LIMIT]\n");
+	if (argc < 6 || argc > 8 || hard < 0 || hard > 64) {
+		fprintf(stderr, "usage: mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]\n");
 		return 2;
 	}
 	if (load(argv[1], argv[2], &base) < 0) {
@@ -145,25 +268,44 @@ main(int argc, char **argv)
 			e->pids[0] = 4242;
 		}
 	}
-	printf("| mix | classes | units | satisfied | bound | waste GiB | waste bound GiB | nodes | optimal | ms |\n"
+	printf("| mix | classes | demand/memory | satisfied | waste GiB | SMs | ops | proven optimal | work | ms |\n"
 	    "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int m = 0; m < mixes; m++) {
 		struct mig_plan p;
-		int n = mix(&base, units, req);
+		int n = mix(&base, units, hard, req);
 		double t0 = now_ms(), dt;
+		char gap[96];
 
 		if (mig_plan(gpus, ngpus, req, n, limit, &p) < 0) {
 			fprintf(stderr, "mig_plan_bench: %s\n", err_msg());
 			return 4;
 		}
 		dt = now_ms() - t0;
+		if (getenv("MIG_PLAN_BENCH_DUMP"))
+			dump(getenv("MIG_PLAN_BENCH_DUMP"), argv[2], m + 1, gpus, ngpus, req, n);
 		total += dt;
 		worst = dt > worst ? dt : worst;
 		proven += p.optimal;
-		printf("| %d | %d | %d | %d | %d | %.2f | %.2f | %ld | %s | %.2f |\n", m + 1, n, p.nunits, p.score.satisfied,
-		    p.bound_satisfied, p.score.waste / 1073741824.0,
-		    p.bound_satisfied == p.score.satisfied ? p.bound_waste / 1073741824.0 : 0.0, p.nodes,
-		    p.optimal ? "yes" : "no (node limit)", dt);
+		switch (p.gap_level) {
+		case 0:
+			snprintf(gap, sizeof gap, "yes");
+			break;
+		case 1:
+			snprintf(gap, sizeof gap, "no: satisfied <= %d", p.bound_satisfied);
+			break;
+		case 2:
+			snprintf(gap, sizeof gap, "no: waste >= %.2f GiB", p.bound_waste / 1073741824.0);
+			break;
+		case 3:
+			snprintf(gap, sizeof gap, "no: SMs >= %d", p.bound_sms);
+			break;
+		default:
+			snprintf(gap, sizeof gap, "no: operations >= %d", p.bound_ops);
+			break;
+		}
+		printf("| %d | %d | %.2f | %d of %d | %.2f | %d | %d | %s | %ld | %.1f |\n", m + 1, n,
+		    demand(gpus, ngpus, req, n), p.score.satisfied, p.nunits, p.score.waste / 1073741824.0, p.score.sms,
+		    p.score.ops, gap, p.nodes, dt);
 		mig_plan_free(&p);
 	}
 	printf("\nmixes %d, GPUs %d x %s, units %d: mean %.2f ms, worst %.2f ms, proven optimal %d of %d\n", mixes,

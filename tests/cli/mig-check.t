@@ -1,0 +1,135 @@
+#!/bin/sh
+# mig-check.t: `gpupack mig plan` against an independent check (tests/tools/mig_check.py,
+# written apart from the planner: the geometry rules as an integer program solved by
+# scipy's HiGHS, or an exhaustive search for tiny inputs) on every topology in topologies/:
+#   - small mixes on one-GPU topologies: the plan equals the exhaustive optimum and the
+#     integer program's, and the planner proves it optimal itself;
+#   - larger mixes (several GPUs, busy and idle instances): where the integer program
+#     finishes, the plan equals its optimum level by level (and is never beaten); where
+#     it runs out of time, no plan it found satisfies more.
+# Mixes are random with fixed seeds (named profiles, memory sizes, small shared jobs with
+# compute shares). Under the sanitizers (a second pass of make check) one mix a topology.
+# shellcheck source=tests/lib.sh disable=SC2154 # rc, out, err: set by run() in lib.sh
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+CHECK="$GPUPACK_SRC/tests/tools/mig_check.py"
+
+# a python3 with scipy.optimize.milp (Debian's python3-scipy; .ci/run installs it)
+PY=
+for p in /usr/bin/python3 python3; do
+	if "$p" -c 'from scipy.optimize import milp' 2>/dev/null; then
+		PY=$p
+		break
+	fi
+done
+if [ -z "$PY" ]; then
+	# CI must run this check: there a missing scipy is a failure, not a skip
+	if [ -n "${CI:-}" ]; then
+		ok 1 "python3 with scipy.optimize.milp (python3-scipy) is installed"
+	else
+		echo "# SKIP: no python3 with scipy.optimize.milp (apt-get install python3-scipy)"
+	fi
+	exit 0
+fi
+
+many=1
+case "$GPUPACK_BUILD" in *-san) many=0 ;; esac
+
+gp() {
+	# shellcheck disable=SC2086 # GPUPACK may be "tests/valgrind-run .../gpupack"
+	$GPUPACK "$@"
+}
+
+# mix TOPOLOGY SEED UNITS: a request file of about UNITS jobs in 1 to 4 classes on stdout
+mix() {
+	awk -v seed="$2" -v units="$3" '
+		/^ *profile / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^name=/) name = substr($i, 6)
+				if ($i ~ /^memory=/) { m = substr($i, 8); sub(/MiB/, "", m) }
+			}
+			if (name !~ /\+me$/ && !(name in seen)) { seen[name] = 1; names[n++] = name }
+			if (m + 0 > most) most = m + 0
+			if (least == 0 || m + 0 < least) least = m + 0
+		}
+		END {
+			srand(seed)
+			left = units
+			for (c = 0; left > 0 && c < 4; c++) {
+				k = (c == 3) ? left : 1 + int(rand() * left / 2)
+				left -= k
+				r = rand()
+				if (r < 0.3) {
+					r = rand()
+					print k, names[int(r * r * n)]
+				} else if (r < 0.65) {
+					mib = 1024 * (1 + int(rand() * ((most - 528) / 3072)))
+					print k, mib "M" (rand() < 0.5 ? "" : " 0." int(1 + rand() * 4))
+				} else {
+					mib = 512 * (1 + int(rand() * ((least - 528) / 512 - 1)))
+					if (mib < 512) mib = 512
+					print k, mib "M" (rand() < 0.5 ? "" : " 0.0" int(1 + rand() * 9))
+				}
+			}
+		}' "$1"
+}
+
+# levels JSON: "satisfied waste sms ops" of a planner or checker answer
+levels() { printf '%s' "$1" | jq -r '"\(.satisfied) \(.waste_bytes) \(.sms) \(.operation_count)"'; }
+
+# better A B: is the score "sat waste sms ops" A lexicographically better than B?
+better() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		if (x[1] != y[1]) exit !(x[1] > y[1])
+		for (i = 2; i <= 4; i++) if (x[i] != y[i]) exit !(x[i] < y[i])
+		exit 1 }'
+}
+
+compared=0
+for topo in "$TOPO"/*.topo; do
+	name=$(basename "$topo" .topo)
+	ngpus=$(grep -c '^gpu ' "$topo")
+	# small: one GPU, up to 3 jobs, exhaustive and integer program
+	if [ "$ngpus" -eq 1 ]; then
+		for seed in 1 2 3; do
+			[ "$many" -eq 0 ] && [ "$seed" -gt 1 ] && break
+			mix "$topo" "$seed" 3 >"$T/req"
+			run gp --sim "$topo" mig plan --requests "$T/req" --json
+			plan=$(levels "$out")
+			proven=$(printf '%s' "$out" | jq -r .optimal)
+			exh=$(levels "$("$PY" "$CHECK" --exhaustive "$topo" "$T/req")")
+			ilp=$(levels "$("$PY" "$CHECK" --time-limit 60 "$topo" "$T/req")")
+			is "$plan" "$exh" "$name seed $seed: plan equals the exhaustive optimum ($(tr '\n' ',' <"$T/req"))"
+			is "$ilp" "$exh" "$name seed $seed: ... and the integer program's"
+			is "$proven" true "$name seed $seed: ... and the planner proved it optimal"
+			compared=$((compared + 1))
+		done
+	fi
+	# larger: more jobs (fewer on the 8-GPU machine, where the integer program is slow)
+	units=10
+	[ "$ngpus" -ge 8 ] && units=5
+	for seed in 11 12; do
+		[ "$many" -eq 0 ] && [ "$seed" -gt 11 ] && break
+		mix "$topo" "$((seed * 7 + ngpus))" "$units" >"$T/req"
+		run gp --sim "$topo" mig plan --requests "$T/req" --json
+		plan=$(levels "$out")
+		proven=$(printf '%s' "$out" | jq -r .optimal)
+		chk=$("$PY" "$CHECK" --time-limit 40 "$topo" "$T/req")
+		if [ "$(printf '%s' "$chk" | jq -r .status)" = optimal ]; then
+			ilp=$(levels "$chk")
+			better "$ilp" "$plan"
+			ok $((1 - $?)) "$name seed $seed: the integer program does not beat the plan ($plan vs $ilp)"
+			if [ "$proven" = true ]; then
+				is "$plan" "$ilp" "$name seed $seed: ... and the plan proven optimal equals its optimum"
+			fi
+			compared=$((compared + 1))
+		else
+			sat=$(printf '%s' "$chk" | jq -r '.satisfied // 0')
+			[ "$sat" = null ] && sat=0
+			[ "${plan%% *}" -ge "$sat" ]
+			ok $? "$name seed $seed: the integer program (out of time) satisfies no more than the plan"
+		fi
+	done
+done
+[ "$compared" -gt 0 ]
+ok $? "some plans were compared with a finished independent check ($compared)"
