@@ -10,13 +10,13 @@ _gpupack() {
 	local cmd="" sub="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--sim) ((i++)) ;;
+		--sim | --sim-write) ((i++)) ;;
 		-*) ;;
 		*) if [ -z "$cmd" ]; then cmd=${words[i]}; elif [ -z "$sub" ]; then sub=${words[i]}; fi ;;
 		esac
 	done
 	case $prev in
-	--sim)
+	--sim | --sim-write)
 		# a topology file, or the name of an installed one
 		local dir
 		for dir in "$(dirname "$(command -v gpupack 2>/dev/null || echo .)")/../share/gpupack/topologies"; do
@@ -33,7 +33,7 @@ _gpupack() {
 	--priority) COMPREPLY=($(compgen -W "normal low" -- "$cur")); return ;;
 	esac
 	case $cmd in
-	"") COMPREPLY=($(compgen -W "devices mps timeslice mig run bench --sim --version --help" -- "$cur")) ;;
+	"") COMPREPLY=($(compgen -W "devices mps timeslice mig run bench --sim --sim-write --version --help" -- "$cur")) ;;
 	devices) COMPREPLY=($(compgen -W "--json --profiles --gpus" -- "$cur")) ;;
 	mps)
 		if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "start stop status env exec" -- "$cur"))

@@ -33,12 +33,15 @@ static const struct command commands[] = {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: gpupack [--sim FILE] <command> [args]\n\ncommands:\n");
+	fprintf(f, "usage: gpupack [--sim FILE | --sim-write FILE] <command> [args]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nglobal options:\n"
 	    "  --sim FILE   answer from a simulated machine (topology file) instead of the driver;\n"
-	    "               a NAME (h100-80gb) is one of the installed topologies; $GPUPACK_SIM too\n"
+	    "               a NAME (h100-80gb) is one of the installed topologies; its changes\n"
+	    "               (mig apply, clear) go to a copy in the state directory, which later\n"
+	    "               commands on FILE see: FILE itself never changes; $GPUPACK_SIM too\n"
+	    "  --sim-write FILE  the same, but changes rewrite FILE itself ($GPUPACK_SIM_WRITE)\n"
 	    "  --version    print the version\n"
 	    "  -h, --help   this text; 'gpupack <command> --help' for a command's own\n"
 	    "\nexit status: 0 success, 1 tasks failed, 2 usage, 3 environment, 4 internal\n"
@@ -50,6 +53,7 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"sim", required_argument, NULL, 's'},
+		{"sim-write", required_argument, NULL, 'w'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -61,7 +65,11 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
+		case 'w':
+			if (c.sim)
+				return err_die(EXIT_USAGE, "--sim and --sim-write name one machine: give one of them, once");
 			c.sim = optarg;
+			c.sim_write = ch == 'w';
 			break;
 		case 'V':
 			printf("gpupack %s\n", GPUPACK_VERSION);

@@ -12,7 +12,8 @@
 
 /* What main() parsed before the command name. */
 struct ctx {
-	const char *sim;              /* --sim FILE, or NULL ($GPUPACK_SIM is read by gpu_open) */
+	const char *sim;              /* --sim FILE or --sim-write FILE, or NULL ($GPUPACK_SIM, $GPUPACK_SIM_WRITE: gpu_open) */
+	int sim_write;                /* --sim-write: changes rewrite the file itself */
 	const char *argv0;            /* how gpupack was invoked (for re-exec) */
 	struct gpu_backend *backend;  /* opened on first use by ctx_backend() */
 };

@@ -9,7 +9,7 @@
 int
 ctx_backend(struct ctx *c, struct gpu_backend **out)
 {
-	if (!c->backend && gpu_open(c->sim, &c->backend) < 0)
+	if (!c->backend && gpu_open(c->sim, c->sim_write, &c->backend) < 0)
 		return -1;
 	*out = c->backend;
 	return 0;

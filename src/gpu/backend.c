@@ -61,16 +61,20 @@ sim_path(const char *name, char *out, size_t size)
 }
 
 int
-gpu_open(const char *sim_file, struct gpu_backend **out)
+gpu_open(const char *sim_file, int in_place, struct gpu_backend **out)
 {
-	const char *env = getenv("GPUPACK_SIM");
+	const char *env = getenv("GPUPACK_SIM"), *wenv = getenv("GPUPACK_SIM_WRITE");
 	char path[PATH_MAX];
 
 	*out = NULL;
 	if (sim_file && *sim_file)
-		return gpu_sim_open(sim_path(sim_file, path, sizeof path), out);
+		return gpu_sim_open(sim_path(sim_file, path, sizeof path), in_place, out);
+	if (env && *env && wenv && *wenv)
+		return err_set(EXIT_USAGE, "GPUPACK_SIM and GPUPACK_SIM_WRITE are both set: name one machine");
+	if (wenv && *wenv)
+		return gpu_sim_open(sim_path(wenv, path, sizeof path), 1, out);
 	if (env && *env)
-		return gpu_sim_open(sim_path(env, path, sizeof path), out);
+		return gpu_sim_open(sim_path(env, path, sizeof path), 0, out);
 	return gpu_nvml_open(out);
 }
 

@@ -133,17 +133,20 @@ struct gpu_backend {
 };
 
 /*
- * Open the simulation when sim_file (or else $GPUPACK_SIM) names a topology
- * file, otherwise NVML. No driver: -1 with EXIT_ENV and one line saying so.
+ * Open the simulation when sim_file (or else $GPUPACK_SIM_WRITE or
+ * $GPUPACK_SIM) names a topology file, otherwise NVML. A simulation writes
+ * its changes to a copy in the state directory (src/gpu/sim.c), or to the
+ * file itself when in_place (--sim-write, $GPUPACK_SIM_WRITE). No driver:
+ * -1 with EXIT_ENV and one line saying so.
  */
-int gpu_open(const char *sim_file, struct gpu_backend **out);
+int gpu_open(const char *sim_file, int in_place, struct gpu_backend **out);
 void gpu_close(struct gpu_backend *b);
 int gpu_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags);
 void gpu_system_free(struct gpu_system *sys);
 
 /* Backend constructors (gpu_open picks one). */
 int gpu_nvml_open(struct gpu_backend **out);
-int gpu_sim_open(const char *file, struct gpu_backend **out);
+int gpu_sim_open(const char *file, int in_place, struct gpu_backend **out);
 
 /* Names for tables and JSON. */
 const char *compute_mode_name(int mode);  /* "default", "exclusive-process", ... */

@@ -1,9 +1,14 @@
 /*
  * sim: the simulation backend. Answers the backend ops from a topology file
  * (src/gpu/topology.c reads, checks and writes it) and makes the MIG changes
- * durable by rewriting the file, so that the next gpupack invocation sees
- * them, as it would see the driver's state. Every op re-reads the file:
- * another process may have changed it since.
+ * durable, so that the next gpupack invocation sees them, as it would see
+ * the driver's state. Changes go to a copy in the state directory,
+ * sim/NAME-PATHHASH-CONTENTHASH.topo, never to the named file (a shipped or
+ * installed topology stays as it is); later commands on the same file read
+ * the copy. The hashes tie the copy to the file's path and contents: a file
+ * edited since starts a fresh copy. With --sim-write (GPUPACK_SIM_WRITE) the
+ * file itself is the machine and is rewritten. Every op re-reads: another
+ * process may have changed the machine since.
  *
  * Failure injection for rollback tests counts calls per opened backend:
  * "fail OP after N" lines in the file and GPUPACK_SIM_FAIL=OP:K[,OP:K].
@@ -20,7 +25,8 @@
 #include <sys/stat.h>
 
 struct sim {
-	char *path;
+	char *path;                 /* where the machine is read: the copy once there is one */
+	char *copy;                 /* where changes go: the copy, or the file itself (in place) */
 	long calls[TOPO_NOPS];      /* calls made so far, per op */
 	long env_fail[TOPO_NOPS];   /* GPUPACK_SIM_FAIL: the call that fails; 0 none */
 };
@@ -68,19 +74,34 @@ injected(struct sim *s, const struct topology *t, int op, const char *what)
 }
 
 static int
-save(const struct sim *s, const struct topology *t)
+save(struct sim *s, const struct topology *t)
 {
 	struct stat st;
 	size_t len;
 	char *text = topo_format(t, &len);
 	int mode = 0644, rc;
 
-	if (stat(s->path, &st) == 0)
+	if (strcmp(s->copy, s->path) == 0 && stat(s->path, &st) == 0)
 		mode = (int)(st.st_mode & 07777);
-	rc = write_file_atomic(s->path, text, len, mode);
+	else
+		mode = 0600;
+	/* the copy's directory, private, on the first change */
+	if (strcmp(s->copy, s->path) != 0) {
+		char dir[4096];
+
+		if (state_dir("sim", dir, sizeof dir) < 0) {
+			free(text);
+			return err_prefix("simulated machine %s", s->path);
+		}
+	}
+	rc = write_file_atomic(s->copy, text, len, mode);
 	free(text);
 	if (rc < 0)
-		return err_prefix("simulated machine %s", s->path);
+		return err_prefix("simulated machine %s", s->copy);
+	if (strcmp(s->copy, s->path) != 0) {
+		free(s->path);
+		s->path = xstrdup(s->copy); /* from now on the copy is the machine */
+	}
 	return 0;
 }
 
@@ -236,13 +257,49 @@ sim_close(struct gpu_backend *b)
 	struct sim *s = b->priv;
 
 	free(s->path);
+	free(s->copy);
 	free(s);
 	free(b);
 }
 
-int
-gpu_sim_open(const char *file, struct gpu_backend **out)
+/* FNV-1a, 64 bits: names the copy after the file's path and contents (not a security hash). */
+static uint64_t
+fnv(const char *p, size_t n, uint64_t h)
 {
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* Where the changes of a simulation of file go: sim/NAME-PATHHASH-CONTENTHASH.topo in the state directory. */
+static int
+copy_path(const char *file, char *out, size_t size)
+{
+	char real[4096], sub[600], *data = NULL;
+	const char *base = strrchr(file, '/');
+	size_t len = 0;
+	uint64_t hp, hc;
+
+	if (!realpath(file, real))
+		str_copy(real, file, sizeof real);
+	if (read_file(file, &data, &len) < 0)
+		return -1;
+	hp = fnv(real, strlen(real), 14695981039346656037ULL);
+	hc = fnv(data, len, 14695981039346656037ULL);
+	free(data);
+	base = base ? base + 1 : file;
+	snprintf(sub, sizeof sub, "sim/%.*s-%016llx-%016llx.topo", (int)strcspn(base, "."), base,
+	    (unsigned long long)hp, (unsigned long long)hc);
+	return state_path(sub, out, size);
+}
+
+int
+gpu_sim_open(const char *file, int in_place, struct gpu_backend **out)
+{
+	char copy[4096];
+	struct stat st;
 	const char *env = getenv("GPUPACK_SIM_FAIL");
 	struct gpu_backend *b;
 	struct topology t;
@@ -258,7 +315,27 @@ gpu_sim_open(const char *file, struct gpu_backend **out)
 		free(s);
 		return -1;
 	}
-	s->path = xstrdup(file);
+	if (in_place) {
+		s->path = xstrdup(file);
+		s->copy = xstrdup(file);
+	} else {
+		if (copy_path(file, copy, sizeof copy) < 0) {
+			free(s);
+			return -1;
+		}
+		/* an earlier command's changes: the copy is the machine now (checked like the file) */
+		if (lstat(copy, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (topo_load(copy, &t) < 0) {
+				free(s);
+				return err_prefix("simulated machine of %s (remove the copy to start again)", file);
+			}
+			topo_free(&t);
+			s->path = xstrdup(copy);
+		} else {
+			s->path = xstrdup(file);
+		}
+		s->copy = xstrdup(copy);
+	}
 	b = xcalloc(1, sizeof *b);
 	b->name = "sim";
 	b->priv = s;

@@ -78,6 +78,17 @@ state_exists(const char *sub)
 }
 
 int
+state_path(const char *sub, char *out, size_t size)
+{
+	char base[PATH_MAX];
+
+	state_base(base, sizeof base);
+	if ((size_t)snprintf(out, size, "%s/%s", base, sub) >= size)
+		return err_set(EXIT_ENV, "state directory path too long");
+	return 0;
+}
+
+int
 state_dir(const char *sub, char *out, size_t size)
 {
 	char base[PATH_MAX];

@@ -23,6 +23,8 @@ int state_dir(const char *sub, char *out, size_t size);
 
 /* Does the state directory (or sub below it) exist? Creates nothing: for read-only commands. */
 int state_exists(const char *sub);
+/* The path of sub in the state directory, creating nothing. */
+int state_path(const char *sub, char *out, size_t size);
 
 /* Read a whole file (NUL-terminated; *len without the NUL). */
 int read_file(const char *path, char **data, size_t *len);

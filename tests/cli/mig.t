@@ -186,3 +186,42 @@ elif command -v setpriv >/dev/null 2>&1 && setpriv --reuid=65534 --regid=65534 -
 else
 	ok 0 "# SKIP no way to drop root here"
 fi
+
+# --- --sim changes a copy in the state directory; --sim-write the file itself ---
+f="$T/cow.topo"
+cp "$TOPO/h100-80gb.topo" "$f"
+before=$(cksum <"$f")
+run gp --sim "$f" mig apply --enable-mig --want 2x1g.10gb
+is "$rc" "0" "--sim: apply succeeds"
+is "$(cksum <"$f")" "$before" "--sim: the topology file itself is unchanged"
+is "$(find "$GPUPACK_STATE_DIR/sim" -name 'cow-*.topo' | wc -l | tr -d ' ')" "1" \
+	"--sim: the changes are in one copy in the state directory"
+is "$(stat -c %a "$GPUPACK_STATE_DIR/sim")" "700" "... whose directory is private"
+is "$(geometry "$f" | wc -l | tr -d ' ')" "2" "--sim: a later command on the same file sees the changes"
+GPUPACK_SIM="$f" run gp devices --json
+like "$out" '"mig_current": *"enabled"' "GPUPACK_SIM: sees the same copy"
+run gp --sim "$f" mig clear
+is "$(geometry "$f")" "" "--sim: clear works on the copy"
+run gp --sim "$f" mig apply --want 1x3g.40gb
+printf '# edited\n' >>"$f"
+is "$(geometry "$f")" "" "--sim: a file edited since is a fresh machine (the old copy is left)"
+shipped=$(cksum <"$TOPO/h100-80gb-mig.topo")
+run gp --sim "$TOPO/h100-80gb-mig.topo" mig clear
+is "$rc" "0" "--sim on a shipped topology: clear succeeds"
+is "$(cksum <"$TOPO/h100-80gb-mig.topo")" "$shipped" "... and the shipped file is unchanged"
+is "$(geometry "$TOPO/h100-80gb-mig.topo")" "" "... while later commands see the cleared copy"
+g="$T/inplace.topo"
+cp "$TOPO/h100-80gb.topo" "$g"
+run gp --sim-write "$g" mig apply --enable-mig --want 1x3g.40gb
+is "$rc" "0" "--sim-write: apply succeeds"
+grep -q '^  gi id=.* profile=3g.40gb' "$g"
+ok $? "--sim-write: the file itself now has the instance"
+is "$(find "$GPUPACK_STATE_DIR/sim" -name 'inplace-*.topo' | wc -l | tr -d ' ')" "0" "... and no copy was made"
+GPUPACK_SIM_WRITE="$g" run gp mig clear
+is "$rc" "0" "GPUPACK_SIM_WRITE: clear succeeds"
+grep -q '^  gi ' "$g"
+ok $((1 - $?)) "... on the file itself"
+run gp --sim "$g" --sim-write "$g" devices
+is "$rc" "2" "--sim and --sim-write together: exit 2"
+GPUPACK_SIM="$g" GPUPACK_SIM_WRITE="$g" run gp devices
+is "$rc" "2" "GPUPACK_SIM and GPUPACK_SIM_WRITE together: exit 2"

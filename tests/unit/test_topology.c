@@ -359,12 +359,12 @@ test_backend(void)
 		return;
 	copy_topo("h100-80gb.topo", file);
 	unsetenv("GPUPACK_SIM_FAIL");
-	ok(gpu_sim_open(file, &b) == 0, "sim backend opens");
+	ok(gpu_sim_open(file, 1, &b) == 0, "sim backend opens");
 	ok(b->set_mig_mode(b, 0, 1) == 0, "set_mig_mode");
 	ok(b->create_gi(b, 0, 19, &at, &id) == 0 && b->create_ci(b, 0, id, &ci) == 0, "create_gi and _ci");
 	ok(b->utilization(b, 0, &g, &m) == 0 && g == 0 && m == 0, "utilization from the file");
 	gpu_close(b);
-	ok(gpu_sim_open(file, &b) == 0 && gpu_snapshot(b, &sys, 0) == 0, "a new backend sees the file");
+	ok(gpu_sim_open(file, 1, &b) == 0 && gpu_snapshot(b, &sys, 0) == 0, "a new backend sees the file");
 	is_int(sys.gpus[0].mig_current, MIG_ENABLED, "MIG mode persisted");
 	is_int(sys.gpus[0].ngi, 1, "GI persisted");
 	is_int(sys.gpus[0].nprofiles, 0, "profiles only when asked");
@@ -381,7 +381,7 @@ test_backend(void)
 	}
 	free(text);
 	at.start = 1;
-	ok(gpu_sim_open(file, &b) == 0, "opens with a fail line");
+	ok(gpu_sim_open(file, 1, &b) == 0, "opens with a fail line");
 	ok(b->create_gi(b, 0, 19, &at, &id) == 0, "create_gi call 1 works");
 	at.start = 2;
 	ok(b->create_gi(b, 0, 19, &at, &id) < 0 && err_code() == EXIT_ENV &&
@@ -392,16 +392,16 @@ test_backend(void)
 	gpu_close(b);
 
 	setenv("GPUPACK_SIM_FAIL", "destroy-gi:1", 1);
-	ok(gpu_sim_open(file, &b) == 0, "opens with GPUPACK_SIM_FAIL");
+	ok(gpu_sim_open(file, 1, &b) == 0, "opens with GPUPACK_SIM_FAIL");
 	ok(b->destroy_gi(b, 0, 3) < 0 && strstr(err_msg(), "GPUPACK_SIM_FAIL"), "destroy_gi call 1 fails");
 	ok(b->destroy_gi(b, 0, 3) == 0, "destroy_gi call 2 works");
 	gpu_close(b);
 	setenv("GPUPACK_SIM_FAIL", "destroy-gi", 1);
-	ok(gpu_sim_open(file, &b) < 0 && err_code() == EXIT_USAGE, "a bad GPUPACK_SIM_FAIL refused");
+	ok(gpu_sim_open(file, 1, &b) < 0 && err_code() == EXIT_USAGE, "a bad GPUPACK_SIM_FAIL refused");
 	unsetenv("GPUPACK_SIM_FAIL");
 	if ((size_t)snprintf(file, sizeof file, "%s/missing.topo", dir) >= sizeof file)
 		return;
-	ok(gpu_sim_open(file, &b) < 0 && strstr(err_msg(), "missing.topo"), "a missing file named");
+	ok(gpu_sim_open(file, 1, &b) < 0 && strstr(err_msg(), "missing.topo"), "a missing file named");
 	remove_tree(dir);
 }
 
