@@ -32,7 +32,9 @@ static const char objective[] =
     "destroyed only where the plan needs their slices. Ties go to the first plan in a fixed\n"
     "search order. Requests smaller than the smallest profile may share an instance through\n"
     "MPS; each gets a thread percentage (from its compute share, else an equal split) and a\n"
-    "memory limit (what it asked for). A search cut off by its node budget says so.\n";
+    "memory limit (what it asked for). Each level is proven optimal in turn (an LP bound and a\n"
+    "branch and bound, doc/mig.md); where the work budget runs out first, the plan says so and\n"
+    "how far from optimal it can be.\n";
 
 static void
 usage(FILE *f)
@@ -54,8 +56,8 @@ usage(FILE *f)
 	    "  --save FILE    write the plan's operations as a plan file for 'mig apply'\n"
 	    "  --dry-run      print the operations, change nothing (needs no root)\n"
 	    "  --enable-mig   turn MIG mode on where it is off (otherwise apply refuses)\n"
-	    "apply and clear need root, except on a simulated machine (--sim). clear refuses, changing\n"
-	    "nothing, when any instance of the selected GPUs has processes.\n\n%s", objective);
+	    "apply and clear need root, except on a simulated machine (--sim, --sim-write). clear\n"
+	    "refuses, changing nothing, when any instance of the selected GPUs has processes.\n\n%s", objective);
 }
 
 /* ------------------------------------------------------------ shared pieces */

@@ -18,14 +18,13 @@
  *    smaller devices or under an SM cap the client gets a little more).
  *  - MPS_SERVER_MEM: the MPS server's own memory, once per device: 66 MiB on
  *    the H200 with 0, 1 and 4 clients (bench/results/2026-11-22-mps-h200.md).
- *  - MIG_CONTEXT_RESERVE: what the MIG planner adds to a request's MEMORY
- *    for the job's context. Measured on a whole H200 (driver 580.159.04,
- *    CUDA 13.0): 527 MiB for a context that allocated nothing, 513 MiB as an
- *    MPS client. A context on a MIG slice is smaller (it grows with the SMs:
- *    about 22 MiB plus 3.7 MiB per SM, some 80 MiB on a 16-SM 1g), but no
- *    slice could be measured (the lent card's MIG mode may not be changed),
- *    so the whole GPU's figure is used everywhere: an upper bound, never too
- *    little. doc/mig.md says the same.
+ *  - MIG_CONTEXT_RESERVE: what `mig plan` adds to a job's MEMORY for its
+ *    context in a MIG instance. The whole H200's figure (527 MiB for a
+ *    context that allocated nothing, 513 MiB as an MPS client), rounded up:
+ *    a context on a slice is smaller (about 22 MiB plus 3.7 MiB per SM, some
+ *    80 MiB on a 16-SM 1g), but no slice could be measured (the lent card's
+ *    MIG mode may not be changed), so this upper bound is used everywhere:
+ *    a job never gets too little. doc/mig.md says the same.
  *
  * doc/run.md, doc/mps.md and doc/mig.md quote these figures; change them here.
  */
@@ -37,6 +36,6 @@
 #define CTX_PACK_MEM          MIB(600)
 #define MPS_CONTEXT_RESERVE   MIB(520)
 #define MPS_SERVER_MEM        MIB(66)
-#define MIG_CONTEXT_RESERVE   MIB(528)
+#define MIG_CONTEXT_RESERVE   ((uint64_t)MIB(528))
 
 #endif

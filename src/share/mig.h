@@ -14,13 +14,12 @@
 #include <stdio.h>
 
 #include "gpu/backend.h"
-#include "share/ctxcost.h"
+#include "share/ctxcost.h" /* MIG_CONTEXT_RESERVE: what the planner adds to a job's MEMORY */
 
 #define MIG_MAX_PROFILES 16   /* profiles per GPU the planner handles */
 #define MIG_MAX_INST 16       /* instances per GPU */
 #define MIG_MAX_REQUESTS 4096 /* request units (after counts) per plan */
 
-/* MIG_CONTEXT_RESERVE, what the planner adds to a request's MEMORY: share/ctxcost.h */
 
 /* An instance already on a GPU. Busy ones (with processes) are fixed. */
 struct mig_existing {

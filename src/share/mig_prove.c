@@ -59,7 +59,8 @@ push(struct open *o, long double bound, const int *lo, const int *hi, const stru
 	memcpy(x->hi, hi, sizeof *hi * (size_t)o->nk);
 	x->nbr = nbr + (more != NULL);
 	x->br = xcalloc((size_t)x->nbr + 1, sizeof *x->br);
-	memcpy(x->br, br, sizeof *br * (size_t)nbr);
+	if (nbr > 0)
+		memcpy(x->br, br, sizeof *br * (size_t)nbr);
 	if (more)
 		x->br[nbr] = *more;
 }
@@ -469,9 +470,10 @@ node_plan(struct search *s, const struct mig_lpsol *sol)
 /* ------------------------------------------------------------- the dive */
 
 /*
- * Pool column col as GPU j's load in s->cur[j]: its row, the units alone in
- * instances, the shared units packed into its shared instances. -1 if it
- * does not make one (more units than are left, a packing not found).
+ * Pool column col as GPU j's load in s->cur[j], within the units left: its
+ * row, the units alone in instances, the shared units packed into its shared
+ * instances; what the units left cannot fill is dropped (a sub-row of a
+ * valid row is valid). -1 if nothing is left of it or no packing is found.
  */
 static int
 column_load(struct search *s, int col, int j, const int *left)
@@ -479,36 +481,55 @@ column_load(struct search *s, int col, int j, const int *left)
 	const struct sgpu *sg = &s->sg[j];
 	struct load *ld = &s->cur[j];
 	int row = mig_pool_row(s, col), nk = s->nk, ret = 0;
-	int *want = xcalloc((size_t)nk * 2 + 2, sizeof *want), *bins = NULL;
+	int *want = xcalloc((size_t)nk * 3 + 3, sizeof *want), *avail = want + 2 * nk + 1, *bins = NULL;
+	uint64_t key = 0;
 
-	ld->x = row >= 0 ? &sg->t->geo[row] : NULL;
+	memcpy(avail, left, sizeof *avail * (size_t)nk);
 	ld->nslots = 0;
-	for (int k = 0; k < nk; k++)
-		if (mig_pool_units(s, col, k) > left[k] + 1e-9)
-			ret = -1;
-	for (int p = 0; p < sg->g->nprofiles && ld->x && ret == 0; p++) {
-		int c = (int)(ld->x->key >> (4 * p) & 15), nsh = (int)lround(mig_pool_detail(s, col, MIG_BR_SHARED, p, 0)), b = 0;
+	for (int p = 0; row >= 0 && p < sg->g->nprofiles && ret == 0; p++) {
+		int c = (int)(sg->t->geo[row].key >> (4 * p) & 15), nsh = (int)lround(mig_pool_detail(s, col, MIG_BR_SHARED, p, 0));
 		struct binpack bp;
+		int nb;
 
+		if (!c)
+			continue;
 		memset(&bp, 0, sizeof bp);
 		for (int k = 0; k < nk; k++) {
-			want[k] = (int)lround(mig_pool_detail(s, col, MIG_BR_EXCL, p, k));
-			want[nk + k] = (int)lround(mig_pool_detail(s, col, MIG_BR_ITEM, p, k));
+			int e = (int)lround(mig_pool_detail(s, col, MIG_BR_EXCL, p, k));
+			int it = (int)lround(mig_pool_detail(s, col, MIG_BR_ITEM, p, k));
+
+			want[k] = e < avail[k] ? e : avail[k];
+			avail[k] -= want[k];
+			want[nk + k] = it < avail[k] ? it : avail[k];
+			avail[k] -= want[nk + k];
 			bp.units += want[nk + k];
-			bp.mem += (uint64_t)want[nk + k] * sg->mem[k];
 		}
-		bp.s = s;
-		bp.sg = sg;
-		bp.pr = &sg->g->profiles[p];
-		bp.nb = nsh;
-		bp.rem = want + nk;
+		/* the shared units into as many of the shared instances as they fill */
+		nb = nsh < bp.units ? nsh : bp.units;
 		bins = xrealloc(bins, ((size_t)nsh + 1) * (size_t)nk * sizeof *bins);
-		memset(bins, 0, ((size_t)nsh + 1) * (size_t)nk * sizeof *bins);
-		bp.bins = bins;
-		if (nsh > 0 && !bp_fill(&bp, 0, 0, 0, 0, 0, 0))
+		for (; nb > 0; nb--) {
+			int units = bp.units;
+
+			memset(bins, 0, ((size_t)nsh + 1) * (size_t)nk * sizeof *bins);
+			bp.s = s;
+			bp.sg = sg;
+			bp.pr = &sg->g->profiles[p];
+			bp.nb = nb;
+			bp.rem = want + nk;
+			bp.bins = bins;
+			bp.mem = 0;
+			for (int k = 0; k < nk; k++)
+				bp.mem += (uint64_t)want[nk + k] * sg->mem[k];
+			bp.steps = 0;
+			bp.cut = 0;
+			if (bp_fill(&bp, 0, 0, 0, 0, 0, 0))
+				break;
+			bp.units = units;
+		}
+		if (nb == 0 && bp.units > 0)
 			ret = -1;
-		for (int i = 0; i < c && ret == 0; i++) {
-			struct slot *sl = &ld->slot[ld->nslots++];
+		for (int i = 0, b = 0; i < c && ret == 0; i++) {
+			struct slot *sl = &ld->slot[ld->nslots];
 			int k = 0;
 
 			sl->profile = p;
@@ -525,7 +546,7 @@ column_load(struct search *s, int col, int j, const int *left)
 				sl->nunits = 1;
 				sl->mem = sg->mem[k];
 				sl->need = sg->need[k];
-			} else if (b < nsh) {
+			} else if (b < nb) {
 				for (int q = 0; q < nk; q++) {
 					int u = bins[(size_t)b * (size_t)nk + (size_t)q];
 
@@ -536,13 +557,18 @@ column_load(struct search *s, int col, int j, const int *left)
 				}
 				b++;
 			} else {
-				ret = -1; /* an instance the column leaves empty */
+				continue; /* nothing left for it: not created */
 			}
+			ld->nslots++;
+			key += (uint64_t)1 << (4 * p);
 		}
 	}
 	free(want);
 	free(bins);
-	return ret;
+	ld->x = row >= 0 ? mig_gtable_find(sg->t, key) : NULL;
+	if (ret < 0 || (row >= 0 && !ld->x))
+		return -1;
+	return 0;
 }
 
 /*
@@ -574,34 +600,33 @@ dive(struct search *s, struct mig_lpsol *sol)
 	s->nbr = 0;
 	for (int step = 0; step < s->ngpus; step++) {
 		size_t best;
-		int j;
+		int j = 0;
 
 		memcpy(s->hi, left, sizeof *left * (size_t)nk);
 		if (mig_bound_node(s, sol) != MIG_LP_OPTIMAL)
 			break;
+		/* the columns the LP uses, most first: the first that makes a load for a free GPU of its group */
 		best = sol->nterm;
-		for (size_t t = 0; t < sol->nterm; t++) {
-			int g = sol->term[t].grp, ok = s->grp_fixed[g] < 0 ? 0 : 1;
+		for (size_t tried = 0; tried < sol->nterm && best == sol->nterm; tried++) {
+			size_t t = sol->nterm;
 
-			for (j = 0; j < s->ngpus && ok; j++)
-				if (s->sg[j].grp == g && !done[j])
+			for (size_t u = 0; u < sol->nterm; u++)
+				if (sol->term[u].x >= 0 && (t == sol->nterm || sol->term[u].x > sol->term[t].x))
+					t = u;
+			if (t == sol->nterm)
+				break;
+			for (j = 0; j < s->ngpus; j++)
+				if (s->sg[j].grp == sol->term[t].grp && !done[j])
 					break;
-			if (!ok || j == s->ngpus)
-				continue;
-			for (int k = 0; k < nk; k++)
-				if (mig_pool_units(s, sol->term[t].col, k) > left[k] + 1e-9)
-					ok = 0;
-			if (ok && (best == sol->nterm || sol->term[t].x > sol->term[best].x))
+			if (j < s->ngpus && column_load(s, sol->term[t].col, j, left) == 0)
 				best = t;
+			else
+				sol->term[t].x = -1; /* not this one */
 		}
 		if (best == sol->nterm)
 			break;
-		for (j = 0; j < s->ngpus; j++)
-			if (s->sg[j].grp == sol->term[best].grp && !done[j])
-				break;
-		TRACE("dive step %d: term %zu of %zu col %d grp %d j %d\n", step, best, sol->nterm, sol->term[best].col, sol->term[best].grp, j);
-		if (column_load(s, sol->term[best].col, j, left) < 0)
-			break;
+		TRACE("dive step %d: term %zu of %zu col %d grp %d j %d\n", step, best, sol->nterm, sol->term[best].col,
+		    sol->term[best].grp, j);
 		done[j] = 1;
 		s->grp_fixed[sol->term[best].grp]++;
 		for (int i = 0; i < s->cur[j].nslots; i++) {
@@ -660,8 +685,11 @@ prove_level(struct search *s, long total)
 	s->step = s->lvl == 2 ? s->waste_step : 1;
 	mig_bound_level_start(s);
 	dive(s, &sol);
-	for (int k = 0; k < s->nk; k++)
+	for (int k = 0; k < s->nk; k++) {
 		hi[k] = s->k[k].n;
+		s->lo[k] = 0;
+		s->hi[k] = hi[k];
+	}
 	push(&o, 1e30L, lo, hi, NULL, 0, NULL);
 	while (o.n > 0) {
 		struct node x = pop(&o, dived);
