@@ -1,12 +1,17 @@
 #!/bin/sh
 # mig-plan.sh: the MIG planner on 50 request units over 8 GPUs (issue 14: every plan
-# proven optimal, each in under 100 ms). Two measurements:
-#   1. the planner alone (tests/tools/mig_plan_bench.c): 20 random mixes of 50 units
-#      (named profiles, memory sizes, small shared ones) on 8 GPUs of A100-40GB,
-#      H100-80GB and H200-141GB, GPU 1 with a busy instance and GPU 5 an idle one,
-#      timed around mig_plan(): satisfied, the bound, waste, nodes, proven or not;
-#   2. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan
-#      --requests FILE` with 50 units, wall clock of the process, best and worst of 10.
+# proven optimal, each in under 100 ms). Three measurements:
+#   1. the planner alone (tests/tools/mig_plan_bench.c): 20 mixes shaped like a node's queue
+#      (3 to 10 job classes, 50 jobs split among them: named profiles, memory sizes from a menu
+#      of common sizes with or without a compute share, small jobs below the smallest profile
+#      that share an instance through MPS) on 8 GPUs of A100-40GB, H100-80GB and H200-141GB,
+#      GPU 1 with a busy instance and GPU 5 an idle one, timed around mig_plan(): what the plan
+#      satisfies and wastes, whether it is proven optimal or where the proof stopped and the
+#      bound there, the work units spent;
+#   2. harder mixes: 20 classes of distinct sizes each (the planner must stay correct and
+#      bounded, and say how far from optimal it may be);
+#   3. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
+#      FILE` with 50 units, wall clock of the process, best and worst of 10.
 # Writes bench/results/mig-plan.md (or $1).
 #   bench/mig-plan.sh [RESULT_FILE]
 set -eu
@@ -27,16 +32,24 @@ ms_now() { date +%s%N; }
 	echo "- compiler: $(${CC:-cc} --version | head -1), CFLAGS default (-O2)"
 	echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 	echo "- command: bench/mig-plan.sh"
-	echo "- search budget: MIG_NODE_LIMIT nodes (src/share/mig.h); a plan that hit it says optimal: no, with the bound"
+	echo "- work budget: MIG_NODE_LIMIT (src/share/mig.h); a plan that hit it says where the proof stopped, with the bound"
 	echo "- load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; the machine is shared with other work)"
 	echo
 	# shellcheck disable=SC2013 # product names have no spaces
+	echo "demand/memory: the memory the mix asks for (jobs plus contexts, named profiles at their"
+	echo "size) over the 8 GPUs' memory; above 1 not everything fits. work: the planner's work units"
+	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT)."
+	echo
 	for p in A100-40GB H100-80GB H200-141GB; do
 		echo "## $p: 8 GPUs, 50 units, 20 mixes (the planner alone)"
 		echo
 		"$tool" "$csv" "$p" 8 50 20
 		echo
 	done
+	echo "## Harder: 20 classes of distinct sizes, H100-80GB, 8 GPUs, 50 units, 5 mixes"
+	echo
+	"$tool" "$csv" H100-80GB 8 50 5 20
+	echo
 	echo "## The whole command on topologies/h100-80gb-x8.topo"
 	echo
 	req=$(mktemp)

@@ -31,6 +31,9 @@
 #define TRACE(...) ((void)0)
 #endif
 
+/* The root's search over loads gets 1 / this of what is left of the budget. */
+#define MIG_ROOT_SEARCH_SHARE 8
+
 struct node {
 	long double bound;            /* its parent's: no plan of the node is worth more */
 	int *lo, *hi;                 /* units per class */
@@ -690,6 +693,20 @@ prove_level(struct search *s, long total)
 		s->lo[k] = 0;
 		s->hi[k] = hi[k];
 	}
+	/*
+	 * First the search over loads at the root LP's prices, with a share of
+	 * the budget: on a few GPUs, or where the LP is close, it proves the
+	 * level outright; else the branch and price goes on from its best plan.
+	 */
+	s->nbr = 0;
+	if (mig_bound_node(s, NULL) == MIG_LP_OPTIMAL) {
+		mig_search_magnitude(s);
+		if (!mig_could_beat(s, s->root))
+			goto done;
+		mig_search_dfs(s, (total - s->nodes) / MIG_ROOT_SEARCH_SHARE);
+		if (!s->aborted)
+			goto done; /* searched to the end: proven */
+	}
 	push(&o, 1e30L, lo, hi, NULL, 0, NULL);
 	while (o.n > 0) {
 		struct node x = pop(&o, dived);
@@ -768,6 +785,7 @@ prove_level(struct search *s, long total)
 			break;
 		}
 	}
+done:
 	/* not proven: the largest bound left, this node's and the open ones' */
 	for (size_t i = 0; i < o.n; i++) {
 		if (ret < 0 && o.v[i].bound > s->root)

@@ -193,6 +193,10 @@ shared(struct search *s, int j, int i, long double red, int pos, int tight, long
 	int k, maxc;
 	long double v, opt;
 
+	if (s->aborted || ++s->nodes > s->limit) {
+		s->aborted = 1; /* a node of the search like fill's */
+		return;
+	}
 	while (pos < s->nk && !(sg->small[sg->order[pos]] && s->rem[sg->order[pos]] > 0 &&
 	    sg->need[sg->order[pos]] <= pr->sms - sl->need))
 		pos++;
@@ -364,6 +368,7 @@ level(struct search *s, int j)
 		return;
 	dyn = s->dyn + (size_t)j * MIG_MAX_PROFILES;
 	mig_bound_instances(s, j, s->rem, dyn);
+	s->nodes += (long)sg->t->ngeo / 8 + s->nk; /* this GPU's rows and classes: its work */
 	base = bound - sg->h;
 	/* fill() reads rest and thr_base of the GPU it works on: one of each per level */
 	s->rest = s->restbuf + (size_t)j * (MIG_MAX_INST + 1);
