@@ -160,6 +160,7 @@ struct search {
 	const int *cls;               /* [r]: the class of request r */
 	int optimal;                  /* every level proven */
 	int gap_level;                /* the first level not proven (0: none) */
+	long double gap_mag;          /* mag when it stopped (its bound is root) */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */

@@ -495,6 +495,29 @@ plan_bound(const struct search *s, struct mig_plan *p)
 		break;
 	}
 	}
+	/*
+	 * The levels after one not proven went on improving the plan: where
+	 * the plan now reaches that level's bound, the level is settled after
+	 * all, and the gap moves to the next, whose bound is then only the
+	 * trivial one (0): its own search ran against earlier values.
+	 */
+	if (p->gap_level == 1 && p->bound_satisfied <= p->score.satisfied)
+		p->gap_level = 2;
+	else if (p->gap_level == 2 && p->bound_waste >= p->score.waste)
+		p->gap_level = 3;
+	else if (p->gap_level == 3 && p->bound_sms >= p->score.sms)
+		p->gap_level = 4;
+	else if (p->gap_level == 4 && p->bound_ops >= p->score.ops)
+		p->gap_level = 0; /* levels 1 to 3 proven, the operations reach their bound: optimal */
+	else
+		return;
+	if (p->gap_level == 0) {
+		p->optimal = 1;
+		return;
+	}
+	p->bound_waste = p->gap_level == 2 ? 0 : p->bound_waste;
+	p->bound_sms = p->gap_level <= 3 ? 0 : p->bound_sms;
+	p->bound_ops = 0;
 }
 
 int

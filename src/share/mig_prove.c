@@ -687,11 +687,20 @@ prove_level(struct search *s, long total)
 	s->inc = mig_level_value(&s->bs, s->lvl);
 	s->step = s->lvl == 2 ? s->waste_step : 1;
 	mig_bound_level_start(s);
-	dive(s, &sol);
+	if (s->nodes < total)
+		dive(s, &sol);
 	for (int k = 0; k < s->nk; k++) {
 		hi[k] = s->k[k].n;
 		s->lo[k] = 0;
 		s->hi[k] = hi[k];
+	}
+	if (s->nodes >= total) {
+		/* no budget left for this level: the root bound alone, which may still prove it */
+		s->nbr = 0;
+		mig_bound_node(s, NULL);
+		mig_search_magnitude(s);
+		ret = mig_could_beat(s, s->root) ? -1 : 0;
+		goto done;
 	}
 	/*
 	 * First the search over loads at the root LP's prices, with a share of
@@ -803,14 +812,35 @@ void
 mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 {
 	long total = s->limit;
+	long double gap = 0;
+	int gap_mag = 0;
 
 	mig_search_first(s, reqs, nunits);
 	s->gap_level = 0;
-	for (s->lvl = 1; s->lvl <= 4; s->lvl++)
-		if (prove_level(s, total) < 0) {
+	for (s->lvl = 1; s->lvl <= 4; s->lvl++) {
+		/*
+		 * Each level gets a share of what is left (half, two thirds, three
+		 * quarters, all), so that a level not proven still leaves the later
+		 * ones work: they go on improving the plan from the best one's
+		 * values (no longer a proof, a better plan); the gap is the first
+		 * level's that was not proven.
+		 */
+		long left = total - s->nodes, mine = left * s->lvl / (s->lvl + 1);
+
+		if (s->lvl == 4)
+			mine = left;
+		if (prove_level(s, s->nodes + (mine > 0 ? mine : 0)) < 0 && s->gap_level == 0) {
 			s->gap_level = s->lvl;
-			break;
+			gap = s->root;
+			gap_mag = 1;
+			s->gap_mag = s->mag;
 		}
+	}
+	s->lvl = s->gap_level ? s->gap_level : 4;
+	if (gap_mag) {
+		s->root = gap;
+		s->mag = s->gap_mag;
+	}
 	s->optimal = s->gap_level == 0;
 	TRACE("lp solves %ld pivots %ld\n", s->lp_solves, s->lp_pivots);
 }
