@@ -36,6 +36,13 @@ ms_now() { date +%s%N; }
 	echo "- load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; the machine is shared with other work)"
 	echo
 	# shellcheck disable=SC2013 # product names have no spaces
+	echo "The mixes (tests/tools/mig_plan_bench.c, fixed seed): a node's queue of 50 jobs in 3 to 10"
+	echo "classes, each class a named profile (a quarter of them), a job of a memory size from 1, 2, 4,"
+	echo "6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 70, 80, 96, 120 GiB that fits the largest profile, with"
+	echo "a compute share (0.02 to 0.5) half the time (45%), or a small job of 1, 2, 3, 4, 6, 8 or 12 GiB"
+	echo "below the smallest profile that shares an instance through MPS, with a share half the time"
+	echo "(30%). GPU 1 has a busy instance of the first profile (never touched), GPU 5 an idle one."
+	echo
 	echo "demand/memory: the memory the mix asks for (jobs plus contexts, named profiles at their"
 	echo "size) over the 8 GPUs' memory; above 1 not everything fits. work: the planner's work units"
 	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT)."

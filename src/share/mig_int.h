@@ -275,32 +275,43 @@ void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits
 
 #define MIG_GIB 1073741824.0L
 
+/* The bound at the current prices with units rem left; sets sg[].h. */
+long double mig_bound_root(struct search *s, const int *rem);
+/* The best reduced value of one instance of each profile of GPU j, for the units in rem. */
+void mig_bound_instances(struct search *s, int j, const int *rem, long double *best);
+/*
+ * The pricing: best[p] the most one instance of profile p of GPU j can hold
+ * at the prices (x, may be NULL: a content reaching it, [p * nk + k]); the
+ * most GPU j's load can score (*row: its table row, -1 none).
+ */
+void mig_price_instances(struct search *s, int j, const int *rem, long double *best, int *x);
+long double mig_price_gpu(const struct search *s, int j, const long double *best, int *row);
+
+/* ------------------------------------------------------------- mig_master.c */
+
 /*
  * Level s->lvl begins: the best plan's earlier levels become the LP's rows
  * and its loads the first columns of the pool.
  */
 void mig_bound_level_start(struct search *s);
-/*
- * The bound of the node s->lo, s->hi (units of each class placed) at level
- * s->lvl: sets the prices, sg[].h and s->root (exact: a Lagrangian bound at
- * the LP's duals). sol (may be NULL) gets the LP's solution.
- * MIG_LP_OPTIMAL, MIG_LP_INFEASIBLE (no plan in the node: the bound says by
- * how much), MIG_LP_FAIL (the bound holds, placed does not).
- */
+/* The LP's solution: units per class, and which pool columns it uses how much. */
 struct mig_lpsol {
 	double *placed;               /* [k]: units of class k */
 	struct { int grp, row, col; double x; } *term; /* x GPUs of group grp with table row row (-1 none): pool column col */
 	size_t nterm, cap;
 };
+/*
+ * The bound of the node s->lo, s->hi (units of each class placed) and
+ * s->br at level s->lvl: sets the prices, sg[].h and s->root (exact: a
+ * Lagrangian bound at the LP's duals). sol (may be NULL) gets the LP's
+ * solution. MIG_LP_OPTIMAL, MIG_LP_INFEASIBLE (no plan in the node: the
+ * bound says by how much), MIG_LP_FAIL (the bound holds, sol does not).
+ */
 int mig_bound_node(struct search *s, struct mig_lpsol *sol);
 /* What pool column col holds of a content kind (MIG_BR_EXCL, _SHARED, _ITEM) for profile p, class k. */
 double mig_pool_detail(const struct search *s, int col, int kind, int p, int k);
 int mig_pool_has_detail(const struct search *s);
 int mig_pool_row(const struct search *s, int col);
 double mig_pool_units(const struct search *s, int col, int k);
-/* The bound at the current prices with units rem left; sets sg[].h. */
-long double mig_bound_root(struct search *s, const int *rem);
-/* The best reduced value of one instance of each profile of GPU j, for the units in rem. */
-void mig_bound_instances(struct search *s, int j, const int *rem, long double *best);
 
 #endif
