@@ -192,7 +192,7 @@ job_devices(const struct jobmps_job *j, struct gpu_target *t, char **ids, int *n
 	if (ni <= 0)
 		return ni < 0 ? -1 : err_set(EXIT_ENV, "the job has no GPU on this node "
 		    "(SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES are empty)");
-	if (gpu_open(NULL, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0) {
+	if (gpu_open(NULL, 0, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0) {
 		free_items(items, ni);
 		if (b)
 			gpu_close(b);
