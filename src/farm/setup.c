@@ -261,6 +261,22 @@ compile_templates(struct farm *f)
 	return 0;
 }
 
+/*
+ * Tasks at once over all devices when the run starts: what -X and -m spread
+ * the last inputs over. Under -j auto, the counts the controllers start
+ * from (with --dry-run, which starts none, the share mode's start).
+ */
+static int
+start_slots(const struct farm *f)
+{
+	int n = 0, start = f->o->share == SHARE_MPS ? FARM_JOBS_MPS : FARM_JOBS_TIMESLICE;
+
+	for (int i = 0; i < f->ng; i++)
+		n += f->o->jobs_auto && !f->g[i].ctl ? (f->g[i].cap < start ? f->g[i].cap : start) :
+		    f->g[i].jobs;
+	return n;
+}
+
 int
 setup_prepare(struct farm *f, struct gpu_backend *b)
 {
@@ -289,7 +305,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
-	f->o->ts.slots = f->nr;
+	f->o->ts.slots = start_slots(f);
 	if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)

@@ -2,8 +2,8 @@
  * fuzz_auto: what -j auto reads from outside: -j's value (auto, auto:N, N),
  * a remembered count from the state directory (a file anyone may have
  * corrupted) and a task's stderr searched for out-of-memory messages. A
- * parsed -j is a count in range or auto with a cap in range; a parsed
- * remembered count is in range.
+ * parsed -j asks for at least one task per device (auto: with a cap in
+ * range); a parsed remembered count is in range.
  */
 #include "farm/cost.h"
 #include "farm/farm.h"
@@ -26,8 +26,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int n = 0;
 
 	memset(&o, 0, sizeof o);
-	if (parse_jobs(text, &o) == 0 && !(o.jobs_auto ? o.jobs == 0 && o.auto_max >= 0 &&
-	    o.auto_max <= FARM_AUTO_MAX_LIMIT : o.jobs >= 1 && o.jobs <= 100000))
+	if (parse_jobs(text, &o) == 0 && !(o.jobs_form == JOBS_AUTO ? o.auto_max >= 0 &&
+	    o.auto_max <= FARM_AUTO_MAX_LIMIT : o.auto_max == 0) && jobs_per_device(&o, SHARE_MPS) >= 1)
+		abort();
+	if (parse_jobs(text, &o) == 0 && jobs_per_device(&o, SHARE_MPS) < 1)
 		abort();
 	err_clear();
 	if (remember_parse((const char *)data, size, 0x0123456789abcdefULL, &n) == 0 &&

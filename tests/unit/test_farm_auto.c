@@ -52,20 +52,23 @@ test_jobs(void)
 	struct farm_opts o;
 
 	memset(&o, 0, sizeof o);
-	ok(parse_jobs("auto", &o) == 0 && o.jobs_auto && o.auto_max == 0 && o.jobs == 0, "-j auto");
-	ok(parse_jobs("auto:24", &o) == 0 && o.jobs_auto && o.auto_max == 24, "-j auto:24");
-	ok(parse_jobs("16", &o) == 0 && !o.jobs_auto && o.jobs == 16 && o.auto_max == 0,
+	ok(parse_jobs("auto", &o) == 0 && o.jobs_form == JOBS_AUTO && o.auto_max == 0, "-j auto");
+	is_int(jobs_per_device(&o, SHARE_MPS), FARM_AUTO_MAX, "auto's cap before packing: FARM_AUTO_MAX");
+	ok(parse_jobs("auto:24", &o) == 0 && o.jobs_form == JOBS_AUTO && o.auto_max == 24, "-j auto:24");
+	is_int(jobs_per_device(&o, SHARE_MPS), 24, "auto:24's cap: 24");
+	ok(parse_jobs("16", &o) == 0 && o.jobs_form == JOBS_COUNT && o.jobs == 16 && o.auto_max == 0,
 	    "-j 16 after auto: fixed again");
+	ok(parse_jobs("+2", &o) == 0 && o.jobs_form == JOBS_PLUS, "-j +2: parallel's form, fixed");
 	ok(parse_jobs("auto:1024", &o) == 0 && o.auto_max == 1024, "auto:1024, the largest cap");
 	ok(parse_jobs("auto:1025", &o) < 0 && err_code() == EXIT_USAGE, "auto:1025 refused");
 	err_clear();
 	ok(parse_jobs("auto:-1", &o) < 0, "auto:-1 refused");
 	err_clear();
+	ok(parse_jobs("auto:", &o) < 0, "auto: refused");
+	err_clear();
 	ok(parse_jobs("Auto", &o) < 0, "Auto refused (as parallel, case matters)");
 	err_clear();
 	ok(parse_jobs("", &o) < 0, "empty refused");
-	err_clear();
-	ok(parse_jobs("+2", &o) < 0, "+2 refused");
 	err_clear();
 }
 
