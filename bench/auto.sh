@@ -133,8 +133,10 @@ print(" ".join(str(x["auto"]["settled"]) for x in d["devices"] if x.get("auto"))
 		ratio="-"
 		bcell="none completed"
 	fi
-	oldr=$(awk -v o="${old%% *}" -v a="$ta" 'BEGIN { if (o + 0 > 0) printf "%s%.3f", "", o / a; else print "-" }')
-	case $old in ">"*) oldr="> $oldr" ;; esac
+	oldv=${old#> }
+	oldv=${oldv%% *}
+	oldr=$(awk -v o="$oldv" -v a="$ta" 'BEGIN { if (o + 0 > 0) printf "%.3f", o / a; else print "-" }')
+	case $old in ">"*) oldr="> $oldr" ;; *failed*) oldr="$oldr (with failures)" ;; esac
 	acell=$(fmt "$ta")
 	[ "$fa" -gt 0 ] && acell="$acell ($fa failed)"
 	echo "| $c | $n | $acell | $settled | $row$bcell | $ratio | $oldr |" >>"$TMP/table"
