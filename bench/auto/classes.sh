@@ -2,18 +2,18 @@
 # template) and INPUTS (the values of ::: ). Sized for an H100 or H200 with
 # 16 CPUs: each class's GPU work is a few seconds to a few tens of seconds,
 # so that -j 1 (the slowest) stays affordable. $W is gpupack-work; the input
-# ({}) of a gpupack-work task only names it: sh execs the task with it as $0.
+# ({}) of a gpupack-work task only names it (bench/auto/task drops it).
 # shellcheck shell=bash disable=SC2034
 
 # SGEMM n=512: 0.3 s of GPU each; several run at once under MPS (1.8x at 4 on an H100)
 class_small() {
-	CMD=(sh -c 'exec "$@"' {} "$W" matmul --n 512 --iters 20000)
+	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 512 --iters 20000)
 	INPUTS=($(seq 48))
 }
 
 # SGEMM n=4096: one task alone keeps the GPU's SMs busy
 class_large() {
-	CMD=(sh -c 'exec "$@"' {} "$W" matmul --n 4096 --iters 150)
+	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 4096 --iters 150)
 	INPUTS=($(seq 16))
 }
 
@@ -27,13 +27,13 @@ class_python() {
 class_memory() {
 	local mib
 	mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
-	CMD=(sh -c 'exec "$@"' {} "$W" alloc --mib $((mib / 6)) --hold-ms 1500)
+	CMD=("$PWD/bench/auto/task" {} "$W" alloc --mib $((mib / 6)) --hold-ms 1500)
 	INPUTS=($(seq 20))
 }
 
 # SGEMM n=4096 with 4 ms of CPU work after each iteration: CPU and GPU in turns
 class_mixed() {
-	CMD=(sh -c 'exec "$@"' {} "$W" matmul --n 4096 --iters 60 --cpu-ms 4)
+	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 4096 --iters 60 --cpu-ms 4)
 	INPUTS=($(seq 32))
 }
 

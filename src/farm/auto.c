@@ -40,6 +40,7 @@ struct farm_auto {
 	int cpu_ok;
 	double running_since;     /* 0: no task has run yet */
 	int seen;                 /* a task of ours appeared in a device's process list */
+	int ncpu;                 /* the host's CPUs, as /proc/stat lists them */
 	int blind;
 };
 
@@ -193,6 +194,7 @@ step_group(struct farm *f, int gi, double now, double cpu_busy, uint64_t host_av
 	s.busy = smp.busy;
 	s.sm_active = smp.sm_active;
 	s.cpu_busy = cpu_busy;
+	s.ncpu = au->ncpu;
 	s.mem_total = have ? smp.mem_total : 0;
 	s.mem_free = smp.mem_free;
 	s.footprint = fp;
@@ -227,6 +229,7 @@ host_signals(struct farm_auto *au, double *cpu_busy, uint64_t *avail)
 			*cpu_busy = host_cpu_busy(&au->cpu, &now);
 		au->cpu = now;
 		au->cpu_ok = 1;
+		au->ncpu = now.ncpu;
 	}
 	if (host_mem_available(avail) < 0)
 		*avail = 0;

@@ -8,7 +8,9 @@
  * The fast signals decide first: while neither the GPU (SM activity under
  * MPS, the busy share under time-slicing) nor the CPUs nor memory are near
  * full, the count grows, by half again each step; a saturated resource
- * stops it; memory bounds it by the largest footprint a task has shown.
+ * stops it (the CPUs only past twice their number of tasks while the GPU
+ * is idle: start-up work overlaps well); memory bounds it by the largest
+ * footprint a task has shown.
  * Completions confirm: once the GPU is saturated, a smaller count is
  * tried, and kept when it ends tasks as fast; with no GPU signal at all, a
  * larger one is tried, and kept when it ends them faster. A task that ran
@@ -30,8 +32,13 @@
 #define CTL_CPU_FULL 0.90
 /* Room left on the device per task, over the largest footprint seen. */
 #define CTL_MEM_MARGIN 1.10
-/* Tasks at most while none has shown how much device memory it takes (without --mem). */
+/*
+ * Tasks at most while none has shown how much device memory it takes
+ * (without --mem): this many, or twice the CPUs where that is more.
+ */
 #define CTL_BLIND_MAX 16
+/* A step near saturation waits at most this long for completions to confirm it. */
+#define CTL_CONFIRM_WAIT 10.0
 /* Host memory (MemAvailable) that the farm leaves to the rest of the machine. */
 #define CTL_HOST_RESERVE (2ull << 30)
 /* Decisions kept for --json (the first ones and the latest ones survive). */
@@ -55,6 +62,7 @@ struct ctl_signals {
 	double busy;          /* share of time with a kernel running */
 	double sm_active;     /* share of SMs busy (GPM) */
 	double cpu_busy;      /* the host's CPUs */
+	int ncpu;             /* the host's CPU count; 0 unknown */
 	uint64_t mem_total;   /* the device's memory: 0 when the device does not say */
 	uint64_t mem_free;    /* device memory free now */
 	uint64_t footprint;   /* the largest device memory one task of this farm has held */
@@ -97,6 +105,7 @@ struct ctl {
 	double chain_rate;    /* the rate before a run of kept probes down */
 	int confirm_from;     /* a step up near saturation, from this count, awaits its completions; 0 none */
 	double confirm_rate;  /* the rate at that count (-1: not measured) */
+	double confirm_since;
 	uint64_t host_start;  /* MemAvailable at the first step */
 	int oom_hold;         /* after running out of memory: grow only once tasks ended */
 	unsigned long long oom_ended;

@@ -182,6 +182,7 @@ simulate(const struct shape *sh, int fixed, struct result *res)
 			s.busy = sh->signals >= 1 ? acc_busy / acc_n : -1;
 			s.sm_active = sh->signals >= 2 ? acc_sm / acc_n : -1;
 			s.cpu_busy = acc_cpu / acc_n;
+			s.ncpu = sh->ncpu;
 			s.mem_total = sh->dev_mem;
 			s.mem_free = sh->dev_mem - used;
 			s.footprint = footprint;
