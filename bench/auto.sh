@@ -17,7 +17,7 @@
 #   mixed   SGEMM n=4096 with 4 ms of CPU work after each iteration
 #   hetero  SGEMM n=1024 of very different lengths (a few 10x longer)
 #
-# A fixed count that is clearly not the best is cut: once it runs CUT (1.3)
+# A fixed count that is clearly not the best is cut: once it runs CUT (1.25)
 # times longer than the best run of its class so far, it is ended (two
 # SIGTERMs: gpupack ends its tasks and stops its MPS daemon) and reported as
 # "> T" (its makespan is at least that, so it cannot be the best). A run
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.." || exit 1
 OUT=${1:-bench/results/auto.md}
 CLASSES=${CLASSES:-"small large python memory mixed hetero"}
 JS=${JS:-"32 16 8 4 2 1"}
-CUT=${CUT:-1.3}
+CUT=${CUT:-1.25}
 G=${GPUPACK:-$PWD/build/gpupack}
 W=${GPUPACK_WORK:-$PWD/build/gpupack-work}
 # short: the MPS pipe directory under each run's state directory must fit a unix socket path
@@ -94,6 +94,46 @@ farm() {
 	echo "|---|---|---|---|$(for _ in $JS; do printf -- '---|'; done)---|---|---|"
 } >"$TMP/table"
 
+report() {
+mkdir -p "$(dirname "$OUT")"
+{
+	cat "$TMP/table"
+	echo
+	echo "Cut runs (\"> T\") were ended at CUT x the best makespan of their class so far: slower than that,"
+	echo "they cannot be the best. \"(N failed)\": tasks that failed (out of memory at that count)."
+	echo
+	echo "## The classes"
+	echo
+	echo '```'
+	sed -n '/^class_/,/^}/p' bench/auto/classes.sh
+	echo '```'
+	echo
+	echo "## Each auto run's decisions (from --json)"
+	for c in $CLASSES; do
+		[ -f "$RAW/$c-auto.out" ] || continue
+		echo
+		echo "### $c"
+		echo
+		echo '```'
+		tail -n 1 "$RAW/$c-auto.out" | python3 -c 'import json,sys
+d=json.loads(sys.stdin.read())
+print("makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"], d["reruns"], d.get("rerun_reasons")))
+for x in d["devices"]:
+    a = x.get("auto")
+    if not a: continue
+    print("device %s: start %d, max %d, final %d, settled %d, footprint %d MiB" % (x["uuid"], a["start"], a["max"], a["final"], a["settled"], a["footprint"] >> 20))
+    for e in a["decisions"]:
+        g = "-" if e["gpu"] is None else "%.2f" % e["gpu"]
+        cp = "-" if e["cpu"] is None else "%.2f" % e["cpu"]
+        r = "-" if e["rate"] is None else "%.2f" % e["rate"]
+        print("  %7.2f s  %3d  rate %6s  gpu %5s  cpu %5s  %s" % (e["t"], e["limit"], r, g, cp, e["why"]))' 2>&1
+		echo '```'
+	done
+} >"$OUT"
+# every run's joblog, output and --json summary, for a closer look
+tar -C "$TMP" -czf "${OUT%.md}-raw.tgz" raw 2>/dev/null
+}
+
 for c in $CLASSES; do
 	class_"$c" || { echo "auto.sh: no class $c" >&2; continue; }
 	n=${#INPUTS[@]}
@@ -141,43 +181,8 @@ print(" ".join(str(x["auto"]["settled"]) for x in d["devices"] if x.get("auto"))
 	[ "$fa" -gt 0 ] && acell="$acell ($fa failed)"
 	echo "| $c | $n | $acell | $settled | $row$bcell | $ratio | $oldr |" >>"$TMP/table"
 	echo "RESULT $c: auto $(fmt "$ta") s (settled $settled), best fixed $bcell, best/auto $ratio, old default/auto $oldr"
+	# the report so far: a call cut short still leaves the classes it finished
+	report
 done
-
-mkdir -p "$(dirname "$OUT")"
-{
-	cat "$TMP/table"
-	echo
-	echo "Cut runs (\"> T\") were ended at CUT x the best makespan of their class so far: slower than that,"
-	echo "they cannot be the best. \"(N failed)\": tasks that failed (out of memory at that count)."
-	echo
-	echo "## The classes"
-	echo
-	echo '```'
-	sed -n '/^class_/,/^}/p' bench/auto/classes.sh
-	echo '```'
-	echo
-	echo "## Each auto run's decisions (from --json)"
-	for c in $CLASSES; do
-		[ -f "$RAW/$c-auto.out" ] || continue
-		echo
-		echo "### $c"
-		echo
-		echo '```'
-		tail -n 1 "$RAW/$c-auto.out" | python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-print("makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"], d["reruns"], d.get("rerun_reasons")))
-for x in d["devices"]:
-    a = x.get("auto")
-    if not a: continue
-    print("device %s: start %d, max %d, final %d, settled %d, footprint %d MiB" % (x["uuid"], a["start"], a["max"], a["final"], a["settled"], a["footprint"] >> 20))
-    for e in a["decisions"]:
-        g = "-" if e["gpu"] is None else "%.2f" % e["gpu"]
-        cp = "-" if e["cpu"] is None else "%.2f" % e["cpu"]
-        r = "-" if e["rate"] is None else "%.2f" % e["rate"]
-        print("  %7.2f s  %3d  rate %6s  gpu %5s  cpu %5s  %s" % (e["t"], e["limit"], r, g, cp, e["why"]))' 2>&1
-		echo '```'
-	done
-} >"$OUT"
-# every run's joblog, output and --json summary, for a closer look
-tar -C "$TMP" -czf "${OUT%.md}-raw.tgz" raw 2>/dev/null
 cat "$TMP/table"
+

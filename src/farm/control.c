@@ -149,11 +149,15 @@ host_room(const struct ctl *c, const struct ctl_signals *s)
 	return s->host_avail - reserve > per ? 1 : 0;
 }
 
-/* Time at each count while tasks waited for slots: what to remember. */
+/*
+ * Time at each count while tasks ran: what to remember. The farm's tail
+ * counts too: a farm whose tasks all started while the count ramped up
+ * settles on the top of the ramp, which is where its next run should start.
+ */
 static void
 account(struct ctl *c, const struct ctl_signals *s)
 {
-	if (s->demand && c->limit >= 1 && c->limit <= c->cfg.max)
+	if ((s->demand || s->running > 0) && c->limit >= 1 && c->limit <= c->cfg.max)
 		c->held[c->limit] += s->now - c->held_since;
 	c->held_since = s->now;
 }
@@ -312,10 +316,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * epoch is measured: ending tasks no faster than before it, the count
 	 * goes back and stays there (more tasks past the knee can be slower).
 	 */
-	if (c->confirm_from > 0 && s->now - c->confirm_since > CTL_CONFIRM_WAIT) {
-		/* too few completions to tell in time: the step stands */
-		c->confirm_from = 0;
-	} else if (c->confirm_from > 0 && epoch_measured(c, s)) {
+	if (c->confirm_from > 0 && epoch_measured(c, s)) {
 		double rate = epoch_rate(c, s);
 		int from = c->confirm_from;
 
@@ -336,14 +337,18 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	if (gpu >= 0 && s->demand && s->running >= c->limit && c->limit < c->cfg.max && !c->oom_hold &&
 	    !sat_gpu && !sat_cpu && host > 0 && room > 0 && (c->ceiling == 0 || c->limit < c->ceiling) &&
 	    (!near_gpu || c->confirm_from == 0)) {
-		int step = c->limit / 2 > 1 ? c->limit / 2 : 1;
+		/* by half; doubled while the GPU is idle and the CPUs far from busy: tasks are starting */
+		int step = idle && s->cpu_busy < NEAR * CTL_CPU_FULL ? c->limit :
+		    c->limit / 2 > 1 ? c->limit / 2 : 1;
 
 		if (near)
 			step = 1;
+		/* busy CPUs let start-ups in only up to twice their number */
+		if (s->cpu_busy >= CTL_CPU_FULL && s->ncpu > 0 && c->limit + step > 2 * s->ncpu)
+			step = 2 * s->ncpu - c->limit > 1 ? 2 * s->ncpu - c->limit : 1;
 		if (near_gpu) {
 			/* one more, then wait for completions to say whether it helped */
 			c->confirm_from = c->limit;
-			c->confirm_since = s->now;
 			c->confirm_rate = epoch_measured(c, s) ? epoch_rate(c, s) : -1;
 		}
 		if (step > room)

@@ -7,7 +7,8 @@
  *
  * The fast signals decide first: while neither the GPU (SM activity under
  * MPS, the busy share under time-slicing) nor the CPUs nor memory are near
- * full, the count grows, by half again each step; a saturated resource
+ * full, the count grows, by half again each step (doubling while the GPU
+ * is idle and the CPUs far from busy: tasks are starting); a saturated resource
  * stops it (the CPUs only past twice their number of tasks while the GPU
  * is idle: start-up work overlaps well); memory bounds it by the largest
  * footprint a task has shown.
@@ -37,8 +38,6 @@
  * (without --mem): this many, or twice the CPUs where that is more.
  */
 #define CTL_BLIND_MAX 16
-/* A step near saturation waits at most this long for completions to confirm it. */
-#define CTL_CONFIRM_WAIT 10.0
 /* Host memory (MemAvailable) that the farm leaves to the rest of the machine. */
 #define CTL_HOST_RESERVE (2ull << 30)
 /* Decisions kept for --json (the first ones and the latest ones survive). */
@@ -105,7 +104,6 @@ struct ctl {
 	double chain_rate;    /* the rate before a run of kept probes down */
 	int confirm_from;     /* a step up near saturation, from this count, awaits its completions; 0 none */
 	double confirm_rate;  /* the rate at that count (-1: not measured) */
-	double confirm_since;
 	uint64_t host_start;  /* MemAvailable at the first step */
 	int oom_hold;         /* after running out of memory: grow only once tasks ended */
 	unsigned long long oom_ended;
@@ -120,7 +118,7 @@ struct ctl {
 void ctl_init(struct ctl *c, const struct ctl_config *cfg, double now);
 /* One step: the count for the device from now on. */
 int ctl_step(struct ctl *c, const struct ctl_signals *s);
-/* The count held longest so far (with demand): what a later run should start from; *held its seconds. */
+/* The count held longest while tasks ran: what a later run should start from; *held its seconds. */
 int ctl_settled(const struct ctl *c, double now, double *held);
 void ctl_free(struct ctl *c);
 
