@@ -8,6 +8,8 @@
 # per task where -j 32's spread from 1 to 8 s. This tells order and chance
 # from a real effect of -j auto (its NVML sampling while 20 MPS clients
 # start, for one). Run through tests/gpu/all.sh auto-python.
+# On the H100 it told: auto 0.99, 0.97, 0.95 of -j 32, training phases
+# spread alike: order and a cold machine (bench/results/2026-11-22-auto-python-h100.md).
 #
 # Never changes a card setting; gpupack run starts and stops its own MPS
 # daemon each time.
