@@ -78,6 +78,10 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
+# the simulated device that fake-work's farm tasks and the fake NVML share
+$(B)/tests/tools/fake-work: tests/tools/fakedev.h
+$(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
+
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)

@@ -14,6 +14,10 @@
 # (with --joblog each task's end is fdatasync'd: measured separately below).
 # GNU parallel runs PN tasks (default N; its rate does not depend on N, and
 # at 20,000 it takes minutes a round): compared as tasks per second.
+# gpupack-auto is gpupack without -j: the default, -j auto, choosing the
+# count itself (on a simulated device from the CPUs and completions).
+# TOOLS="gpupack-auto gpupack xargs" runs a subset (the report then names
+# only the ratios it has).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 N=${N:-20000}
@@ -31,7 +35,9 @@ SH=$(command -v bash)
 export GPUPACK_STATE_DIR="$TMP/state"
 
 [ -x "$GPUPACK" ] || { echo "dispatch.sh: $GPUPACK not built (make)" >&2; exit 1; }
-command -v parallel >/dev/null || { echo "dispatch.sh: GNU parallel not installed" >&2; exit 1; }
+case " ${TOOLS:-parallel} " in
+*" parallel"*) command -v parallel >/dev/null || { echo "dispatch.sh: GNU parallel not installed" >&2; exit 1; } ;;
+esac
 mkdir -p ~/.parallel && touch ~/.parallel/will-cite
 
 now() { date +%s.%N; }
@@ -42,6 +48,7 @@ run() {
 	t0=$(now)
 	case $1 in
 	gpupack) "$GPUPACK" --sim "$TOPO" run --share timeslice -j "$J" -a "$TMP/in" true >/dev/null ;;
+	gpupack-auto) "$GPUPACK" --sim "$TOPO" run --share timeslice -a "$TMP/in" true >/dev/null ;;
 	gpupack-joblog) "$GPUPACK" --sim "$TOPO" run --share timeslice -j "$J" --joblog "$TMP/jl" -a "$TMP/in" true >/dev/null ;;
 	xargs) xargs -P "$J" -n 1 true <"$TMP/in" ;;
 	parallel) parallel --will-cite -j "$J" true <"$TMP/pin" >/dev/null ;;
@@ -60,7 +67,7 @@ run() {
 
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-tools=(gpupack xargs parallel gpupack-joblog gpupack-sh xargs-sh parallel-sh)
+read -r -a tools <<<"${TOOLS:-gpupack gpupack-auto xargs parallel gpupack-joblog gpupack-sh xargs-sh parallel-sh}"
 nt=${#tools[@]}
 for r in $(seq "$ROUNDS"); do
 	# rotate the order each round so that no tool always runs first (or warm)
@@ -72,24 +79,18 @@ tasks_of() { case $1 in parallel*) echo "$PN" ;; *) echo "$N" ;; esac; }
 # rate NAME: tasks per second of the median round
 rate() { echo "$(tasks_of "$1") / $(median "$TMP/$1.times")" | bc -l; }
 
-gj=$(median "$TMP/gpupack-joblog.times")
-# ratios of per-task times (the inverse rates)
-rx=$(echo "$(rate xargs) / $(rate gpupack)" | bc -l)
-rp=$(echo "$(rate gpupack) / $(rate parallel)" | bc -l)
-rsx=$(echo "$(rate xargs-sh) / $(rate gpupack-sh)" | bc -l)
-rsp=$(echo "$(rate parallel-sh) / $(rate gpupack-sh)" | bc -l)
-verdict_x=$(echo "$rx <= 1.3" | bc -l)
-verdict_p=$(echo "$rp >= 3" | bc -l)
-verdict_s=$(echo "$rsp <= 1" | bc -l)
+has() { case " ${tools[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+# ratio A B: B's time per task over A's (the inverse rates); empty when either did not run
+ratio() { has "$1" && has "$2" && echo "$(rate "$1") / $(rate "$2")" | bc -l; }
 {
 	echo "# Dispatch overhead: gpupack run vs xargs -P vs GNU parallel"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
-	echo "$(uname -sr), gpupack $("$GPUPACK" --version | cut -d' ' -f2), $(parallel --version | head -n 1), $(xargs --version | head -n 1)."
+	echo "$(uname -sr), gpupack $("$GPUPACK" --version | cut -d' ' -f2), $(has parallel && parallel --version | head -n 1), $(xargs --version | head -n 1)."
 	echo
 	echo "$N tasks of \`true\` ($PN for GNU parallel), concurrency $J, $ROUNDS rounds side by side (order"
 	echo "rotated each round), medians; then the same with a line that needs a shell (\`true {}; true\`)."
-	echo "Command: \`N=$N PN=$PN J=$J ROUNDS=$ROUNDS bench/dispatch.sh\`"
+	echo "Command: \`N=$N PN=$PN J=$J ROUNDS=$ROUNDS TOOLS=\"${tools[*]}\" bench/dispatch.sh\`"
 	echo
 	echo "| tool | tasks | median wall s | all rounds s | tasks/s |"
 	echo "|---|---:|---:|---:|---:|"
@@ -99,14 +100,24 @@ verdict_s=$(echo "$rsp <= 1" | bc -l)
 			"$(xargs printf '%.2f ' <"$TMP/$t.times")" "$(rate "$t")"
 	done
 	echo
-	printf -- '- gpupack / xargs -P (time per task): **%.2fx** (goal: within 1.3x): %s\n' "$rx" "$([ "$verdict_x" = 1 ] && echo met || echo NOT met)"
-	printf -- '- GNU parallel / gpupack: **%.2fx** (goal: at least 3x): %s\n' "$rp" "$([ "$verdict_p" = 1 ] && echo met || echo NOT met)"
-	printf -- '- a shell line, gpupack / xargs running bash -c: **%.2fx**; gpupack / GNU parallel: **%.2fx** (goal: at most what parallel'"'"'s own shell costs, 1x): %s\n' \
-		"$rsx" "$rsp" "$([ "$verdict_s" = 1 ] && echo met || echo NOT met)"
-	printf -- '- gpupack with --joblog (one fdatasync per task end, joblog in %s): %.2f s\n' "$TMP" "$gj"
+	# verdict X GOAL: met when X is within the goal (an awk comparison such as "<= 1.3")
+	verdict() { [ "$(echo "$1 $2" | bc -l)" = 1 ] && echo met || echo NOT met; }
+	for t in gpupack gpupack-auto; do
+		r=$(ratio xargs "$t") || continue
+		printf -- '- %s / xargs -P (time per task): **%.2fx** (goal: within 1.3x): %s\n' "$t" "$r" "$(verdict "$r" "<= 1.3")"
+	done
+	if r=$(ratio gpupack parallel); then
+		printf -- '- GNU parallel / gpupack: **%.2fx** (goal: at least 3x): %s\n' "$r" "$(verdict "$r" ">= 3")"
+	fi
+	if rsx=$(ratio xargs-sh gpupack-sh) && rsp=$(ratio parallel-sh gpupack-sh); then
+		printf -- '- a shell line, gpupack / xargs running bash -c: **%.2fx**; gpupack / GNU parallel: **%.2fx** (goal: at most what parallel'"'"'s own shell costs, 1x): %s\n' \
+			"$rsx" "$rsp" "$(verdict "$rsp" "<= 1")"
+	fi
+	has gpupack-joblog && printf -- '- gpupack with --joblog (one fdatasync per task end, joblog in %s): %.2f s\n' "$TMP" \
+		"$(median "$TMP/gpupack-joblog.times")"
 	echo
 	echo "gpupack: \`gpupack --sim $TOPO run --share timeslice -j $J -a FILE true\` (a plain line: exec'd"
-	echo "directly) and \`... 'true {}; true'\` (run by $SH -c, the shell it was started from);"
+	echo "directly; gpupack-auto the same without -j: -j auto) and \`... 'true {}; true'\` (run by $SH -c, the shell it was started from);"
 	echo "xargs: \`xargs -P $J -n 1 true <FILE\` and \`xargs -P $J -n 1 $SH -c 'true \"\$1\"; true' _\`;"
 	echo "parallel: \`parallel -j $J true <FILE\` and \`parallel -j $J 'true {}; true'\`."
 } >"$OUT"

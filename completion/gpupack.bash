@@ -30,6 +30,7 @@ _gpupack() {
 	--halt) COMPREPLY=($(compgen -W "never now,fail=1 soon,fail=1 now,success=1 now,done=1" -- "$cur")); return ;;
 	--trim) COMPREPLY=($(compgen -W "n l r lr" -- "$cur")); return ;;
 	--share) COMPREPLY=($(compgen -W "exclusive timeslice mps" -- "$cur")); return ;;
+	-j | --jobs) COMPREPLY=($(compgen -W "auto auto:" -- "$cur")); return ;;
 	--priority) COMPREPLY=($(compgen -W "normal low" -- "$cur")); return ;;
 	esac
 	case $cmd in

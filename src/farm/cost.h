@@ -22,12 +22,20 @@
 #define FARM_MPS_MAX_CLIENTS 48
 #define FARM_MIG_SLICES      7
 
-/* Default tasks per device for each share mode when -j is not given. */
+/*
+ * Tasks per device where -j gives none: exclusive 1; the others are under
+ * -j auto, which starts from these counts (the fixed defaults before auto)
+ * unless a past run of the same command left a count to start from.
+ */
 #define FARM_JOBS_EXCLUSIVE  1
 #define FARM_JOBS_TIMESLICE  2
 #define FARM_JOBS_MPS        4
 /* -j 0 (GNU parallel: as many as possible): memory and the MPS client limit bound it */
 #define FARM_JOBS_MAX        100000
+/* -j auto's own cap per device where -j auto:N gives none (MPS: its client limit first). */
+#define FARM_AUTO_MAX        64
+/* The largest N of -j auto:N. */
+#define FARM_AUTO_MAX_LIMIT  1024
 
 /* Seconds between SIGTERM and SIGKILL when a task is ended. */
 #define FARM_KILL_GRACE      2.0

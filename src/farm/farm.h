@@ -24,8 +24,11 @@ enum share_mode { SHARE_DEFAULT = -1, SHARE_EXCLUSIVE, SHARE_TIMESLICE, SHARE_MP
 enum halt_when { HALT_NEVER, HALT_SOON, HALT_NOW };
 enum halt_on { HALT_ON_FAIL, HALT_ON_SUCCESS, HALT_ON_DONE };
 
-/* -j as GNU parallel writes it, per device: the base is the share mode's default */
-enum jobs_form { JOBS_DEFAULT, JOBS_COUNT, JOBS_MAX, JOBS_PCT, JOBS_PLUS, JOBS_MINUS };
+/*
+ * -j's forms, per device: not given (auto, but under exclusive); N; 0 (as
+ * many as fit); N%, +N, -N of the share mode's fixed default; auto[:N].
+ */
+enum jobs_form { JOBS_DEFAULT, JOBS_COUNT, JOBS_MAX, JOBS_PCT, JOBS_PLUS, JOBS_MINUS, JOBS_AUTO };
 
 struct farm_opts {
 	char **cmd;              /* the command template (none: the inputs are the commands) */
@@ -38,9 +41,11 @@ struct farm_opts {
 	struct task_src ts;      /* inputs, and records grouped into tasks */
 	const char *gpus;        /* --gpus SEL, or NULL */
 	int share;               /* enum share_mode */
-	int jobs;                /* -j per device; 0: the share mode's default */
+	int jobs;                /* -j N per device */
 	int jobs_form;           /* enum jobs_form: how jobs_arg modifies the default */
 	double jobs_arg;
+	int jobs_auto;           /* the controller chooses: the farm sets it (JOBS_AUTO, or the default) */
+	int auto_max;            /* -j auto:N; 0: the controller's own cap (FARM_AUTO_MAX) */
 	int total;               /* --total; 0: no cap */
 	uint64_t mem;            /* --mem per task; 0: not given */
 	double sm_pct;           /* --sm; 0: not given */
@@ -82,9 +87,9 @@ const char *share_name(int share);
 /* Parse "now,fail=3", "soon,fail=10%", "now,done=5", "never", "2" (GNU parallel's forms). */
 int parse_halt(const char *s, struct farm_opts *o);
 /*
- * Parse -j as GNU parallel writes it: N, 0 (as many as fit), N% of the
- * default, +N and -N from the default (the default is per device: see
- * jobs_per_device).
+ * Parse -j: auto (the controller chooses), auto:N (at most N), or as GNU
+ * parallel writes it: N, 0 (as many as fit), N% of the default, +N and -N
+ * from the default (the share mode's fixed count: see jobs_per_device).
  */
 int parse_jobs(const char *s, struct farm_opts *o);
 /* Slots per device that -j asks for, under this share mode (packing may give fewer). */

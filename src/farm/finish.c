@@ -6,6 +6,7 @@
  * client's fault ended it) or ends for good: one joblog record, its output
  * delivered, --halt checked.
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
@@ -240,6 +241,12 @@ finish_task(struct farm *f, struct run *r, double now)
 	}
 	if (!ok && nodes_hold(f, r, now))
 		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
+	/* out of device memory beside other tasks: gpupack's packing, not the task, failed */
+	if (auto_ended(f, r, ok) && f->stop == 0 && !r->terminated &&
+	    queue_rerun_own(f, t, "out of memory") == 0) {
+		finish_release(f, r, now);
+		return;
+	}
 	if (!ok && retry(f, r)) {
 		finish_release(f, r, now);
 		queue_requeue(f, t);

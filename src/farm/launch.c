@@ -38,9 +38,9 @@ pick_slot(struct farm *f, double now)
 		struct group *g = &f->g[i];
 		double load;
 
-		if (g->running >= g->cap || g->solo || farm_mps_blocked(g, now))
+		if (g->running >= g->jobs || g->solo || farm_mps_blocked(g, now))
 			continue;
-		load = (double)g->running / g->cap;
+		load = (double)g->running / g->jobs;
 		if (load < best_load) {
 			best = g;
 			best_load = load;
@@ -463,6 +463,8 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	}
 	r->term_at = r->kill_at = 0;
 	r->exited = r->timed_out = r->terminated = r->halted = 0;
+	r->gpu_mem = 0;
+	r->on_gpu = 0;
 	r->command = line;
 	line = NULL;
 	group_start(r->g, now);

@@ -5,6 +5,7 @@
  * reaps exited tasks (finish.c ends them), and enforces deadlines.
  * farm/state.h says which file holds which part of a run.
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/state.h"
 #include "util/clock.h"
@@ -171,6 +172,9 @@ poll_timeout(struct farm *f, double now)
 	/* --delay: wake when the next task may start */
 	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
 		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
+	/* -j auto's next look at the devices, while there is something to decide */
+	if (auto_next(f) > 0 && (f->st.running > 0 || f->retry || !f->st.inputs_done))
+		sooner(&next, auto_next(f));
 	/*
 	 * SIGCHLD alone is not trusted: a thread of a library (NVML starts one)
 	 * that does not block it can take the signal from the signalfd. Tasks
@@ -210,6 +214,7 @@ wait_events(struct farm *f)
 	reap(f, clock_mono());
 	deadlines(f, clock_mono());
 	nodes_tick(f, clock_mono());
+	auto_tick(f, clock_mono());
 	free(p);
 	free(who);
 }
@@ -253,6 +258,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 
 	f.j.fd = -1;
 	f.st.t0 = clock_mono();
+	f.b = b;
 	if (setup_signals(&f, &old) < 0 || setup_prepare(&f, b) < 0) {
 		err_report();
 		rc = FARM_EXIT_ERROR;
@@ -286,6 +292,8 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		progress_summary(&f.st, f.g, f.ng, stderr);
 	if (o->json && !f.out_broken)
 		progress_json(&f.st, f.g, f.ng, stdout);
+	/* a count is remembered from a run that went its whole way */
+	auto_finish(&f, !f.st.interrupted && !f.fatal);
 	rc = f.st.exit_status;
 	setup_cleanup(&f);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -1,10 +1,10 @@
 /*
  * opts: option values of the farm that need parsing beyond a number:
- * --halt, -j and --timeout in GNU parallel's forms, share mode names,
- * --shard.
+ * -j (auto, auto:N, or GNU parallel's forms), --halt and --timeout in GNU
+ * parallel's forms, share mode names, --shard.
  */
-#include "farm/farm.h"
 #include "farm/cost.h"
+#include "farm/farm.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/units.h"
@@ -118,8 +118,27 @@ number:
 static int
 jobs_bad(const char *s)
 {
-	return err_set(EXIT_USAGE, "-j '%s': want N (tasks per device), 0 (as many as fit), N%% of "
-	    "the default, +N or -N from it", s);
+	return err_set(EXIT_USAGE, "-j '%s': want auto, auto:N (at most N), N (tasks per device), 0 (as "
+	    "many as fit), N%% of the default, +N or -N from it", s);
+}
+
+/* auto:N's N: digits only, 1..FARM_AUTO_MAX_LIMIT; -1 otherwise. */
+static int
+auto_cap(const char *s, int *out)
+{
+	long v = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v < 1 || v > FARM_AUTO_MAX_LIMIT)
+		return -1;
+	*out = (int)v;
+	return 0;
 }
 
 int
@@ -129,7 +148,18 @@ parse_jobs(const char *s, struct farm_opts *o)
 	long v;
 	double pct;
 	char num[32];
+	int cap = 0;
 
+	o->auto_max = 0;
+	if (strcmp(s, "auto") == 0 || strncmp(s, "auto:", 5) == 0) {
+		if (s[4] == ':' && auto_cap(s + 5, &cap) < 0)
+			return err_set(EXIT_USAGE, "-j '%s': want auto:N with N from 1 to %d (the most tasks "
+			    "per device the controller may choose)", s, FARM_AUTO_MAX_LIMIT);
+		o->jobs_form = JOBS_AUTO;
+		o->jobs = 0;
+		o->auto_max = cap;
+		return 0;
+	}
 	if (n == 0 || n >= sizeof num)
 		return jobs_bad(s);
 	memcpy(num, s, n + 1);
@@ -180,6 +210,9 @@ jobs_per_device(const struct farm_opts *o, int share)
 	double v;
 
 	switch (o->jobs_form) {
+	case JOBS_AUTO:
+		/* the controller's cap: packing bounds it further */
+		return o->auto_max ? o->auto_max : FARM_AUTO_MAX;
 	case JOBS_COUNT:
 		return o->jobs;
 	case JOBS_MAX:

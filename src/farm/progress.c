@@ -4,6 +4,7 @@
  * that says whether packing kept a GPU fed.
  */
 #include "farm/progress.h"
+#include "farm/control.h"
 #include "farm/farm.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -26,6 +27,50 @@ progress_busy_share(const struct group *g, const struct farm_stats *s)
 	if (g->running > 0 && g->busy_since > 0 && s->t_end > g->busy_since)
 		busy += s->t_end - g->busy_since;
 	return m > 0 ? fmin(1.0, busy / m) : 0;
+}
+
+/* -j auto: where the count started, where it settled, and each decision with its signals. */
+static void
+auto_json(struct json *j, const struct group *g, double now)
+{
+	const struct ctl *c = g->ctl;
+
+	json_str(j, "jobs", c ? "auto" : NULL);
+	if (!c) {
+		json_null(j, "auto");
+		return;
+	}
+	json_obj_begin(j, "auto");
+	json_int(j, "start", c->cfg.start);
+	json_int(j, "max", c->cfg.max);
+	json_int(j, "final", c->limit);
+	json_int(j, "settled", ctl_settled(c, now, NULL));
+	json_uint(j, "footprint", g->footprint);
+	json_arr_begin(j, "decisions");
+	for (size_t i = 0; i < c->nlog; i++) {
+		const struct ctl_decision *d = &c->log[i];
+
+		json_obj_begin(j, NULL);
+		json_double(j, "t", d->t);
+		json_int(j, "limit", d->limit);
+		if (d->rate >= 0)
+			json_double(j, "rate", d->rate);
+		else
+			json_null(j, "rate");
+		if (d->gpu >= 0)
+			json_double(j, "gpu", d->gpu);
+		else
+			json_null(j, "gpu");
+		if (d->cpu >= 0)
+			json_double(j, "cpu", d->cpu);
+		else
+			json_null(j, "cpu");
+		json_str(j, "why", d->why);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_uint(j, "decisions_dropped", c->dropped);
+	json_obj_end(j);
 }
 
 static void
@@ -64,7 +109,7 @@ progress_line(const struct farm_stats *s, const struct group *g, int ng, int bar
 	sbuf_add(&b, " |");
 	for (int i = 0; i < ng; i++)
 		if (g[i].cap > 0)
-			sbuf_printf(&b, " %d:%d/%d", g[i].gpu_index, g[i].running, g[i].cap);
+			sbuf_printf(&b, " %d:%d/%d", g[i].gpu_index, g[i].running, g[i].jobs);
 	str_copy(buf, b.buf, size);
 	sbuf_free(&b);
 }
@@ -144,6 +189,11 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 	}
 	json_uint(&j, "retries", s->retried);
 	json_uint(&j, "fault_retries", s->fault_retries);
+	json_uint(&j, "reruns", s->reruns);
+	json_obj_begin(&j, "rerun_reasons");
+	for (size_t i = 0; i < sizeof s->rerun_why / sizeof s->rerun_why[0] && s->rerun_why[i].why; i++)
+		json_uint(&j, s->rerun_why[i].why, s->rerun_why[i].n);
+	json_obj_end(&j);
 	json_double(&j, "makespan_s", m);
 	json_double(&j, "tasks_per_s", m > 0 ? (double)ended / m : 0);
 	json_str(&j, "share", share_name(s->share));
@@ -162,6 +212,7 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 		json_double(&j, "busy_share", progress_busy_share(&g[i], s));
 		json_uint(&j, "mem_free", g[i].t.mem_free);
 		json_bool(&j, "mps_daemon_started", g[i].mps_ours);
+		auto_json(&j, &g[i], s->t_end);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);

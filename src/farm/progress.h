@@ -14,6 +14,11 @@ struct farm_stats {
 	unsigned long long inputs;   /* tasks read so far */
 	int inputs_done;             /* the input is exhausted: inputs is the total */
 	unsigned long long done, failed, skipped, retried, fault_retries;
+	unsigned long long reruns;   /* attempts run again for gpupack's own reasons (queue_rerun_own) */
+	struct {
+		const char *why;     /* a static string: "out of memory", ... */
+		unsigned long long n;
+	} rerun_why[8];
 	unsigned long long others;   /* inputs of other shards (--shard), not run here */
 	unsigned long shard_k, shard_n;
 	int running;

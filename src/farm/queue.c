@@ -5,10 +5,12 @@
  * memory). Inputs of other shards, of other nodes of a farm over nodes,
  * and tasks the joblog already holds (--resume) are passed over here.
  */
+#include "farm/cost.h"
 #include "farm/state.h"
 #include "util/err.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void
 task_free(struct farm *f, struct task *t)
@@ -38,6 +40,20 @@ queue_requeue(struct farm *f, struct task *t)
 		enqueue(&f->retry, &f->retry_tail, t);
 }
 
+/* Reruns for the summary, by reason; a ninth reason shares the last row. */
+static void
+count_rerun(struct farm *f, const char *why)
+{
+	size_t i, n = sizeof f->st.rerun_why / sizeof f->st.rerun_why[0];
+
+	f->st.reruns++;
+	for (i = 0; i < n - 1 && f->st.rerun_why[i].why && strcmp(f->st.rerun_why[i].why, why) != 0; i++)
+		;
+	if (!f->st.rerun_why[i].why)
+		f->st.rerun_why[i].why = why;
+	f->st.rerun_why[i].n++;
+}
+
 int
 queue_rerun_own(struct farm *f, struct task *t, const char *why)
 {
@@ -46,6 +62,7 @@ queue_rerun_own(struct farm *f, struct task *t, const char *why)
 		return -1;
 	}
 	t->own_reruns++;
+	count_rerun(f, why);
 	t->next = f->retry;
 	f->retry = t;
 	if (!f->retry_tail)

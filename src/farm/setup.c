@@ -6,6 +6,7 @@
  * templates and the shell, the MPS daemons and the joblog (with the
  * command's identity for --resume).
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/shell.h"
@@ -95,6 +96,7 @@ make_groups(struct farm *f, const struct gpu_system *sys, struct gpu_target *t, 
 		g->t = t[i];
 		g->gpu_index = gi->index;
 		g->mig_slices = t[i].gi >= 0 ? gi->gi[t[i].gi].ci[t[i].ci].slices : 0;
+		g->gi_id = -1;
 		g->cap = pack_capacity(f->o->share, jobs_per_device(f->o, f->o->share), f->o->mem,
 		    t[i].mem_free, g->mig_slices, &g->limit);
 		if (t[i].mem_free > best)
@@ -102,6 +104,7 @@ make_groups(struct farm *f, const struct gpu_system *sys, struct gpu_target *t, 
 	}
 	pack_total(f->g, n, f->o->total);
 	for (int i = 0; i < n; i++) {
+		f->g[i].jobs = f->g[i].cap;
 		f->g[i].first_slot = slot;
 		slot += f->g[i].cap;
 		any |= f->g[i].cap > 0;
@@ -137,6 +140,13 @@ check_options(struct farm *f)
 		o->share = farm_mps_available() ? SHARE_MPS : SHARE_TIMESLICE;
 	if (o->sm_pct > 0 && o->share != SHARE_MPS)
 		return err_set(EXIT_USAGE, "--sm needs --share mps (it is an MPS thread percentage)");
+	if (o->share == SHARE_EXCLUSIVE && o->jobs_form == JOBS_AUTO)
+		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j auto "
+		    "has nothing to choose (use --share mps or timeslice)");
+	/* auto is the default wherever there is a count to choose */
+	if (o->jobs_form == JOBS_DEFAULT && o->share != SHARE_EXCLUSIVE)
+		o->jobs_form = JOBS_AUTO;
+	o->jobs_auto = o->jobs_form == JOBS_AUTO;
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)
 		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j asks for %d "
 		    "(use --share mps or timeslice)", jobs_per_device(o, o->share));
@@ -175,8 +185,8 @@ env_keys(struct farm *f)
  * values: as with parallel, inputs may grow at the end between runs (a
  * task is its seq).
  */
-static uint64_t
-identity(const struct farm_opts *o)
+uint64_t
+setup_identity(const struct farm_opts *o)
 {
 	uint64_t h = JOURNAL_HASH_INIT;
 	char flags[64];
@@ -251,6 +261,22 @@ compile_templates(struct farm *f)
 	return 0;
 }
 
+/*
+ * Tasks at once over all devices when the run starts: what -X and -m spread
+ * the last inputs over. Under -j auto, the counts the controllers start
+ * from (with --dry-run, which starts none, the share mode's start).
+ */
+static int
+start_slots(const struct farm *f)
+{
+	int n = 0, start = f->o->share == SHARE_MPS ? FARM_JOBS_MPS : FARM_JOBS_TIMESLICE;
+
+	for (int i = 0; i < f->ng; i++)
+		n += f->o->jobs_auto && !f->g[i].ctl ? (f->g[i].cap < start ? f->g[i].cap : start) :
+		    f->g[i].jobs;
+	return n;
+}
+
 int
 setup_prepare(struct farm *f, struct gpu_backend *b)
 {
@@ -266,6 +292,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	rc = select_targets(f, &sys, &t, &n);
 	if (rc == 0)
 		rc = make_groups(f, &sys, t, n);
+	if (rc == 0 && !f->o->dry_run)
+		rc = auto_setup(f, &sys);
 	free(t);
 	gpu_system_free(&sys);
 	if (rc < 0)
@@ -277,7 +305,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
-	f->o->ts.slots = f->nr;
+	f->o->ts.slots = start_slots(f);
 	if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
@@ -286,11 +314,11 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	if (f->o->share == SHARE_MPS && !f->o->dry_run && farm_mps_setup(f->g, f->ng) < 0)
 		return -1;
 	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h) */
-	rc = nodes_setup(f, identity(f->o));
+	rc = nodes_setup(f, setup_identity(f->o));
 	if (rc == 0)
 		rc = journal_open(&f->j, f->o->dry_run && !f->o->resume && !f->o->resume_failed &&
 		    !f->o->retry_failed ? NULL : f->o->joblog, f->o->joblog_append, f->o->resume,
-		    f->o->resume_failed, f->o->retry_failed ? 0 : identity(f->o));
+		    f->o->resume_failed, f->o->retry_failed ? 0 : setup_identity(f->o));
 	if (rc < 0) {
 		farm_mps_teardown(f->g, f->ng);
 		return -1;
@@ -318,6 +346,7 @@ setup_cleanup(struct farm *f)
 	}
 	queue_free(f);
 	deliver_flush(f, 1);
+	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);
 	journal_close(&f->j);
 	nodes_close(f);

@@ -13,17 +13,26 @@
 #include "gpu/select.h"
 
 struct mps_daemon;
+struct ctl;
 
 struct group {
 	struct gpu_target t;
 	int gpu_index;            /* the driver's index of the (parent) GPU */
 	int mig_slices;           /* compute slices of a MIG device; 0 for a whole GPU */
-	int cap;                  /* slots */
+	int cap;                  /* slots: the most it ever runs at once */
+	int jobs;                 /* tasks it may run now: cap, or under -j auto the controller's count */
 	int first_slot;           /* global number ({%}) of its first slot, 1-based */
 	const char *limit;        /* what bounded cap: "-j", "--mem", "mps-clients", "--total" */
 	int running;
 	unsigned long tasks;      /* attempts started here */
 	double busy, busy_since;  /* seconds with >= 1 task running */
+	/* -j auto */
+	struct ctl *ctl;          /* its controller; NULL under -j N */
+	int gi_id;                /* the MIG GPU instance's id (for samples); -1 for a whole GPU */
+	unsigned long long ended; /* attempts that ended here */
+	int oom;                  /* attempts that ran out of device memory since the controller's last step */
+	uint64_t mem_total, mem_free; /* at the last sample; 0: none yet */
+	uint64_t footprint;       /* the largest device memory one task held here */
 	/* MPS */
 	struct mps_daemon *mps;   /* NULL unless --share mps */
 	int mps_ours;             /* started by this run: stopped at its end */

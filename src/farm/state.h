@@ -54,6 +54,8 @@ struct run {
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
 	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
+	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
+	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
 };
 
 /* Finished output waiting for its turn under -k. */
@@ -73,6 +75,8 @@ struct farm {
 	struct task *retry, *retry_tail;
 	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
 	struct farm_stats st;
+	struct gpu_backend *b;
+	struct farm_auto *au;    /* -j auto on some device; NULL otherwise */
 	int sigfd, devnull;
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
 	int halt_status;         /* -1: no halt (yet) */
@@ -150,6 +154,8 @@ int setup_signals(struct farm *f, sigset_t *old);
 int setup_prepare(struct farm *f, struct gpu_backend *b);
 /* End what is left (an error path), stop our daemons, close and free everything. */
 void setup_cleanup(struct farm *f);
+/* Which command a run is: the template, --shell, the kinds of input sources (joblog, remembered counts). */
+uint64_t setup_identity(const struct farm_opts *o);
 
 /* Close *fd if open, and mark it closed. */
 static inline void

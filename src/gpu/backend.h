@@ -99,6 +99,28 @@ struct gpu_info {
 	struct gpu_process *procs;
 };
 
+/*
+ * The load of one device (a whole GPU, or a MIG device) at one moment, for
+ * the farm's concurrency controller. What the driver does not give is -1
+ * (or nprocs -1). Fractions are 0..1.
+ */
+#define GPU_SAMPLE_PROCS 64
+
+struct gpu_proc_mem {
+	pid_t pid;
+	uint64_t mem;         /* bytes of device memory; 0 where the driver does not say */
+};
+
+struct gpu_sample {
+	double busy;          /* share of the driver's last period (1/6 s to 1 s) with a kernel running; -1 on MIG */
+	double sm_active;     /* GPM: share of SMs busy since this device's previous sample; -1 without GPM */
+	double sm_occupancy;  /* GPM: resident warps of the possible, same span; -1 */
+	double gpm_span;      /* seconds the GPM figures cover; 0: none yet */
+	uint64_t mem_total, mem_used, mem_free; /* bytes, of the GPU or of the MIG device */
+	int nprocs;           /* processes with a context here (compute and MPS clients); -1 unknown */
+	struct gpu_proc_mem procs[GPU_SAMPLE_PROCS];
+};
+
 struct gpu_system {
 	char backend[300];      /* "nvml" or "sim:<file>" */
 	char driver_version[32];
@@ -129,6 +151,11 @@ struct gpu_backend {
 	int (*destroy_gi)(struct gpu_backend *b, int gpu, unsigned gi_id);
 	/* GPU and memory utilization in percent over the driver's last sample period. */
 	int (*utilization)(struct gpu_backend *b, int gpu, unsigned *gpu_pct, unsigned *mem_pct);
+	/*
+	 * The load of GPU gpu (driver index), or of its MIG GPU instance gi_id
+	 * (-1: the whole GPU). NULL where the backend has no such readings.
+	 */
+	int (*sample)(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
 	void (*close)(struct gpu_backend *b);
 };
 

@@ -1,7 +1,8 @@
 /*
  * nvml: the driver backend, as the ops table of struct gpu_backend. The work
  * is in nvml_lib.c (loading libnvidia-ml.so.1 with dlopen, one-line errors),
- * nvml_device.c (reading GPUs) and nvml_mig.c (MIG instances and changes).
+ * nvml_device.c (reading GPUs), nvml_mig.c (MIG instances and changes) and
+ * nvml_sample.c (how loaded a device is, for the farm's controller).
  */
 #include "gpu/backend.h"
 #include "gpu/nvml.h"
@@ -60,6 +61,7 @@ gpu_nvml_open(struct gpu_backend **out)
 	b->destroy_ci = nvml_destroy_ci;
 	b->destroy_gi = nvml_destroy_gi;
 	b->utilization = nvml_utilization;
+	b->sample = nvml_sample;
 	b->close = nvml_close;
 	*out = b;
 	return 0;

@@ -154,6 +154,44 @@ typedef struct nvmlProcessInfo_v2_st {
 	unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
+/*
+ * GPM (GPU performance monitoring, Hopper and later): a sample is a snapshot
+ * of the device's counters; nvmlGpmMetricsGet turns two samples into rates
+ * over the time between them. The metric array is sized for CUDA 13's
+ * header (333 ids); the library reads numMetrics entries of it.
+ */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+typedef struct nvmlGpmSupport_st {
+	unsigned int version;           /* NVML_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_METRIC_SM_UTIL 2       /* percent of SMs busy */
+#define NVML_GPM_METRIC_SM_OCCUPANCY 3  /* percent of warps resident of the possible */
+#define NVML_GPM_METRIC_MAX 333
+
+typedef struct nvmlGpmMetric_st {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn;
+	double value;
+	struct {
+		char *shortName;
+		char *longName;
+		char *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+	unsigned int version;           /* NVML_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics;
+	nvmlGpmSample_t sample1;
+	nvmlGpmSample_t sample2;
+	nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
 /* nvmlDeviceGetAttributes_v2: on a whole GPU or on a MIG device handle. */
 typedef struct nvmlDeviceAttributes_st {
 	unsigned int multiprocessorCount;
@@ -273,6 +311,14 @@ typedef nvmlReturn_t (*NVML_FN(nvmlDeviceSetMigMode))(nvmlDevice_t, unsigned int
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetUtilizationRates))(nvmlDevice_t, nvmlUtilization_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3))(nvmlDevice_t, unsigned int *,
     nvmlProcessInfo_v2_t *);
+typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3))(nvmlDevice_t, unsigned int *,
+    nvmlProcessInfo_v2_t *);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmQueryDeviceSupport))(nvmlDevice_t, nvmlGpmSupport_t *);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmSampleAlloc))(nvmlGpmSample_t *);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmSampleFree))(nvmlGpmSample_t);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmSampleGet))(nvmlDevice_t, nvmlGpmSample_t);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmMigSampleGet))(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
+typedef nvmlReturn_t (*NVML_FN(nvmlGpmMetricsGet))(nvmlGpmMetricsGet_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetGpuInstanceProfileInfo))(nvmlDevice_t, unsigned int,
     nvmlGpuInstanceProfileInfo_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetGpuInstanceProfileInfoV))(nvmlDevice_t, unsigned int,

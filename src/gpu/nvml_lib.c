@@ -47,6 +47,13 @@ static const struct nvml_sym syms[] = {
 	SYM(SetMigMode, "nvmlDeviceSetMigMode", 0),
 	SYM(GetUtilizationRates, "nvmlDeviceGetUtilizationRates", 0),
 	SYM(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", 0),
+	SYM(GetMPSComputeRunningProcesses, "nvmlDeviceGetMPSComputeRunningProcesses_v3", 0),
+	SYM(GpmQueryDeviceSupport, "nvmlGpmQueryDeviceSupport", 0),
+	SYM(GpmSampleAlloc, "nvmlGpmSampleAlloc", 0),
+	SYM(GpmSampleFree, "nvmlGpmSampleFree", 0),
+	SYM(GpmSampleGet, "nvmlGpmSampleGet", 0),
+	SYM(GpmMigSampleGet, "nvmlGpmMigSampleGet", 0),
+	SYM(GpmMetricsGet, "nvmlGpmMetricsGet", 0),
 	SYM(GetGpuInstanceProfileInfo, "nvmlDeviceGetGpuInstanceProfileInfo", 0),
 	SYM(GetGpuInstanceProfileInfoV, "nvmlDeviceGetGpuInstanceProfileInfoV", 0),
 	SYM(GetGpuInstancePossiblePlacements, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", 0),
@@ -122,6 +129,7 @@ nvml_missing(const char *call)
 void
 nvml_free(struct nvml *n)
 {
+	nvml_sample_free(n);
 	if (n->inited && n->Shutdown)
 		n->Shutdown();
 	if (n->lib)

@@ -14,9 +14,12 @@
 #define NVML_LIB_NAME "libnvidia-ml.so.1"
 
 /* The resolved calls; NULL where the library lacks an optional one. */
+struct nvml_gpm;
+
 struct nvml {
 	void *lib;
 	int inited;
+	struct nvml_gpm *gpm;      /* nvml_sample.c's previous GPM samples */
 	NVML_FN(nvmlInit_v2) Init;
 	NVML_FN(nvmlShutdown) Shutdown;
 	NVML_FN(nvmlErrorString) ErrorString;
@@ -38,6 +41,13 @@ struct nvml {
 	NVML_FN(nvmlDeviceSetMigMode) SetMigMode;
 	NVML_FN(nvmlDeviceGetUtilizationRates) GetUtilizationRates;
 	NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3) GetComputeRunningProcesses;
+	NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3) GetMPSComputeRunningProcesses;
+	NVML_FN(nvmlGpmQueryDeviceSupport) GpmQueryDeviceSupport;
+	NVML_FN(nvmlGpmSampleAlloc) GpmSampleAlloc;
+	NVML_FN(nvmlGpmSampleFree) GpmSampleFree;
+	NVML_FN(nvmlGpmSampleGet) GpmSampleGet;
+	NVML_FN(nvmlGpmMigSampleGet) GpmMigSampleGet;
+	NVML_FN(nvmlGpmMetricsGet) GpmMetricsGet;
 	NVML_FN(nvmlDeviceGetGpuInstanceProfileInfo) GetGpuInstanceProfileInfo;
 	NVML_FN(nvmlDeviceGetGpuInstanceProfileInfoV) GetGpuInstanceProfileInfoV;
 	NVML_FN(nvmlDeviceGetGpuInstancePossiblePlacements_v2) GetGpuInstancePossiblePlacements;
@@ -86,6 +96,12 @@ int nvml_memory(struct nvml *n, nvmlDevice_t h, int gpu, uint64_t *total, uint64
 /* nvmlDeviceGetAttributes_v2 (MIG device handles); -1 where it does not answer. */
 int nvml_attributes(struct nvml *n, nvmlDevice_t h, nvmlDeviceAttributes_t *a);
 int nvml_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags);
+
+/* nvml_sample.c */
+/* The load of one device: utilization, GPM, memory, processes (struct gpu_sample). */
+int nvml_sample(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
+/* Free the GPM samples kept between calls. */
+void nvml_sample_free(struct nvml *n);
 
 /* nvml_mig.c */
 /* The GPU and compute instances of a GPU in MIG mode, named from the profiles pv. */

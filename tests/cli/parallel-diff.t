@@ -388,7 +388,7 @@ doc "-j is per device: -j 1 on two GPUs runs two at once" \
 	 [ "$($GPUPACK --sim "$G2" run --share timeslice -j 1 --json "sleep 0.3; : {}" ::: a b | jq -r ".makespan_s < 0.55")" = true ]'
 doc "{gpu} and {slot} are gpupack's (parallel leaves {gpu} as it is)" \
 	'[ "$($GPUPACK --sim "$SIM" run --share timeslice -j1 echo {gpu} ::: a)" = GPU-0935e153-333f-178e-fcc2-6348e796093e ]'
-doc "no default -j from the CPU count: the share mode's (timeslice 2)" \
-	'[ "$($GPUPACK --sim "$SIM" run --share timeslice --json true ::: a | jq -r ".devices[0].slots")" = 2 ]'
+doc "no default -j from the CPU count: -j auto, the farm chooses per device (from 2 under timeslice)" \
+	'[ "$($GPUPACK --sim "$SIM" run --share timeslice --json true ::: a | jq -r ".devices[0].jobs, .devices[0].auto.start" | paste -sd " ")" = "auto 2" ]'
 
 diag "parallel-diff: identical $P_, documented-different $D_, refused $R_${FAILED:+; different:$FAILED}"

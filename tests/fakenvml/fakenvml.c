@@ -19,6 +19,15 @@
  *   FAKENVML_CUDA     the driver's CUDA version as NVML gives it (default 13000).
  *   FAKENVML_NPROCS   processes on each GPU without MIG (default 2): the first
  *                     is the caller itself, the others dead pids.
+ *   FAKENVML_DEVICE   a simulated device's directory (tests/tools/fakedev.h):
+ *                     GPU 0 then reports what fake-work's farm tasks do on it:
+ *                     busy while any is on the GPU, GPM SM activity for their
+ *                     count, their memory and their processes (as compute
+ *                     processes and as MPS clients).
+ * GPM (nvmlGpmSampleGet and nvmlGpmMetricsGet: SM activity and occupancy) is
+ * supported on every GPU handle; the metrics between two samples are the
+ * simulated device's SM activity averaged between them (0 without
+ * FAKENVML_DEVICE); the busy share, since the previous reading.
  *
  * Two more builds test what a library without some symbols does to gpupack:
  * -DFAKENVML_OLD_ABI (old/) lacks the calls newer drivers added (the _v2/_v3/V
@@ -31,6 +40,7 @@
  * so a slip in src/gpu/nvml_api.h shows up here.
  */
 #include "gpu/nvml_api.h"
+#include "../tools/fakedev.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,6 +527,23 @@ nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
 	return NVML_SUCCESS;
 }
 
+/* The simulated device of FAKENVML_DEVICE, read now: 1, or 0 when there is none. */
+static int
+model(const struct fgpu *g, struct fakedev_conf *c, struct fakedev_state *s)
+{
+	const char *dir = getenv("FAKENVML_DEVICE");
+	int fd;
+
+	if (!dir || !*dir || g != &gpus[0] || fakedev_conf_load(dir, c) < 0 ||
+	    (fd = fakedev_lock(dir, 0)) < 0)
+		return 0;
+	fakedev_read(fd, s);
+	close(fd);
+	return 1;
+}
+
+static struct fakedev_state model_state;
+
 /* Memory of a GPU, or of the GPU instance a MIG device lives in. */
 static nvmlReturn_t
 mem_of(nvmlDevice_t d, unsigned long long *total, unsigned long long *reserved,
@@ -526,9 +553,16 @@ mem_of(nvmlDevice_t d, unsigned long long *total, unsigned long long *reserved,
 	struct fci *c = as_mig(d);
 
 	if (g) {
+		struct fakedev_conf conf;
+
 		*total = g->total;
 		*reserved = g->reserved;
 		*used = g->used;
+		if (model(g, &conf, &model_state)) {
+			*total = (unsigned long long)conf.dev_mib << 20;
+			*reserved = 0;
+			*used = (unsigned long long)fakedev_used_mib(&model_state) << 20;
+		}
 		return NVML_SUCCESS;
 	}
 	if (!c)
@@ -686,6 +720,24 @@ nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	u->gpu = 42;
 	u->memory = 7;
+	{
+		struct fakedev_conf c;
+
+		static double last_t, last_busy;
+		double sm, busy, t;
+
+		if (model(g, &c, &model_state)) {
+			/* the share of time busy since the last reading, as the driver's period */
+			fakedev_integrals(&c, &model_state, &sm, &busy, &t);
+			u->gpu = last_t > 0 && t > last_t ? (unsigned)(100 * (busy - last_busy) / (t - last_t) + 0.5) :
+			    (fakedev_on_gpu(&model_state) > 0 ? 100 : 0);
+			if (u->gpu > 100)
+				u->gpu = 100;
+			u->memory = u->gpu / 2;
+			last_t = t;
+			last_busy = busy;
+		}
+	}
 	return NVML_SUCCESS;
 }
 
@@ -711,15 +763,54 @@ put_procs(unsigned n, unsigned gi, unsigned ci, unsigned *count, nvmlProcessInfo
 }
 
 #ifndef FAKENVML_OLD_ABI
+/* The simulated device's tasks on the GPU, count in, count out. */
+static nvmlReturn_t
+model_procs(unsigned *count, nvmlProcessInfo_v2_t *v)
+{
+	unsigned have = *count, n = 0;
+
+	for (int i = 0; i < model_state.n; i++)
+		if (model_state.task[i].phase == 1) {
+			if (n < have && v) {
+				v[n].pid = (unsigned)model_state.task[i].pid;
+				v[n].usedGpuMemory = (unsigned long long)model_state.task[i].mib << 20;
+				v[n].gpuInstanceId = NVML_NO_INSTANCE_ID;
+				v[n].computeInstanceId = NVML_NO_INSTANCE_ID;
+			}
+			n++;
+		}
+	*count = n;
+	return n > have ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count, nvmlProcessInfo_v2_t *v)
+{
+	struct fgpu *g = as_gpu(d);
+	struct fakedev_conf c;
+
+	NEED_INIT();
+	INJECT("nvmlDeviceGetMPSComputeRunningProcesses_v3");
+	if (!g && !as_mig(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (g && model(g, &c, &model_state))
+		return model_procs(count, v);
+	*count = 0;
+	return NVML_SUCCESS;
+}
+
 EXPORT nvmlReturn_t
 nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count, nvmlProcessInfo_v2_t *v)
 {
 	struct fgpu *g = as_gpu(d);
 	struct fci *c = as_mig(d);
 	const char *np = getenv("FAKENVML_NPROCS");
+	struct fakedev_conf conf;
 
 	NEED_INIT();
 	INJECT("nvmlDeviceGetComputeRunningProcesses_v3");
+	if (g && model(g, &conf, &model_state))
+		return model_procs(count, v);
 	if (c)
 		return put_procs((unsigned)c->nprocs, c->gi->id, c->id, count, v);
 	if (!g)
@@ -727,6 +818,120 @@ nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count, nvmlPro
 	if (g->mig_current == NVML_DEVICE_MIG_ENABLE)
 		return put_procs(0, 0, 0, count, v);
 	return put_procs(np ? (unsigned)atoi(np) : 2, NVML_NO_INSTANCE_ID, NVML_NO_INSTANCE_ID, count, v);
+}
+#endif
+
+/* ---- GPM --------------------------------------------------------------- */
+
+#ifndef FAKENVML_OLD_ABI
+struct nvmlGpmSample_st {
+	int magic;
+	double sm_int, t;         /* the device's SM activity integrated up to when it was taken */
+	double sm;                /* and at that moment (no simulated device: 0) */
+};
+
+enum { SAMPLE_MAGIC = 0x47504d53 };
+
+EXPORT nvmlReturn_t
+nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *sup)
+{
+	NEED_INIT();
+	INJECT("nvmlGpmQueryDeviceSupport");
+	if (!sup || (!as_gpu(d) && !as_mig(d)))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sup->version != 1)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	sup->isSupportedDevice = 1;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlGpmSampleAlloc(nvmlGpmSample_t *out)
+{
+	NEED_INIT();
+	INJECT("nvmlGpmSampleAlloc");
+	if (!out || !(*out = calloc(1, sizeof **out)))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	(*out)->magic = SAMPLE_MAGIC;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	NEED_INIT();
+	if (!s || s->magic != SAMPLE_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->magic = 0;
+	free(s);
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t
+take(nvmlDevice_t d, nvmlGpmSample_t s)
+{
+	struct fgpu *g = as_gpu(d);
+	struct fakedev_conf c;
+
+	if (!g || !s || s->magic != SAMPLE_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->sm = s->sm_int = 0;
+	s->t = fakedev_now();
+	if (model(g, &c, &model_state)) {
+		double busy;
+
+		s->sm = fakedev_sm(&c, fakedev_on_gpu(&model_state));
+		fakedev_integrals(&c, &model_state, &s->sm_int, &busy, &s->t);
+	}
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
+{
+	NEED_INIT();
+	INJECT("nvmlGpmSampleGet");
+	return take(d, s);
+}
+
+EXPORT nvmlReturn_t
+nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gi, nvmlGpmSample_t s)
+{
+	NEED_INIT();
+	INJECT("nvmlGpmMigSampleGet");
+	(void)gi;
+	return take(d, s);
+}
+
+EXPORT nvmlReturn_t
+nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
+{
+	double sm;
+
+	NEED_INIT();
+	INJECT("nvmlGpmMetricsGet");
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->version != 1)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (m->numMetrics > NVML_GPM_METRIC_MAX || !m->sample1 || !m->sample2 ||
+	    m->sample1->magic != SAMPLE_MAGIC || m->sample2->magic != SAMPLE_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	/* the average between the samples, as the counters give it */
+	sm = m->sample2->t > m->sample1->t ? (m->sample2->sm_int - m->sample1->sm_int) /
+	    (m->sample2->t - m->sample1->t) : m->sample2->sm;
+	for (unsigned i = 0; i < m->numMetrics; i++) {
+		nvmlGpmMetric_t *x = &m->metrics[i];
+
+		x->nvmlReturn = NVML_SUCCESS;
+		if (x->metricId == NVML_GPM_METRIC_SM_UTIL)
+			x->value = 100 * sm;
+		else if (x->metricId == NVML_GPM_METRIC_SM_OCCUPANCY)
+			x->value = 25 * sm;
+		else
+			x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+	}
+	return NVML_SUCCESS;
 }
 #endif
 

@@ -49,6 +49,7 @@ for s in "${scripts[@]}"; do
 	bench-full2) f=tests/gpu/bench.sh; set -- full2 ;;
 	bench-sigint) f=tests/gpu/bench.sh; set -- sigint ;;
 	bench-command) f=tests/gpu/bench.sh; set -- command ;;
+	auto) f=bench/auto.sh; set -- "$OUT/auto.md" ;;
 	*) f=tests/gpu/$s.sh; set -- ;;
 	esac
 	t1=$(date +%s)
@@ -58,7 +59,8 @@ for s in "${scripts[@]}"; do
 	fi
 	# a script that hangs must not cost the whole call: its own limit, then the next one
 	limit=${LIMIT:-240}
-	case "$s" in bench-full | bench-full2) limit=${BENCH_FULL_LIMIT:-540} ;; bench-quick) limit=200 ;; esac
+	case "$s" in bench-full | bench-full2) limit=${BENCH_FULL_LIMIT:-540} ;; bench-quick) limit=200 ;;
+	auto) limit=${AUTO_LIMIT:-570} ;; esac
 	timeout -k 10 "$limit" bash "$f" "$@" >"$R/$s.log" 2>&1
 	rc=$?
 	[ $rc -eq 124 ] && echo "TIMEOUT: $s ran past ${limit} s"

@@ -48,10 +48,12 @@ info "gpupack $("$G" --version); shell for lines: ${PARALLEL_SHELL:-the one gpup
 cd "$TMP" || exit 1
 
 for mode in mps timeslice; do
-	# a quoted line: a pipe, a redirection, a value with a space (quoted into the line)
+	# a quoted line: a pipe, a redirection, a value with a space. The placeholder stands
+	# bare: gpupack quotes the value as it inserts it (as GNU parallel does); '{2}' in
+	# quotes of the user's own would split it, in parallel too
 	mkdir -p "out $mode"
 	timeout -k 5 150 "$G" run --timeout 90 --gpus 0 --share "$mode" -j 4 --joblog "jl-$mode" \
-		"$W matmul --n {1} --iters 20 | tee '{2}/{1}.json' | grep -c '\"checksum_ok\":true'" \
+		"$W matmul --n {1} --iters 20 | tee {2}/{1}.json | grep -c '\"checksum_ok\":true'" \
 		::: 256 512 1024 2048 ::: "out $mode" >"line-$mode.out" 2>"line-$mode.err"
 	rc=$?
 	check "$rc" "$mode: a quoted shell line runs CUDA tasks" "rc=$rc: $(tail -n 2 "line-$mode.err")"
@@ -86,7 +88,8 @@ timeout -k 5 150 "$G" run --gpus 0 --share mps -j 4 --joblog jl-halt --halt now,
 	"if [ {} = F ]; then sleep 2; exec $W fault; else exec $W matmul --n 2048 --iters 2000; fi" ::: 1 2 3 F 4 5 \
 	>halt.out 2>halt.err
 rc=$?
-fault_status=$(awk -F'\t' 'NR > 1 && $9 ~ /fault/ { print $7 }' jl-halt)
+# the faulting task is the one whose test reads [ F = F ] (every line names "fault")
+fault_status=$(awk -F'\t' 'NR > 1 && index($9, "[ F = F ]") { print $7 }' jl-halt)
 check "$([ "$rc" = "${fault_status:-x}" ] && [ "$rc" != 0 ]; echo $?)" "--halt now,fail=1: the faulting task's status ($rc)"
 logged=$(($(wc -l <jl-halt) - 1))
 info "--halt now: $logged of 6 tasks logged"

@@ -36,6 +36,15 @@
  * timed part began before the previous workers were gone.
  * FAKE_WORK_BAD_EXIT_N=N prints a good line for --n N, then exits 3.
  *
+ *   fake-work farm [--work W] [NAME]
+ *
+ * One task of a farm on the simulated device in $FAKE_DEVICE (fakedev.h:
+ * the device's speed for k tasks at once, SM activity, memory, the host's
+ * CPUs): start-up, then W work units (default 1) on the GPU at speed(k)/k
+ * while k tasks are there. A task that does not fit the device's memory
+ * prints CUDA's out-of-memory message on stderr and exits 1. Prints
+ * {"mode":"farm","ok":true,"pid":P,"work":W,"seconds":S,"max_on_gpu":K}.
+ *
  *   fake-work [--device N] serve
  *
  * gpupack-work's serve mode: registers with the MPS daemon once (like a
@@ -60,6 +69,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include "fakedev.h"
 
 /* The last timed part's start (for linger). */
 static double g_last_start = -1;
@@ -423,6 +434,77 @@ serve(int fd, double sm)
 	return g_bad_exit ? 3 : 0;
 }
 
+/* fake-work farm: one task on the shared simulated device. */
+static int
+farm_task(int argc, char **argv)
+{
+	const char *dir = getenv("FAKE_DEVICE");
+	struct fakedev_conf c;
+	struct fakedev_state *s = calloc(1, sizeof *s);
+	double work = 1, start_left, t0 = fakedev_now(), last = t0;
+	int phase = 0, max_k = 0, me = (int)getpid(), fd;
+
+	/* a last word (the farm's input, appended) only names the task */
+	if (argc >= 4 && strcmp(argv[2], "--work") == 0)
+		work = atof(argv[3]);
+	if (argc > 5 || (argc >= 4 && strcmp(argv[2], "--work") != 0) || !(work > 0))
+		return usage("farm [--work W] [NAME]");
+	if (!s || !dir || fakedev_conf_load(dir, &c) < 0)
+		return usage("farm: FAKE_DEVICE names no device directory with a config");
+	start_left = c.start_ms / 1000;
+	for (;;) {
+		double now = fakedev_now(), dt = now - last, want;
+		int k, i;
+
+		last = now;
+		if ((fd = fakedev_lock(dir, 1)) < 0)
+			return usage("farm: cannot lock the device's state");
+		fakedev_read(fd, s);
+		for (i = 0; i < s->n && s->task[i].pid != me; i++)
+			;
+		if (i == s->n && s->n < FAKEDEV_TASKS)
+			s->task[s->n++] = (struct fakedev_task){me, 0, 0};
+		fakedev_advance(dir, &c, s);
+		k = fakedev_on_gpu(s);
+		if (phase == 0) {
+			want = fakedev_cpu_demand(&c, s);
+			start_left -= dt * (want > c.ncpu ? c.ncpu / want : 1);
+			if (start_left <= 0) {
+				if (fakedev_used_mib(s) + c.task_mib > c.dev_mib) {
+					s->task[i] = s->task[--s->n];
+					fakedev_write(fd, s);
+					close(fd);
+					fprintf(stderr, "fake-work: farm: CUDA error: out of memory (cudaMalloc of "
+					    "%.0f MiB, %.0f of %.0f in use)\n", c.task_mib, fakedev_used_mib(s),
+					    c.dev_mib);
+					return 1;
+				}
+				phase = 1;
+				s->task[i].phase = 1;
+				s->task[i].mib = c.task_mib;
+				k++;
+			}
+		} else {
+			work -= dt * fakedev_speed(&c, k) / k;
+		}
+		if (k > max_k)
+			max_k = k;
+		if (phase == 1 && work <= 0) {
+			s->task[i] = s->task[--s->n];
+			fakedev_write(fd, s);
+			close(fd);
+			break;
+		}
+		fakedev_write(fd, s);
+		close(fd);
+		usleep(20000);
+	}
+	printf("{\"mode\":\"farm\",\"ok\":true,\"pid\":%d,\"work\":%g,\"seconds\":%.3f,"
+	    "\"max_on_gpu\":%d}\n", me, argc >= 4 ? atof(argv[3]) : 1.0, fakedev_now() - t0, max_k);
+	free(s);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -438,6 +520,8 @@ main(int argc, char **argv)
 			close(fd);
 		return rc;
 	}
+	if (argc >= 2 && strcmp(argv[1], "farm") == 0)
+		return farm_task(argc, argv);
 	if (parse(argc, argv, &a) < 0)
 		return usage("bad arguments");
 	fd = mps_register(&sm);

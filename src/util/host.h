@@ -1,0 +1,29 @@
+/*
+ * host: the machine's own load, as the farm's controller reads it: how busy
+ * its CPUs are (/proc/stat) and how much memory is still available
+ * (MemAvailable in /proc/meminfo). $GPUPACK_PROC_DIR makes both come from
+ * another directory holding files of the same format (the tests' simulated
+ * host).
+ */
+#ifndef GPUPACK_UTIL_HOST_H
+#define GPUPACK_UTIL_HOST_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Cumulative CPU time of the whole machine, in clock ticks, and its CPU count. */
+struct host_cpu {
+	unsigned long long busy, total;
+	int ncpu;               /* cpuN lines: online CPUs */
+};
+
+/* Read the counters; -1 (err set) when /proc/stat cannot be read or parsed. */
+int host_cpu_read(struct host_cpu *c);
+/* Busy share 0..1 of all CPUs between two readings; -1 when no time passed. */
+double host_cpu_busy(const struct host_cpu *before, const struct host_cpu *after);
+/* MemAvailable in bytes; -1 (err set) when it cannot be read. */
+int host_mem_available(uint64_t *bytes);
+/* The process group of a live process (from the real /proc, never $GPUPACK_PROC_DIR); -1 if gone. */
+pid_t host_pgid(pid_t pid);
+
+#endif

@@ -1,0 +1,190 @@
+#!/bin/sh
+# shellcheck disable=SC2016,SC2086 # jq programs are literal; option lists split on purpose
+# run-auto.t: -j auto (the default) against a simulated device. fake-work's
+# farm tasks share one device (tests/tools/fakedev.h) whose speed for k tasks
+# at once, SM activity, memory and host CPUs each test scripts; the fake NVML
+# reports that device (busy share, GPM SM activity, memory, the tasks as MPS
+# clients) and $GPUPACK_PROC_DIR the simulated host. So the controller sees
+# signals that answer to its count. Checked: the count it finds on curves
+# rising then flat, rising then falling and flat from 1; start-up bound by the
+# CPUs; backing off when tasks run out of memory, with every task ending once
+# in the joblog; --mem, the 48 MPS clients, free memory, --total and
+# -j auto:N as bounds; counts remembered per command, and files it must
+# ignore; -j's errors. Ranges, not exact counts: CI machines are slow and
+# loaded, and only the direction of each decision is the controller's.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$GPUPACK_SRC/tests/cli/mps-lib.sh"
+
+cd "$T" || exit 1
+FAKE_LIB="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1"
+D="$T/dev"
+WORK="$TOOLS/fake-work"
+unset FAKENVML_MACHINE FAKENVML_FAIL FAKENVML_OLD FAKENVML_NPROCS
+
+# device KEY=VALUE...: a fresh simulated device (fakedev.h's config keys)
+device() {
+	rm -rf "$D"
+	mkdir -p "$D/proc"
+	printf '%s\n' "$@" >"$D/config"
+}
+
+# A ARGS...: gpupack run on the simulated device (MPS, through the control double)
+A() {
+	FAKENVML_DEVICE="$D" FAKE_DEVICE="$D" GPUPACK_PROC_DIR="$D/proc" GPUPACK_NVML_LIB="$FAKE_LIB" \
+		$GPUPACK run --share mps --json "$@"
+}
+
+# jqd FILTER: FILTER on the last line of $out (the summary), device 0
+jqd() { printf '%s\n' "$out" | tail -n 1 | jq -r ".devices[0]$1"; }
+whys() { printf '%s\n' "$out" | tail -n 1 | jq -r '.devices[0].auto.decisions[].why' | sort -u | tr '\n' ';'; }
+# decisions: the controller's decisions of the last run, for a failure's diagnosis
+decisions() {
+	printf '%s\n' "$out" | tail -n 1 |
+		jq -r '.devices[0].auto.decisions[] | "#   \(.t) \(.limit) gpu \(.gpu) cpu \(.cpu) \(.why)"'
+}
+limits() { printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[0].auto.decisions[].limit] | max'; }
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# --- curve shapes ------------------------------------------------------------------------
+# rising then flat: k tasks go k times as fast up to 6, no faster after; SM activity 1 at 6
+device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
+run A "$WORK" farm --work 0.3 ::: $(seq 60)
+is "$rc" 0 "rising then flat: the farm succeeds"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .done)" 60 "every task done"
+s=$(jqd .auto.settled)
+between "$s" 5 12
+ok $? "rising then flat: settles near the knee, 6 (settled $s; $(whys))"
+m=$(limits)
+[ "$m" -le 16 ]
+ok $? "and does not run on towards the 48 clients (at most $m)"
+
+# rising then falling: past 6, more tasks are slower (contention); long enough for completions
+# to show it
+device curve=1:1,6:6,16:1.5 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
+run A "$WORK" farm --work 0.3 ::: $(seq 150)
+is "$rc" 0 "rising then falling: the farm succeeds"
+s=$(jqd .auto.settled)
+m=$(limits)
+between "$s" 5 14
+ok $? "rising then falling: settles near the peak, 6 (settled $s, at most $m)"
+[ "$m" -le 20 ]
+ok $? "and never wanders far onto the falling side (at most $m)"
+
+# flat from 1: one task alone fills the GPU; more only share it
+device curve=1:1 sm=1:1 start_ms=50 task_mib=700 dev_mib=40000
+run A "$WORK" farm --work 0.1 ::: $(seq 80)
+is "$rc" 0 "flat from 1: the farm succeeds"
+s=$(jqd .auto.settled)
+m=$(limits)
+[ "$m" -le 9 ]
+ok $? "flat from 1: grows little past its start (4) when one task saturates (at most $m)"
+like "$(whys)" "GPU saturated|one more helped|ended no faster" "the GPU (saturated, or no faster with more) holds it"
+
+# start-up bound: the GPU never saturates, but 4 simulated CPUs do
+device curve=1:1,64:64 sm=1:0.01,64:1 start_ms=600 start_cpu=1 gpu_cpu=0 ncpu=4 task_mib=700 dev_mib=60000
+run A "$WORK" farm --work 0.05 ::: $(seq 60)
+is "$rc" 0 "start-up bound: the farm succeeds"
+case $(whys) in *"CPUs saturated"*) r=0 ;; *) r=1 ;; esac
+ok $r "start-up bound: the CPUs' saturation stops the count ($(whys))"
+[ $r = 0 ] || decisions
+m=$(limits)
+[ "$m" -le 10 ]
+ok $? "and busy CPUs let in start-ups only up to about twice their number, 8 (at most $m)"
+
+# --- out of memory ---------------------------------------------------------------------------
+# five tasks fit; a remembered count of 8 starts too high: three run out of memory
+device curve=1:1,8:8 sm=1:0.12,8:1 start_ms=100 task_mib=900 dev_mib=5000
+rm -rf "$GPUPACK_STATE_DIR/auto"
+run A "$WORK" farm --work 0.4 ::: $(seq 12)
+key=$(ls "$GPUPACK_STATE_DIR/auto")
+printf 'gpupack-auto 1 %s 8\n' "$key" >"$GPUPACK_STATE_DIR/auto/$key"
+run A --joblog jl "$WORK" farm --work 0.4 ::: $(seq 30)
+is "$rc" 0 "out of memory: the farm still succeeds (no --retries)"
+is "$(jqd .auto.start)" 8 "it started from the remembered count, 8"
+like "$(whys)" "out of memory" "the controller saw the tasks run out of memory"
+r=$(printf '%s\n' "$out" | tail -n 1 | jq -r '.rerun_reasons["out of memory"] // 0')
+[ "$r" -ge 1 ]
+ok $? "tasks out of memory ran again, for gpupack's own reason ($r reruns)"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .retries)" 0 "and spent no --retries"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq | wc -l | tr -d ' ')" 30 "every task is in the joblog"
+is "$(awk -F'\t' 'NR > 1' jl | wc -l | tr -d ' ')" 30 "exactly once"
+is "$(awk -F'\t' 'NR > 1 && $7 != 0' jl | wc -l | tr -d ' ')" 0 "and none failed"
+f=$(jqd .auto.final)
+[ "$f" -le 5 ]
+ok $? "the count came down to what fits, 5 (final $f)"
+
+# a task that runs out of memory alone is its own failure, not the packing's
+device curve=1:1 sm=1:0.1 start_ms=50 task_mib=900 dev_mib=800
+run A --joblog jl2 "$WORK" farm --work 0.1 ::: 1
+is "$rc" 1 "out of memory alone: the task fails"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .reruns)" 0 "and is not rerun"
+
+# --- bounds --------------------------------------------------------------------------------------
+device curve=1:1,64:64 sm=1:0.01,64:1 start_ms=50 task_mib=700 dev_mib=81920
+run A -j auto:100 "$WORK" farm --work 0.05 ::: 1 2
+is "$(jqd .auto.max)" 48 "-j auto:100 under mps: never more than 48 clients"
+is "$(jqd .slots_limited_by)" mps-clients "bounded by the MPS client limit"
+run A -j auto:6 "$WORK" farm --work 0.05 ::: $(seq 40)
+is "$(jqd .auto.max)" 6 "-j auto:6 caps the count"
+m=$(limits)
+[ "$m" -le 6 ]
+ok $? "and the controller stays under it (at most $m)"
+run A --mem 2G "$WORK" farm --work 0.05 ::: 1 2
+is "$(jqd .auto.max)" 30 "--mem 2G: (80 GiB - the server's 66 MiB) / (2 GiB + 600 MiB context) = 30 at most"
+is "$(jqd .slots_limited_by)" --mem "bounded by --mem"
+device curve=1:1,64:64 sm=1:0.01,64:1 start_ms=50 task_mib=100 dev_mib=2500
+run A "$WORK" farm --work 0.05 ::: 1 2
+is "$(jqd .auto.max)" 4 "2500 MiB free: (2500 - 66) / 600 MiB of context = 4 at most"
+is "$(jqd .slots_limited_by)" memory "bounded by free memory"
+out=$($G run --share mps --total 5 --json true ::: $(seq 10))
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[].auto.max] | add')" 5 "--total 5 over two GPUs: 5 at most in all"
+
+# --- remembered counts ------------------------------------------------------------------------
+device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
+rm -rf "$GPUPACK_STATE_DIR/auto"
+run A "$WORK" farm --work 0.3 ::: $(seq 40)
+first=$(jqd .auto.settled)
+run A "$WORK" farm --work 0.3 ::: $(seq 40)
+is "$(jqd .auto.start)" "$first" "a second run of the command starts from the count the first settled on"
+is "$(jqd '.auto.decisions[0].why')" "remembered from an earlier run" "and says so"
+run A "$WORK" farm --work 0.3 --other ::: 1
+is "$(jqd .auto.start)" 4 "another command starts from the default"
+f="$GPUPACK_STATE_DIR/auto/$(ls "$GPUPACK_STATE_DIR/auto" | head -n 1)"
+printf 'garbage\n' >"$f"
+run A "$WORK" farm --work 0.3 ::: 1 2
+is "$rc" 0 "a corrupt remembered count does not fail the run"
+is "$(printf '%s\n' "$err" | grep -c 'ignoring the remembered count')" 1 "one warning line"
+printf 'gpupack-auto 1 %s 7\n' "$(basename "$f")" >"$f"
+touch -d '40 days ago' "$f"
+run A "$WORK" farm --work 0.3 ::: 1 2
+like "$err" "older than 30 days" "a stale remembered count is ignored, with a warning"
+is "$(jqd .auto.start)" 4 "and the run starts from the default"
+if [ "$(id -u)" = 0 ]; then
+	printf 'gpupack-auto 1 %s 7\n' "$(basename "$f")" >"$f"
+	chown 65534 "$f"
+	run A "$WORK" farm --work 0.3 ::: 1 2
+	like "$err" "not by you" "a remembered count of another user is ignored, with a warning"
+	is "$rc" 0 "and the run succeeds"
+else
+	ok 0 "# SKIP foreign-owned file needs root to make"
+	ok 0 "# SKIP foreign-owned file needs root to make"
+fi
+rm -f "$f"
+ln -s /etc/passwd "$f"
+run A "$WORK" farm --work 0.3 ::: 1 2
+like "$err" "ignoring the remembered count" "a symlink in place of a remembered count is ignored"
+is "$rc" 0 "and the run succeeds"
+
+# --- -j and its errors ----------------------------------------------------------------------
+for bad in auto:0 auto:x auto: auto:1025 autox 0x 2.5; do
+	run $G run -j "$bad" true ::: 1
+	is "$rc" 255 "-j $bad is refused"
+	one_line "$err" "-j $bad: one line"
+done
+run $G run --share exclusive -j auto true ::: 1
+is "$rc" 255 "-j auto with --share exclusive is refused"
+like "$err" "exclusive" "and says why"
+out=$($G run --share exclusive --json true ::: 1 2)
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.devices[0].jobs')" null "exclusive is not auto by default"
+out=$($G run -j 3 --json true ::: 1 2)
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.devices[0].auto')" null "-j N fixes the count"

@@ -1,0 +1,275 @@
+/*
+ * test_farm_control: the -j auto controller against a simulated device, in
+ * simulated time. Each shape is a farm (start-up time and its CPU use, GPU
+ * work, how k tasks together speed up, SM activity, memory per task); the
+ * same farm runs with the controller and with every fixed count 1..48, and
+ * the controller must come within 0.9 of the best fixed count, stay under
+ * its bounds, and back off when the device runs out of memory.
+ *
+ * TEST_CONTROL_VERBOSE=1 prints each run's decisions and makespans.
+ */
+#include "tap.h"
+#include "farm/control.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB_ ((uint64_t)1 << 20)
+#define GIB_ ((uint64_t)1 << 30)
+#define DT 0.01
+#define MAXT 256
+
+struct shape {
+	const char *name;
+	int ntasks;
+	double start_cpu_s;   /* start-up: seconds of CPU work (one core), then ... */
+	double start_wait_s;  /* ... seconds of waiting (CUDA init: no CPU, no GPU) */
+	double gpu_s;         /* GPU work, seconds alone */
+	double gpu_cpu;       /* cores a task keeps busy while on the GPU (a spinning sync) */
+	int ks;               /* tasks on the GPU at which it saturates */
+	double gain;          /* speed of ks tasks together, in tasks alone */
+	double fall;          /* speed lost per task beyond ks */
+	double sm1;           /* SM activity of one task */
+	int signals;          /* 2: SM activity and busy share; 1: busy only; 0: none */
+	int mps;
+	uint64_t mem;         /* device memory per task */
+	uint64_t dev_mem;
+	int ncpu;
+	double hetero;        /* > 0: task i's GPU work is gpu_s * (1 + hetero * (i % 5)) / ... */
+};
+
+struct task {
+	int phase;            /* 0 start-up, 1 on the GPU */
+	double cpu_left, wait_left, gpu_left;
+	int seq;
+};
+
+static double
+speed(const struct shape *sh, int k)
+{
+	double r;
+
+	if (k <= 0)
+		return 0;
+	if (sh->ks <= 1)
+		r = sh->gain;
+	else if (k <= sh->ks)
+		r = 1 + (sh->gain - 1) * (k - 1) / (sh->ks - 1);
+	else
+		r = sh->gain - sh->fall * (k - sh->ks);
+	return r < 0.3 ? 0.3 : r;
+}
+
+static double
+sm_of(const struct shape *sh, int k)
+{
+	double v;
+
+	if (k <= 0)
+		return 0;
+	v = sh->ks <= 1 ? sh->sm1 : sh->sm1 + (1 - sh->sm1) * (k - 1) / (sh->ks - 1);
+	return v > 1 ? 1 : v;
+}
+
+static double
+gpu_work(const struct shape *sh, int seq)
+{
+	if (sh->hetero <= 0)
+		return sh->gpu_s;
+	/* one task in seven is long */
+	return seq % 7 == 3 ? sh->gpu_s * sh->hetero : sh->gpu_s * (0.5 + 0.25 * (seq % 4));
+}
+
+struct result {
+	double makespan;
+	int max_limit, min_limit, final_limit, ooms, lost;
+	struct ctl ctl;
+};
+
+static int verbose;
+
+/* Run the farm: fixed > 0 a fixed count, else the controller. */
+static void
+simulate(const struct shape *sh, int fixed, struct result *res)
+{
+	struct task run[MAXT];
+	int nrun = 0, next = 0, queue[1024], nq = 0, ended = 0, oom_pending = 0, limit;
+	double t = 0, tick = 0, acc_busy = 0, acc_sm = 0, acc_cpu = 0, acc_n = 0;
+	uint64_t used = 0, footprint = 0;
+	unsigned long long nended = 0;
+	struct ctl_config cfg = {4, 48, sh->mps, 0, 600 * MIB_};
+
+	memset(res, 0, sizeof *res);
+	if (!sh->mps)
+		cfg.start = 2;
+	ctl_init(&res->ctl, &cfg, 0);
+	limit = fixed > 0 ? fixed : res->ctl.limit;
+	res->min_limit = res->max_limit = limit;
+	while (ended < sh->ntasks && t < 2000) {
+		int k = 0;
+		double cpu_demand = 0, cpu_share;
+
+		/* fill */
+		while (nrun < limit && (nq > 0 || next < sh->ntasks)) {
+			struct task *x = &run[nrun++];
+			int seq = nq > 0 ? queue[--nq] : next++;
+
+			x->phase = 0;
+			x->seq = seq;
+			x->cpu_left = sh->start_cpu_s;
+			x->wait_left = sh->start_wait_s;
+			x->gpu_left = gpu_work(sh, seq);
+		}
+		for (int i = 0; i < nrun; i++) {
+			if (run[i].phase == 1)
+				k++;
+			cpu_demand += run[i].phase == 1 ? sh->gpu_cpu : run[i].cpu_left > 0 ? 1 : 0;
+		}
+		cpu_share = cpu_demand > sh->ncpu ? sh->ncpu / cpu_demand : 1;
+		for (int i = 0; i < nrun; i++) {
+			struct task *x = &run[i];
+
+			if (x->phase == 0) {
+				if (x->cpu_left > 0)
+					x->cpu_left -= DT * cpu_share;
+				else
+					x->wait_left -= DT;
+				if (x->cpu_left <= 0 && x->wait_left <= 0) {
+					if (used + sh->mem > sh->dev_mem) {
+						/* out of memory: it fails, and runs again later */
+						queue[nq++] = x->seq;
+						*x = run[--nrun];
+						i--;
+						oom_pending++;
+						res->ooms++;
+						continue;
+					}
+					used += sh->mem;
+					if (sh->mem > footprint)
+						footprint = sh->mem;
+					x->phase = 1;
+				}
+			} else {
+				x->gpu_left -= DT * speed(sh, k) / k;
+				if (x->gpu_left <= 0) {
+					used -= sh->mem;
+					*x = run[--nrun];
+					i--;
+					ended++;
+					nended++;
+				}
+			}
+		}
+		acc_busy += k > 0;
+		acc_sm += sm_of(sh, k);
+		acc_cpu += cpu_demand * (cpu_share < 1 ? cpu_share : 1) / sh->ncpu;
+		acc_n++;
+		t += DT;
+		if (fixed == 0 && t - tick >= CTL_TICK) {
+			struct ctl_signals s;
+			int unrev = 0;
+
+			for (int i = 0; i < nrun; i++)
+				unrev += run[i].phase == 0;
+			memset(&s, 0, sizeof s);
+			s.now = t;
+			s.running = nrun;
+			s.unrevealed = unrev;
+			s.demand = nq > 0 || next < sh->ntasks;
+			s.ended = nended;
+			s.busy = sh->signals >= 1 ? acc_busy / acc_n : -1;
+			s.sm_active = sh->signals >= 2 ? acc_sm / acc_n : -1;
+			s.cpu_busy = acc_cpu / acc_n;
+			s.ncpu = sh->ncpu;
+			s.mem_total = sh->dev_mem;
+			s.mem_free = sh->dev_mem - used;
+			s.footprint = footprint;
+			s.mem_pending = (uint64_t)unrev * (footprint > 600 * MIB_ ? footprint : 600 * MIB_);
+			s.host_avail = 64 * GIB_;
+			s.oom = oom_pending;
+			oom_pending = 0;
+			limit = ctl_step(&res->ctl, &s);
+			if (getenv("TEST_CONTROL_SIGNALS") && fixed == 0)
+				printf("#     t %.2f run %d unrev %d free %.1f G pend %.1f G fp %.1f G oom %d -> %d\n", t,
+				    s.running, s.unrevealed, s.mem_free / 1e9, s.mem_pending / 1e9, s.footprint / 1e9,
+				    s.oom, limit);
+			if (limit > res->max_limit)
+				res->max_limit = limit;
+			if (limit < res->min_limit)
+				res->min_limit = limit;
+			tick = t;
+			acc_busy = acc_sm = acc_cpu = acc_n = 0;
+		}
+	}
+	res->makespan = t;
+	res->final_limit = limit;
+	res->lost = sh->ntasks - ended;
+}
+
+/* The controller against every fixed count; returns best-fixed / auto. */
+static double
+compare(const struct shape *sh, int *best_j, struct result *autor)
+{
+	struct result r;
+	double best = 1e9;
+
+	for (int j = 1; j <= 48; j++) {
+		simulate(sh, j, &r);
+		ctl_free(&r.ctl);
+		/* a fixed count that loses tasks to memory is not a fair best: they would fail */
+		if (r.ooms == 0 && r.makespan < best) {
+			best = r.makespan;
+			*best_j = j;
+		}
+	}
+	simulate(sh, 0, autor);
+	if (verbose) {
+		printf("# %s: best fixed -j %d %.2f s; auto %.2f s (limits %d..%d, final %d, %d ooms); "
+		    "ratio %.3f\n", sh->name, *best_j, best, autor->makespan, autor->min_limit,
+		    autor->max_limit, autor->final_limit, autor->ooms, best / autor->makespan);
+		for (size_t i = 0; i < autor->ctl.nlog; i++)
+			printf("#   %7.2f s  %3d  rate %6.2f  gpu %5.2f cpu %5.2f  %s\n", autor->ctl.log[i].t,
+			    autor->ctl.log[i].limit, autor->ctl.log[i].rate, autor->ctl.log[i].gpu,
+			    autor->ctl.log[i].cpu, autor->ctl.log[i].why);
+	}
+	return best / autor->makespan;
+}
+
+static const struct shape shapes[] = {
+	/* name, n, cpu_s, wait_s, gpu_s, gpu_cpu, ks, gain, fall, sm1, signals, mps, mem, dev, ncpu, hetero */
+	{"rising then flat (SGEMM n=512 under MPS)", 200, 0.3, 0.2, 1.0, 1, 6, 2.0, 0, 0.65, 2, 1,
+	    600 * MIB_, 80 * GIB_, 16, 0},
+	{"rising then falling", 200, 0.3, 0.2, 1.0, 1, 6, 3.0, 0.25, 0.4, 2, 1, 600 * MIB_, 80 * GIB_, 16, 0},
+	{"flat from 1 (SGEMM n=4096)", 60, 0.3, 0.2, 1.0, 1, 1, 1.0, 0.02, 0.97, 2, 1, 800 * MIB_,
+	    80 * GIB_, 16, 0},
+	{"start-up bound (PyTorch, 16 CPUs)", 32, 4.0, 5.0, 0.8, 1, 8, 1.5, 0, 0.5, 2, 1, GIB_, 80 * GIB_,
+	    16, 0},
+	{"memory: a sixth of the device each", 30, 0.3, 0.2, 1.5, 1, 4, 1.3, 0, 0.3, 2, 1, 14 * GIB_,
+	    80 * GIB_, 16, 0},
+	{"heterogeneous durations", 60, 0.3, 0.2, 0.5, 1, 3, 1.6, 0, 0.7, 2, 1, GIB_, 80 * GIB_, 16, 6},
+	{"time-slicing, busy share only", 120, 0.3, 0.2, 0.5, 1, 1, 1.0, 0.03, 0.6, 1, 0, GIB_, 80 * GIB_,
+	    16, 0},
+	{"memory found late: a quarter of the device after 5 s of start-up", 40, 1.0, 4.0, 1.0, 1, 4, 1.5, 0,
+	    0.4, 2, 1, 20 * GIB_, 80 * GIB_, 16, 0},
+	{"no GPU signal, rising then flat", 300, 0.3, 0.2, 1.0, 1, 6, 4.0, 0, 0.5, 0, 1, 600 * MIB_,
+	    80 * GIB_, 16, 0},
+};
+
+int
+main(void)
+{
+	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		struct result a;
+		int best_j = 0;
+		double ratio = compare(&shapes[i], &best_j, &a);
+
+		ok(ratio >= 0.9, "%s: best fixed (-j %d) / auto = %.3f >= 0.9", shapes[i].name, best_j, ratio);
+		is_int(a.lost, 0, "%s: no task lost", shapes[i].name);
+		ok(a.max_limit <= 48, "%s: never above the cap (max %d)", shapes[i].name, a.max_limit);
+		ctl_free(&a.ctl);
+	}
+	return done_testing();
+}
