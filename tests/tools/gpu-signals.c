@@ -38,7 +38,7 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--seconds") == 0)
 			secs = atof(argv[i + 1]);
 	}
-	if (gpu_open(NULL, &b) < 0) {
+	if (gpu_open(NULL, 0, &b) < 0) {
 		fprintf(stderr, "gpu-signals: %s\n", err_msg());
 		return 3;
 	}
