@@ -69,6 +69,8 @@ median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) 
 
 read -r -a tools <<<"${TOOLS:-gpupack gpupack-auto xargs parallel gpupack-joblog gpupack-sh xargs-sh parallel-sh}"
 nt=${#tools[@]}
+# the machine may be shared: the report says how loaded it was
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$ROUNDS"); do
 	# rotate the order each round so that no tool always runs first (or warm)
 	for i in $(seq 0 $((nt - 1))); do
@@ -80,16 +82,18 @@ tasks_of() { case $1 in parallel*) echo "$PN" ;; *) echo "$N" ;; esac; }
 rate() { echo "$(tasks_of "$1") / $(median "$TMP/$1.times")" | bc -l; }
 
 has() { case " ${tools[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
 # ratio A B: B's time per task over A's (the inverse rates); empty when either did not run
 ratio() { has "$1" && has "$2" && echo "$(rate "$1") / $(rate "$2")" | bc -l; }
 {
 	echo "# Dispatch overhead: gpupack run vs xargs -P vs GNU parallel"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
-	echo "$(uname -sr), gpupack $("$GPUPACK" --version | cut -d' ' -f2), $(has parallel && parallel --version | head -n 1), $(xargs --version | head -n 1)."
+	echo "$(uname -sr), gpupack $("$GPUPACK" --version | cut -d' ' -f2),$(has parallel && echo " $(parallel --version | head -n 1),") $(xargs --version | head -n 1)."
+	echo "Load average (1, 5, 15 min) before: $load0; after: $load1."
 	echo
-	echo "$N tasks of \`true\` ($PN for GNU parallel), concurrency $J, $ROUNDS rounds side by side (order"
-	echo "rotated each round), medians; then the same with a line that needs a shell (\`true {}; true\`)."
+	echo "$N tasks of \`true\`$(has parallel && echo " ($PN for GNU parallel)"), concurrency $J, $ROUNDS rounds side by side (order"
+	echo "rotated each round), medians$(has gpupack-sh && echo "; then the same with a line that needs a shell (\`true {}; true\`)")."
 	echo "Command: \`N=$N PN=$PN J=$J ROUNDS=$ROUNDS TOOLS=\"${tools[*]}\" bench/dispatch.sh\`"
 	echo
 	echo "| tool | tasks | median wall s | all rounds s | tasks/s |"
@@ -104,7 +108,8 @@ ratio() { has "$1" && has "$2" && echo "$(rate "$1") / $(rate "$2")" | bc -l; }
 	verdict() { [ "$(echo "$1 $2" | bc -l)" = 1 ] && echo met || echo NOT met; }
 	for t in gpupack gpupack-auto; do
 		r=$(ratio xargs "$t") || continue
-		printf -- '- %s / xargs -P (time per task): **%.2fx** (goal: within 1.3x): %s\n' "$t" "$r" "$(verdict "$r" "<= 1.3")"
+		printf -- '- %s / xargs -P (time per task): **%.2fx** (goal: within 1.3x): %s; round by round %s\n' "$t" "$r" \
+			"$(verdict "$r" "<= 1.3")" "$(paste -d/ "$TMP/$t.times" "$TMP/xargs.times" | bc -l | xargs printf '%.2f ')"
 	done
 	if r=$(ratio gpupack parallel); then
 		printf -- '- GNU parallel / gpupack: **%.2fx** (goal: at least 3x): %s\n' "$r" "$(verdict "$r" ">= 3")"
