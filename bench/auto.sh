@@ -6,6 +6,7 @@
 #
 #   bench/auto.sh [OUT.md]                 (default bench/results/auto.md)
 #   CLASSES="small python" JS="16 4" bench/auto.sh /tmp/x.md
+#   SHARE=timeslice bench/auto.sh /tmp/ts.md     (every run under --share timeslice)
 #
 # Needs build/gpupack, build/gpupack-work (make) and python3 with PyTorch.
 # The classes (bench/auto/classes.sh holds their commands):
@@ -30,6 +31,7 @@ OUT=${1:-bench/results/auto.md}
 CLASSES=${CLASSES:-"small large python memory mixed hetero"}
 JS=${JS:-"32 16 8 4 2 1"}
 CUT=${CUT:-1.25}
+SHARE=${SHARE:-}
 G=${GPUPACK:-$PWD/build/gpupack}
 W=${GPUPACK_WORK:-$PWD/build/gpupack-work}
 # short: the MPS pipe directory under each run's state directory must fit a unix socket path
@@ -57,7 +59,7 @@ farm() {
 	rm -rf "$st"
 	t0=$(now)
 	# shellcheck disable=SC2086
-	GPUPACK_STATE_DIR=$st "$G" run ${jobs:+-j $jobs} --json --joblog "$RAW/$name-${jobs:-auto}.joblog" \
+	GPUPACK_STATE_DIR=$st "$G" run ${SHARE:+--share $SHARE} ${jobs:+-j $jobs} --json --joblog "$RAW/$name-${jobs:-auto}.joblog" \
 		"${CMD[@]}" ::: "${INPUTS[@]}" >"$RAW/$name-${jobs:-auto}.out" 2>"$RAW/$name-${jobs:-auto}.err" &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
@@ -89,7 +91,7 @@ farm() {
 	echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
 	echo "- CPUs: $(nproc); host memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "- command: \`bench/auto.sh\` (CLASSES=\"$CLASSES\" JS=\"$JS\" CUT=$CUT)"
-	echo "- share: mps (the default); each run with an empty state directory (no remembered count)"
+	echo "- share: ${SHARE:-mps (the default)}; each run with an empty state directory (no remembered count)"
 	echo
 	echo "| class | tasks | auto (s) | settled | $(for j in $JS; do printf -- '-j %s | ' "$j"; done)best fixed | best/auto | old default (-j 4)/auto |"
 	echo "|---|---|---|---|$(for _ in $JS; do printf -- '---|'; done)---|---|---|"
@@ -152,11 +154,13 @@ print(" ".join(str(x["auto"]["settled"]) for x in d["devices"] if x.get("auto"))
 	bestj=
 	row=""
 	old=""
+	mincut=
 	for j in $JS; do
 		lim=$(awk -v b="$best" -v c="$CUT" 'BEGIN { print b * c }')
 		farm "$c" "$j" "$lim" >"$TMP/r" && read -r t okn fn cut <"$TMP/r"
 		if [ "$cut" = 1 ]; then
 			cell="> $(fmt "$t")"
+			if [ -z "$mincut" ] || awk -v a="$t" -v b="$mincut" 'BEGIN { exit !(a < b) }'; then mincut=$t; fi
 		elif [ "$fn" -gt 0 ] || [ "$okn" -lt "$n" ]; then
 			cell="$(fmt "$t") ($fn failed)"
 		else
@@ -174,6 +178,11 @@ print(" ".join(str(x["auto"]["settled"]) for x in d["devices"] if x.get("auto"))
 	if [ -n "$bestj" ]; then
 		ratio=$(awk -v b="$bestt" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')
 		bcell="$(fmt "$bestt") (-j $bestj)"
+	elif [ -n "$mincut" ]; then
+		# every fixed count was cut: each ran at least as long as the shortest cut, so best/auto
+		# is at least that over auto's
+		ratio="> $(awk -v b="$mincut" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')"
+		bcell="every fixed count cut"
 	else
 		ratio="-"
 		bcell="none completed"
