@@ -25,6 +25,16 @@
 #define PROBE_GAP_MAX 64.0
 /* Near a resource's limit the count grows by one, not by half. */
 #define NEAR 0.7
+/*
+ * Cores a starting task keeps busy, on average, for start-ups to count as
+ * CPU work (imports: about one core each) that overlaps well when more run
+ * at once. Below it, tasks starting wait on something else (the driver, the
+ * MPS server making contexts): on two H200s 24 SGEMM tasks per GPU kept
+ * 0.3-0.5 cores each busy while the GPU read idle for 1.5 s; doubling then
+ * put all 24 on at once, 1.3x slower than 3 at a time. PyTorch start-ups
+ * kept 1.0-1.5 cores each busy on an H100.
+ */
+#define START_CPU 0.8
 
 void
 ctl_init(struct ctl *c, const struct ctl_config *cfg, double now)
@@ -240,7 +250,7 @@ int
 ctl_step(struct ctl *c, const struct ctl_signals *s)
 {
 	double gpu = -1, full = 0, proj;
-	int revealed = s->running - s->unrevealed, room, host, sat_gpu, sat_cpu, near, near_gpu, idle;
+	int revealed = s->running - s->unrevealed, room, host, sat_gpu, sat_cpu, near, near_gpu, idle, waiting;
 	int blind = s->ncpu * 2 > CTL_BLIND_MAX ? s->ncpu * 2 : CTL_BLIND_MAX;
 
 	account(c, s);
@@ -281,6 +291,13 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 */
 	idle = gpu >= 0 && gpu < 0.05;
 	sat_cpu = s->cpu_busy >= CTL_CPU_FULL && !(idle && s->ncpu > 0 && s->running < 2 * s->ncpu);
+	/*
+	 * Before any task ended, a GPU that reads idle while the tasks keep the
+	 * CPUs nearly idle says only that they have not reached it yet: wait
+	 * for them to show what they do rather than start more blind.
+	 */
+	waiting = idle && s->ended == 0 && s->running > 0 && s->ncpu > 0 && s->cpu_busy >= 0 &&
+	    s->cpu_busy < NEAR * CTL_CPU_FULL && s->cpu_busy * s->ncpu < START_CPU * s->running;
 	room = mem_room(c, s);
 	host = host_room(c, s);
 	if (!sat_gpu)
@@ -335,7 +352,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	near_gpu = proj >= NEAR * full;
 	near = near_gpu || (!idle && s->cpu_busy >= NEAR * CTL_CPU_FULL);
 	if (gpu >= 0 && s->demand && s->running >= c->limit && c->limit < c->cfg.max && !c->oom_hold &&
-	    !sat_gpu && !sat_cpu && host > 0 && room > 0 && (c->ceiling == 0 || c->limit < c->ceiling) &&
+	    !sat_gpu && !sat_cpu && !waiting && host > 0 && room > 0 && (c->ceiling == 0 || c->limit < c->ceiling) &&
 	    (!near_gpu || c->confirm_from == 0)) {
 		/* by half; doubled while the GPU is idle and the CPUs far from busy: tasks are starting */
 		int step = idle && s->cpu_busy < NEAR * CTL_CPU_FULL ? c->limit :
@@ -363,6 +380,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 		/* the ramp stops: say what stopped it, once */
 		c->phase = CTL_HOLD;
 		note(c, s, gpu, !s->demand || s->running < c->limit ? "no tasks waiting" :
+		    waiting ? "tasks starting, CPUs idle: waiting for the GPU" :
 		    c->limit >= c->cfg.max ? "at the cap" : c->confirm_from ? "seeing whether one more helped" :
 		    c->ceiling && c->limit >= c->ceiling ?
 		    "more did not help" : sat_gpu ? "GPU saturated" :

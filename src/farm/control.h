@@ -8,7 +8,9 @@
  * The fast signals decide first: while neither the GPU (SM activity under
  * MPS, the busy share under time-slicing) nor the CPUs nor memory are near
  * full, the count grows, by half again each step (doubling while the GPU
- * is idle and the CPUs far from busy: tasks are starting); a saturated resource
+ * is idle and the starting tasks keep the CPUs busy: imports overlap; with
+ * the CPUs idle too, before any task ended, it waits for them to reach the
+ * GPU instead); a saturated resource
  * stops it (the CPUs only past twice their number of tasks while the GPU
  * is idle: start-up work overlaps well); memory bounds it by the largest
  * footprint a task has shown.

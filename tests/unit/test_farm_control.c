@@ -38,6 +38,8 @@ struct shape {
 	uint64_t dev_mem;
 	int ncpu;
 	double hetero;        /* > 0: task i's GPU work is gpu_s * (1 + hetero * (i % 5)) / ... */
+	int wait_shared;      /* 1: the waits share one server (contexts made by the MPS server):
+	                       * k tasks waiting at once each wait k times as long */
 };
 
 struct task {
@@ -110,6 +112,7 @@ simulate(const struct shape *sh, int fixed, struct result *res)
 	while (ended < sh->ntasks && t < 2000) {
 		int k = 0;
 		double cpu_demand = 0, cpu_share;
+		int nwait = 0;
 
 		/* fill */
 		while (nrun < limit && (nq > 0 || next < sh->ntasks)) {
@@ -126,6 +129,7 @@ simulate(const struct shape *sh, int fixed, struct result *res)
 			if (run[i].phase == 1)
 				k++;
 			cpu_demand += run[i].phase == 1 ? sh->gpu_cpu : run[i].cpu_left > 0 ? 1 : 0;
+			nwait += run[i].phase == 0 && run[i].cpu_left <= 0;
 		}
 		cpu_share = cpu_demand > sh->ncpu ? sh->ncpu / cpu_demand : 1;
 		for (int i = 0; i < nrun; i++) {
@@ -135,7 +139,7 @@ simulate(const struct shape *sh, int fixed, struct result *res)
 				if (x->cpu_left > 0)
 					x->cpu_left -= DT * cpu_share;
 				else
-					x->wait_left -= DT;
+					x->wait_left -= sh->wait_shared && nwait > 1 ? DT / nwait : DT;
 				if (x->cpu_left <= 0 && x->wait_left <= 0) {
 					if (used + sh->mem > sh->dev_mem) {
 						/* out of memory: it fails, and runs again later */
@@ -238,29 +242,88 @@ compare(const struct shape *sh, int *best_j, struct result *autor)
 }
 
 static const struct shape shapes[] = {
-	/* name, n, cpu_s, wait_s, gpu_s, gpu_cpu, ks, gain, fall, sm1, signals, mps, mem, dev, ncpu, hetero */
+	/* name, n, cpu_s, wait_s, gpu_s, gpu_cpu, ks, gain, fall, sm1, signals, mps, mem, dev, ncpu, hetero, wait_shared */
 	{"rising then flat (SGEMM n=512 under MPS)", 200, 0.3, 0.2, 1.0, 1, 6, 2.0, 0, 0.65, 2, 1,
-	    600 * MIB_, 80 * GIB_, 16, 0},
-	{"rising then falling", 200, 0.3, 0.2, 1.0, 1, 6, 3.0, 0.25, 0.4, 2, 1, 600 * MIB_, 80 * GIB_, 16, 0},
+	    600 * MIB_, 80 * GIB_, 16, 0, 0},
+	{"rising then falling", 200, 0.3, 0.2, 1.0, 1, 6, 3.0, 0.25, 0.4, 2, 1, 600 * MIB_, 80 * GIB_, 16, 0, 0},
 	{"flat from 1 (SGEMM n=4096)", 60, 0.3, 0.2, 1.0, 1, 1, 1.0, 0.02, 0.97, 2, 1, 800 * MIB_,
-	    80 * GIB_, 16, 0},
+	    80 * GIB_, 16, 0, 0},
 	{"start-up bound (PyTorch, 16 CPUs)", 32, 4.0, 5.0, 0.8, 1, 8, 1.5, 0, 0.5, 2, 1, GIB_, 80 * GIB_,
-	    16, 0},
+	    16, 0, 0},
 	{"memory: a sixth of the device each", 30, 0.3, 0.2, 1.5, 1, 4, 1.3, 0, 0.3, 2, 1, 14 * GIB_,
-	    80 * GIB_, 16, 0},
-	{"heterogeneous durations", 60, 0.3, 0.2, 0.5, 1, 3, 1.6, 0, 0.7, 2, 1, GIB_, 80 * GIB_, 16, 6},
+	    80 * GIB_, 16, 0, 0},
+	{"heterogeneous durations", 60, 0.3, 0.2, 0.5, 1, 3, 1.6, 0, 0.7, 2, 1, GIB_, 80 * GIB_, 16, 6, 0},
 	{"time-slicing, busy share only", 120, 0.3, 0.2, 0.5, 1, 1, 1.0, 0.03, 0.6, 1, 0, GIB_, 80 * GIB_,
-	    16, 0},
+	    16, 0, 0},
 	{"memory found late: a quarter of the device after 5 s of start-up", 40, 1.0, 4.0, 1.0, 1, 4, 1.5, 0,
-	    0.4, 2, 1, 20 * GIB_, 80 * GIB_, 16, 0},
+	    0.4, 2, 1, 20 * GIB_, 80 * GIB_, 16, 0, 0},
 	{"no GPU signal, rising then flat", 300, 0.3, 0.2, 1.0, 1, 6, 4.0, 0, 0.5, 0, 1, 600 * MIB_,
-	    80 * GIB_, 16, 0},
+	    80 * GIB_, 16, 0, 0},
+	/*
+	 * Seen on two H200s (32 CPUs): 24 SGEMM n=512 tasks per GPU whose start-up
+	 * (a CUDA context through the MPS server) keeps the CPUs nearly idle: the
+	 * GPU looked idle for 1.5 s, the count doubled to 32, all 24 ran at once,
+	 * 1.3x slower than 3 at a time. Many clients at once are slower here.
+	 */
+	{"start-up without CPU, few tasks, many CPUs, falling", 24, 0.05, 1.0, 0.6, 0.3, 4, 3.0, 0.08, 0.5,
+	    2, 1, 600 * MIB_, 140 * GIB_, 32, 0, 0},
+	{"start-up without CPU, contexts made together", 120, 0.05, 0.6, 0.3, 0.3, 4, 3.0, 0.04, 0.5, 2, 1,
+	    600 * MIB_, 80 * GIB_, 16, 0, 1},
 };
+
+/*
+ * The first steps, signal by signal: a GPU that reads idle before any task
+ * ended doubles the count only while the tasks starting keep the CPUs busy
+ * (imports overlap); tasks that wait on the driver with the CPUs idle are
+ * waited for (seen on two H200s: doubling blind put 24 tasks per GPU on at
+ * once, 1.3x slower than 3).
+ */
+static int
+first_steps(double cores_each, int ncpu, int sm_after)
+{
+	struct ctl c;
+	struct ctl_config cfg = {4, 48, 1, 0, 600 * MIB_};
+	struct ctl_signals s;
+	int limit = 4;
+
+	ctl_init(&c, &cfg, 0);
+	for (int i = 1; i <= 3; i++) {
+		memset(&s, 0, sizeof s);
+		s.now = 0.5 * i;
+		s.running = limit;
+		s.unrevealed = limit;
+		s.demand = 1;
+		s.busy = 0;
+		s.sm_active = i >= sm_after ? 0.4 : 0;
+		s.cpu_busy = cores_each * limit / ncpu < 1 ? cores_each * limit / ncpu : 1;
+		s.ncpu = ncpu;
+		s.mem_total = s.mem_free = 140 * GIB_;
+		s.host_avail = 64 * GIB_;
+		limit = ctl_step(&c, &s);
+	}
+	ctl_free(&c);
+	return limit;
+}
+
+static void
+test_first_steps(void)
+{
+	/* half a core per starting task (CUDA contexts through MPS), GPU idle for 1.5 s: no blind doubling */
+	is_int(first_steps(0.5, 32, 99), 4, "tasks starting with the CPUs idle, GPU idle: the count waits");
+	/* the same once the GPU shows work: it grows, by half */
+	ok(first_steps(0.5, 32, 2) > 4 && first_steps(0.5, 32, 2) < 16,
+	    "once the GPU shows work the count grows, not by doubling (%d)", first_steps(0.5, 32, 2));
+	/* one core per starting task (PyTorch imports): doubling, 4 8 16 32 */
+	is_int(first_steps(1.0, 32, 99), 32, "start-ups busy on the CPUs, GPU idle: the count doubles");
+	/* the CPUs full: start-ups still overlap, up to twice the CPUs */
+	is_int(first_steps(1.0, 4, 99), 8, "CPUs full of start-ups: up to twice the CPUs");
+}
 
 int
 main(void)
 {
 	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
+	test_first_steps();
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		struct result a;
 		int best_j = 0;
