@@ -1,6 +1,6 @@
 /*
  * sim: the simulation backend. Answers the backend ops from a topology file
- * (src/gpu/topology.c reads, checks and writes it) and makes the MIG changes
+ * (src/gpu/topology*.c read, check and write it) and makes the MIG changes
  * durable, so that the next gpupack invocation sees them, as it would see
  * the driver's state. Changes go to a copy in the state directory,
  * sim/NAME-PATHHASH-CONTENTHASH.topo, never to the named file (a shipped or

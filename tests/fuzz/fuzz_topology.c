@@ -1,5 +1,5 @@
 /*
- * fuzz_topology: libFuzzer harness for the topology parser (src/gpu/topology.c).
+ * fuzz_topology: libFuzzer harness for the topology parser (src/gpu/topology_parse.c).
  * Any input must be parsed or refused with an error, never crash or leak;
  * what parses must survive the canonical writer (write, parse, write gives
  * the same text), and the MIG changes must keep the machine valid.
