@@ -144,7 +144,7 @@ struct bench_run {
 	 */
 	double setup_seen[2][BENCH_MAX_LIST + 1];
 	/*
-	 * Serve workers kept for the whole run (runner.c): [0] plain processes,
+	 * Serve workers kept for the whole run (runner_pool.c): [0] plain processes,
 	 * [1] MPS clients; NULL until a point needs them. Capped clients get
 	 * workers of their own for each repeat: a client's cap is fixed when
 	 * its context is made.

@@ -22,21 +22,22 @@
  * the workers' own t_ready. The first time a worker sees a problem (size,
  * streams, batch) it runs it once untimed, so that cuBLAS's lazily loaded
  * kernels are never in a setup the margin learns from.
+ *
+ * runner_worker.c reads the workers' lines; runner_pool.c keeps the groups
+ * of serve workers and their MPS daemon.
  */
 #include "bench/bench.h"
-#include "bench/wline.h"
+#include "bench/runner.h"
 #include "bench/workers.h"
 #include "farm/cost.h"
-#include "share/mps.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define LATE_RETRIES 3
 #define CALIB_GUESS_S 0.05
@@ -47,25 +48,7 @@
 /* first guess for P processes set up at once: each extra one adds this share of one's setup */
 #define SETUP_PER_PROC 0.15
 
-/* What one worker said, checked. */
-struct wdata {
-	double t_start, t_end, t_ready, flops, late;
-};
-
-struct outcome {
-	double value, elapsed, skew;
-	double first;         /* the first t_start */
-	double late;          /* the latest start after the shared instant, seconds */
-	double setup;         /* command sent to the last t_ready; 0 unknown */
-};
-
-/* Workers that stay (see the top). */
-struct bench_pool {
-	struct wgroup *g;
-	int n;
-	char **warm;          /* per worker: the problems it has run once, "|n s b|..." */
-	int last_ex, last_pt; /* the point it served last (-1 none): blamed for a bad exit */
-};
+/* ---- setup margins ------------------------------------------------------ */
 
 static int
 proc_index(const struct bench_run *r, int procs)
@@ -74,18 +57,6 @@ proc_index(const struct bench_run *r, int procs)
 		if (r->cfg.procs[i] == procs)
 			return i;
 	return 0;
-}
-
-static int
-uses_mps(int mode)
-{
-	return mode == BM_MPS || mode == BM_MPS_CAPPED;
-}
-
-static int
-nworkers(int mode, int procs)
-{
-	return mode == BM_STREAMS || mode == BM_BATCHED ? 1 : procs;
 }
 
 /* Where the setup time of a point is learned: by how many processes set up at once. */
@@ -160,512 +131,6 @@ learn(double *seen, double needed)
 		*seen = needed;
 }
 
-/* ---- MPS ---------------------------------------------------------------- */
-
-static int
-mps_up(struct bench_run *r)
-{
-	struct mps_limits lim = {.sm_pct = 0, .mem_bytes = 0, .priority = MPS_PRIO_UNSET};
-	int started = 0;
-
-	/* tried once: every MPS point fails with the same reason, without starting again */
-	if (r->mps_error)
-		return err_set(r->mps_code, "%s", r->mps_error);
-	if (r->mps)
-		return 0;
-	r->mps = xcalloc(1, sizeof *r->mps);
-	if (mps_start(&r->target, r->setup.gpu_index, &lim, 0, r->mps, &started) < 0) {
-		free(r->mps);
-		r->mps = NULL;
-		err_prefix("starting the MPS daemon");
-		r->mps_error = xstrdup(err_msg());
-		r->mps_code = err_code();
-		return -1;
-	}
-	r->setup.mps_started = started;
-	return 0;
-}
-
-static void pool_free(struct bench_pool *p);
-
-void
-bench_cleanup(struct bench_run *r)
-{
-	/* workers of an interrupted run first: MPS clients must be gone before their daemon */
-	for (int k = 0; k < 2; k++) {
-		pool_free(r->pool[k]);
-		r->pool[k] = NULL;
-	}
-	if (!r->mps)
-		return;
-	if (r->setup.mps_started && mps_stop(r->mps, 10, 1) < 0)
-		warnx_("stopping the MPS daemon of %s: %s", r->target.uuid, err_msg());
-	free(r->mps);
-	r->mps = NULL;
-}
-
-/* ---- workers ------------------------------------------------------------ */
-
-static char **
-worker_env(struct bench_run *r, int mode, int procs)
-{
-	char **env = env_clean();
-	char *mps_env[8];
-	int n;
-
-	env = env_add(env, xasprintf("CUDA_VISIBLE_DEVICES=%s", r->target.uuid));
-	if (!uses_mps(mode))
-		return env;
-	n = mps_client_env(r->mps, mode == BM_MPS_CAPPED ? 100.0 / procs : 0, 0, mps_env);
-	for (int i = 0; i < n; i++)
-		env = env_add(env, mps_env[i]);
-	return env;
-}
-
-/* The command line of one matmul worker, to start its timed part at start_at (epoch; <= 0: none). */
-static char *
-worker_cmd(int size, int mode, int procs, long iters, double start_at, int cpu_ms)
-{
-	struct sbuf b;
-
-	sbuf_init(&b);
-	sbuf_printf(&b, "matmul --n %d --iters %ld", size, iters);
-	if (start_at > 0)
-		sbuf_printf(&b, " --start-at %.3f", start_at);
-	if (cpu_ms > 0)
-		sbuf_printf(&b, " --cpu-ms %d", cpu_ms);
-	if (procs > 1 && (mode == BM_STREAMS || mode == BM_BATCHED))
-		sbuf_printf(&b, " %s %d", mode == BM_STREAMS ? "--streams" : "--batched", procs);
-	sbuf_addc(&b, '\n');
-	return sbuf_detach(&b);
-}
-
-/* A worker that printed no line: why, as far as its exit (once exited) and stderr tell. */
-static int
-no_line(const struct wresult *w, int exited)
-{
-	char buf[256];
-
-	if (!exited)
-		return err_set(EXIT_TASKS, "printed nothing");
-	if (WIFSIGNALED(w->status))
-		return err_set(EXIT_TASKS, "killed by signal %d", WTERMSIG(w->status));
-	return err_set(EXIT_TASKS, "printed nothing (exit %d)%s%s", WEXITSTATUS(w->status),
-	    *w->err ? ": " : "", workers_first_line(w->err, buf, sizeof buf));
-}
-
-/* A parsed line must say "ok":true; else its "error". */
-static int
-line_ok(const struct wline *l)
-{
-	const char *msg = wline_str(l, "error");
-	int okv = 0;
-
-	if (wline_bool(l, "ok", &okv) < 0 || !okv)
-		return err_set(EXIT_TASKS, "not ok: %s", msg ? msg : "no error given");
-	return 0;
-}
-
-/*
- * Check one worker's line, and its exit when reaped (exited: 0 while it may
- * still be tearing down after its line); fill d.
- */
-static int
-check_worker(const struct wresult *w, int exited, struct wline *l, struct wdata *d)
-{
-	const char *end = w->out ? strchr(w->out, '\n') : NULL;
-	int sum = 1;
-
-	memset(l, 0, sizeof *l);
-	if (!w->out || !*w->out)
-		return no_line(w, exited);
-	if (end && end[1])
-		return err_set(EXIT_TASKS, "printed more than one line");
-	if (wline_parse(w->out, l) < 0)
-		return err_prefix("its output is not a JSON line");
-	if (line_ok(l) < 0)
-		return -1;
-	if (exited && WIFSIGNALED(w->status))
-		return err_set(EXIT_TASKS, "\"ok\":true but killed by signal %d", WTERMSIG(w->status));
-	if (exited && (!WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0))
-		return err_set(EXIT_TASKS, "\"ok\":true but exit status %d", WEXITSTATUS(w->status));
-	if (wline_bool(l, "checksum_ok", &sum) == 0 && !sum)
-		return err_set(EXIT_TASKS, "wrong result (checksum_ok false)");
-	if (wline_num(l, "t_start", &d->t_start) < 0 || wline_num(l, "t_end", &d->t_end) < 0 ||
-	    d->t_end < d->t_start)
-		return err_set(EXIT_TASKS, "no valid t_start and t_end");
-	if (wline_num(l, "flops", &d->flops) < 0 || d->flops <= 0)
-		return err_set(EXIT_TASKS, "no flops");
-	d->late = -1;
-	if (wline_num(l, "late_ms", &d->late) == 0)
-		d->late /= 1000;
-	d->t_ready = 0;
-	wline_num(l, "t_ready", &d->t_ready);
-	return 0;
-}
-
-static void
-note_device(struct bench_run *r, const struct wline *l)
-{
-	const char *dev = wline_str(l, "device");
-	const char *uuid = wline_str(l, "uuid");
-	double rt;
-
-	if (dev && !r->setup.work_device[0])
-		str_copy(r->setup.work_device, dev, sizeof r->setup.work_device);
-	if (wline_num(l, "runtime_version", &rt) == 0)
-		r->setup.work_runtime = rt;
-	if (uuid && strcasecmp(uuid, r->target.uuid) != 0 && !r->setup.uuid_warned) {
-		/* said once: the worker ran somewhere else than we asked */
-		warnx_("worker reports device %s, bench asked for %s", uuid, r->target.uuid);
-		r->setup.uuid_warned = 1;
-	}
-}
-
-/* Read every worker's line into an outcome; -1 with err naming the first bad worker. */
-static int
-read_outcome(struct bench_run *r, const struct wresult *res, int n, int exited, double t0,
-    double start_at, struct outcome *o)
-{
-	double first = INFINITY, last_start = -INFINITY, last = -INFINITY, flops = 0, ready = 0;
-	int all_ready = 1;
-
-	memset(o, 0, sizeof *o);
-	for (int i = 0; i < n; i++) {
-		struct wline l;
-		struct wdata d;
-
-		if (check_worker(&res[i], exited, &l, &d) < 0) {
-			wline_free(&l);
-			return err_prefix("worker %d of %d (pid %d)", i + 1, n, (int)res[i].pid);
-		}
-		note_device(r, &l);
-		wline_free(&l);
-		first = fmin(first, d.t_start);
-		last_start = fmax(last_start, d.t_start);
-		last = fmax(last, d.t_end);
-		flops += d.flops;
-		o->late = fmax(o->late, d.late >= 0 ? d.late : d.t_start - start_at);
-		if (d.t_ready > 0)
-			ready = fmax(ready, d.t_ready);
-		else
-			all_ready = 0;  /* a gpupack-work from before t_ready */
-	}
-	o->first = first;
-	o->elapsed = last - first;
-	o->skew = last_start - first;
-	if (all_ready && ready > t0)
-		o->setup = ready - t0;
-	if (o->elapsed <= 0)
-		return err_set(EXIT_TASKS, "the workers' timed parts took no time");
-	o->value = flops / o->elapsed / 1e12;
-	return 0;
-}
-
-/* ---- groups of serve workers ------------------------------------------- */
-
-static void
-pool_free(struct bench_pool *p)
-{
-	if (!p)
-		return;
-	wgroup_free(p->g);
-	for (int i = 0; i < p->n; i++)
-		free(p->warm[i]);
-	free(p->warm);
-	free(p);
-}
-
-/* A worker that printed a good line and then ended badly: its last point is not trusted. */
-static void
-pool_blame(struct bench_run *r, const struct bench_pool *p)
-{
-	struct bench_exercise *e;
-	struct bench_point *pt;
-
-	if (p->last_ex < 0 || p->last_pt < 0) {
-		warnx_("after its result: %s", err_msg());
-		return;
-	}
-	e = &r->ex[p->last_ex];
-	pt = &e->pts[p->last_pt];
-	if (pt->error)
-		return;
-	err_prefix("after its result");
-	bench_point_fail(r, e, pt);
-}
-
-/* How worker i of p ended (it was reaped), into err. */
-static int
-ended_how(const struct bench_pool *p, int i)
-{
-	const struct wresult *w = &wgroup_results(p->g)[i];
-
-	if (WIFSIGNALED(w->status))
-		return err_set(EXIT_TASKS, "worker %d of %d (pid %d): killed by signal %d", i + 1, p->n,
-		    (int)w->pid, WTERMSIG(w->status));
-	return err_set(EXIT_TASKS, "worker %d of %d (pid %d): exit status %d", i + 1, p->n,
-	    (int)w->pid, WEXITSTATUS(w->status));
-}
-
-/* The first worker of p that ended, or -1; err says how. Reaps without waiting. */
-static int
-pool_ended(struct bench_pool *p)
-{
-	if (wgroup_ended(p->g) == 0)
-		return -1;
-	for (int i = 0; i < p->n; i++)
-		if (wgroup_reaped(p->g, i)) {
-			ended_how(p, i);
-			return i;
-		}
-	return -1;
-}
-
-/*
- * End a group: close its input, and each worker must exit 0 within the
- * timeout; one that does not fails the point it served last. -1 only when
- * interrupted. Frees p.
- */
-static int
-pool_close(struct bench_run *r, struct bench_pool *p)
-{
-	const struct wresult *res;
-	int rc;
-
-	if (!p)
-		return 0;
-	rc = wgroup_wait(p->g, r->cfg.timeout_s);
-	if (rc < 0 && bench_interrupted) {
-		pool_free(p);
-		return -1;
-	}
-	if (rc < 0) {
-		pool_blame(r, p);
-	} else {
-		res = wgroup_results(p->g);
-		for (int i = 0; i < p->n; i++) {
-			if (WIFEXITED(res[i].status) && WEXITSTATUS(res[i].status) == 0)
-				continue;
-			ended_how(p, i);
-			pool_blame(r, p);
-			break;
-		}
-	}
-	pool_free(p);
-	return 0;
-}
-
-/* Close the kept groups (before exercise 4, and at the end); -1 only when interrupted. */
-static int
-pools_close(struct bench_run *r)
-{
-	int rc = 0;
-
-	for (int k = 0; k < 2; k++) {
-		if (pool_close(r, r->pool[k]) < 0)
-			rc = -1;
-		r->pool[k] = NULL;
-	}
-	return rc;
-}
-
-/* Check a ready line ({"mode":"serve","ok":true,...}). */
-static int
-check_ready(struct bench_run *r, const struct wresult *w, int exited)
-{
-	struct wline l;
-
-	if (!w->out || !*w->out)
-		return no_line(w, exited);
-	if (wline_parse(w->out, &l) < 0)
-		return err_prefix("its output is not a JSON line");
-	if (line_ok(&l) < 0) {
-		wline_free(&l);
-		return -1;
-	}
-	note_device(r, &l);
-	wline_free(&l);
-	return 0;
-}
-
-/* The first worker whose ready line is bad (err set), or -1. */
-static int
-check_ready_all(struct bench_run *r, struct bench_pool *p, int exited)
-{
-	for (int i = 0; i < p->n; i++)
-		if (check_ready(r, &wgroup_results(p->g)[i], exited) < 0)
-			return i;
-	return -1;
-}
-
-/*
- * Start n serve workers for mode (capped: at 100/procs %) and wait until
- * each has its context (its ready line). NULL with err set; an MPS daemon
- * whose first clients cannot start fails every MPS point with this reason.
- */
-static struct bench_pool *
-pool_open(struct bench_run *r, int mode, int procs, int n)
-{
-	struct wspec *spec = xcalloc((size_t)n, sizeof *spec);
-	struct bench_pool *p;
-	double t0 = clock_wall();
-	int rc = 0, i = -1;
-
-	if (uses_mps(mode) && mps_up(r) < 0) {
-		free(spec);
-		return NULL;
-	}
-	for (i = 0; i < n; i++) {
-		spec[i].argv = xcalloc(3, sizeof *spec[i].argv);
-		spec[i].argv[0] = xstrdup(r->cfg.work);
-		spec[i].argv[1] = xstrdup("serve");
-		spec[i].env = worker_env(r, mode, procs);
-	}
-	p = xcalloc(1, sizeof *p);
-	p->n = n;
-	p->warm = xcalloc((size_t)n, sizeof *p->warm);
-	p->last_ex = p->last_pt = -1;
-	p->g = wgroup_serve(spec, n);
-	for (i = 0; i < n; i++) {
-		env_free(spec[i].argv);
-		env_free(spec[i].env);
-	}
-	free(spec);
-	r->pools_started++;
-	if (!p->g)
-		goto fail;
-	i = -1;
-	rc = wgroup_lines(p->g, r->cfg.timeout_s);
-	if (rc == 0 && (i = check_ready_all(r, p, 0)) >= 0) {
-		int again;
-
-		rc = -1;
-		/* the whole story (exit status, stderr) once the workers are gone */
-		if (!bench_interrupted && wgroup_wait(p->g, r->cfg.timeout_s) == 0 &&
-		    (again = check_ready_all(r, p, 1)) >= 0)
-			i = again;
-	}
-	if (rc < 0) {
-		if (i >= 0)
-			err_prefix("worker %d of %d (pid %d)", i + 1, n, (int)wgroup_results(p->g)[i].pid);
-		err_prefix("starting %d %s (%s serve)", n, uses_mps(mode) ? "MPS clients" :
-		    n == 1 ? "worker" : "workers", r->cfg.work);
-		goto fail;
-	}
-	r->pool_ready_s = fmax(r->pool_ready_s, clock_wall() - t0);
-	return p;
-fail:
-	if (uses_mps(mode) && mode != BM_MPS_CAPPED && !bench_interrupted && !r->mps_error) {
-		r->mps_error = xstrdup(err_msg());
-		r->mps_code = err_code();
-	}
-	pool_free(p);
-	return NULL;
-}
-
-/* The most workers one kind needs (plain: one process too; MPS: uncapped clients). */
-static int
-pool_size(const struct bench_run *r, int mps)
-{
-	int n = 1;
-
-	for (int x = 0; x < r->nex; x++)
-		for (int i = 0; i < r->cfg.nprocs; i++)
-			for (int m = 0; m < BM_NMODES; m++)
-				if (m != BM_MPS_CAPPED && uses_mps(m) == mps && bench_wanted(&r->ex[x], m,
-				    r->cfg.procs[i]) && nworkers(m, r->cfg.procs[i]) > n)
-					n = nworkers(m, r->cfg.procs[i]);
-	return n;
-}
-
-/* The kept group of a kind, started when first needed, started again when one of it ended. */
-static struct bench_pool *
-pool_get(struct bench_run *r, int mps, int n)
-{
-	struct bench_pool **pp = &r->pool[mps];
-
-	if (mps && r->mps_error)
-		return err_set(r->mps_code, "%s", r->mps_error), NULL;
-	if (*pp && pool_ended(*pp) >= 0) {
-		/* it died after its last line (or was killed): that point is not trusted */
-		pool_blame(r, *pp);
-		pool_free(*pp);
-		*pp = NULL;
-	}
-	if (*pp && (*pp)->n < n) {
-		if (pool_close(r, *pp) < 0) {
-			*pp = NULL;
-			return err_set(EXIT_INTERNAL, "interrupted"), NULL;
-		}
-		*pp = NULL;
-	}
-	if (!*pp) {
-		int size = pool_size(r, mps);
-
-		*pp = pool_open(r, mps ? BM_MPS : BM_TIMESLICE, 1, size > n ? size : n);
-	}
-	return *pp;
-}
-
-/* A group that failed a command: gone; a kept one is started again when next needed. */
-static void
-pool_drop(struct bench_run *r, struct bench_pool *p)
-{
-	for (int k = 0; k < 2; k++)
-		if (r->pool[k] == p)
-			r->pool[k] = NULL;
-	pool_free(p);
-}
-
-/*
- * The first n workers of p run the point's problem once, untimed, where
- * they have not yet: cuBLAS loads a size's kernels on first use, which
- * would otherwise land in one repeat's setup and inflate every margin.
- */
-static int
-pool_warm(struct bench_run *r, struct bench_pool *p, const struct bench_point *pt, int n)
-{
-	char sig[64], *cmd;
-	int sent = 0, rc = 0;
-
-	snprintf(sig, sizeof sig, "|%d %d %d|", pt->size, pt->mode == BM_STREAMS ? pt->procs : 1,
-	    pt->mode == BM_BATCHED ? pt->procs : 1);
-	/* no --cpu-ms: it would only take time */
-	cmd = worker_cmd(pt->size, pt->mode, pt->procs, 1, 0, 0);
-	for (int i = 0; i < n && rc == 0; i++) {
-		if (p->warm[i] && strstr(p->warm[i], sig))
-			continue;
-		rc = wgroup_send(p->g, i, cmd);
-		sent = 1;
-	}
-	free(cmd);
-	/* the workers not sent anything still hold their last line: only the others are awaited */
-	if (rc == 0 && sent)
-		rc = wgroup_lines_n(p->g, n, r->cfg.timeout_s);
-	for (int i = 0; rc == 0 && sent && i < n; i++) {
-		struct wline l;
-		struct wdata d;
-
-		if (p->warm[i] && strstr(p->warm[i], sig))
-			continue;
-		rc = check_worker(&wgroup_results(p->g)[i], 0, &l, &d);
-		wline_free(&l);
-		if (rc < 0) {
-			err_prefix("worker %d of %d (pid %d)", i + 1, n,
-			    (int)wgroup_results(p->g)[i].pid);
-			break;
-		}
-		{
-			char *old = p->warm[i];
-
-			p->warm[i] = xasprintf("%s%s", old ? old : "", sig);
-			free(old);
-		}
-	}
-	return rc;
-}
-
 /* ---- one repeat --------------------------------------------------------- */
 
 /*
@@ -684,22 +149,22 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 
 	/* an MPS server takes at most FARM_MPS_MAX_CLIENTS: the kept clients go first if need be */
 	if (capped && r->pool[1] && r->pool[1]->n + n > FARM_MPS_MAX_CLIENTS) {
-		if (pool_close(r, r->pool[1]) < 0) {
+		if (bench_pool_close(r, r->pool[1]) < 0) {
 			r->pool[1] = NULL;
 			return err_set(EXIT_INTERNAL, "interrupted");
 		}
 		r->pool[1] = NULL;
 	}
-	pool = capped ? pool_open(r, p->mode, p->procs, n) : pool_get(r, uses_mps(p->mode), n);
+	pool = capped ? bench_pool_open(r, p->mode, p->procs, n) : bench_pool_get(r, uses_mps(p->mode), n);
 	if (!pool)
 		return -1;
-	if (pool_warm(r, pool, p, n) < 0) {
-		pool_drop(r, pool);
+	if (bench_pool_warm(r, pool, p, n) < 0) {
+		bench_pool_drop(r, pool);
 		return -1;
 	}
 	t0 = clock_wall();
 	start_at = t0 + margin;
-	cmd = worker_cmd(p->size, p->mode, p->procs, iters, start_at, e->cpu_ms);
+	cmd = bench_worker_cmd(p->size, p->mode, p->procs, iters, start_at, e->cpu_ms);
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = wgroup_send(pool->g, i, cmd);
 	free(cmd);
@@ -708,16 +173,16 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	pool->last_pt = pi;
 	if (rc == 0)
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
-	if (rc == 0 && read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
+	if (rc == 0 && bench_read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
 		rc = -1, story = 1;
 	/* a worker gone or a bad line: the whole story (exit status, stderr) once all are gone */
 	if (story && !bench_interrupted && wgroup_wait(pool->g, r->cfg.timeout_s) == 0)
-		read_outcome(r, wgroup_results(pool->g), n, 1, t0, start_at, o);
+		bench_read_outcome(r, wgroup_results(pool->g), n, 1, t0, start_at, o);
 	if (rc < 0) {
-		pool_drop(r, pool);
+		bench_pool_drop(r, pool);
 		return -1;
 	}
-	if (capped && pool_close(r, pool) < 0)
+	if (capped && bench_pool_close(r, pool) < 0)
 		return err_set(EXIT_INTERNAL, "interrupted");
 	return 0;
 }
@@ -1038,7 +503,7 @@ measure_all(struct bench_run *r)
 
 			if (e->id == EX_COMMAND) {
 				/* gpupack run's tasks get the GPU (and the MPS client slots) alone */
-				if (pools_close(r) < 0 || bench_measure_command(r, e) < 0)
+				if (bench_pools_close(r) < 0 || bench_measure_command(r, e) < 0)
 					return -1;
 				continue;
 			}
@@ -1052,7 +517,7 @@ measure_all(struct bench_run *r)
 	}
 	if (measure_noisy(r) < 0)
 		return -1;
-	return pools_close(r);
+	return bench_pools_close(r);
 }
 
 int

@@ -1,6 +1,6 @@
 /*
  * workers: posix_spawn, pipes and poll. Nothing here knows what a worker
- * measures; runner.c reads the lines.
+ * measures; runner_worker.c reads the lines.
  */
 #include "bench/workers.h"
 #include "bench/bench.h"
