@@ -908,6 +908,13 @@ test_plan_file(void)
 	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) < 0 && strstr(err_msg(), "overlaps");
 	ok(cond, "overlapping creates refused: %s", err_msg());
 	free(back);
+	g[0].nexisting = 1;
+	g[0].existing[0] = (struct mig_existing){.gi_id = 3, .profile = mig_profile_find(&g[0], "1g.18gb"),
+	    .at = {2, 1}};
+	cond = mig_ops_parse("f", "gpupack-mig-plan 1\ngpu GPU-H200-141GB-0\ncreate 1g.18gb 2+1\n",
+	    &back, &nb) == 0 && mig_ops_check(g, 1, back, nb) < 0 && strstr(err_msg(), "overlaps");
+	ok(cond, "a create over an instance that stays refused: %s", err_msg());
+	free(back);
 }
 
 int
