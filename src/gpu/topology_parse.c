@@ -236,6 +236,36 @@ kw_gpu(struct parser *p, char **w, int n)
 	return 0;
 }
 
+/* n hex digits at s, then the character end. */
+static int
+hex_run(const char *s, int n, char end)
+{
+	for (int i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return s[n] == end;
+}
+
+/*
+ * A whole MIG UUID, as the driver gives one: "MIG-" and 8-4-4-4-12 hex
+ * digits (R470 and later), or the old "MIG-GPU-<uuid>/GI/CI". A truncated
+ * one would reach tasks as their CUDA_VISIBLE_DEVICES and name no device.
+ */
+static int
+mig_uuid_ok(const char *u)
+{
+	const char *s = u + 4;
+
+	if (strncasecmp(u, "MIG-GPU-", 8) == 0) {
+		const char *a = strchr(u + 8, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+
+		return a && b && a > u + 8 && b > a + 1 && b[1] && strspn(a + 1, "0123456789") ==
+		    (size_t)(b - a - 1) && strspn(b + 1, "0123456789") == strlen(b + 1);
+	}
+	return strncasecmp(u, "MIG-", 4) == 0 && hex_run(s, 8, '-') && hex_run(s + 9, 4, '-') &&
+	    hex_run(s + 14, 4, '-') && hex_run(s + 19, 4, '-') && hex_run(s + 24, 12, '\0');
+}
+
 static int
 kw_uuid(struct parser *p, char **w, int n)
 {
@@ -537,6 +567,9 @@ kw_ci(struct parser *p, char **w, int n)
 	if (a[2].val) {
 		if (strncasecmp(a[2].val, "MIG-", 4) != 0 || !a[2].val[4])
 			return perr(p, "ci uuid '%s' does not start with MIG-", a[2].val);
+		if (!mig_uuid_ok(a[2].val))
+			return perr(p, "ci uuid '%s' is not a whole MIG UUID (MIG- and 8-4-4-4-12 hex "
+			    "digits)", a[2].val);
 		if (word(p, "ci uuid", a[2].val, ci.uuid, sizeof ci.uuid) < 0)
 			return -1;
 	} else if (!(p->seen & SEEN_UUID)) {

@@ -156,8 +156,15 @@ static const struct bad bads[] = {
 	    "already has compute instance 0", 17},
 	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=7g.80gb placement=0+8\nci gi=1 id=0 uuid=GPU-aaaa\n",
 	    "does not start with MIG-", 16},
-	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=3g.40gb placement=0+4\nci gi=1 id=0 uuid=MIG-x\n"
-	    "gi id=2 profile=3g.40gb placement=4+4\nci gi=2 id=0 uuid=MIG-X\n", "duplicate UUID MIG-X", 18},
+	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=3g.40gb placement=0+4\nci gi=1 id=0 "
+	    "uuid=MIG-592a00a9-dd7a-46cc-80f7-ce58ee46c56e\ngi id=2 profile=3g.40gb placement=4+4\n"
+	    "ci gi=2 id=0 uuid=MIG-592A00A9-DD7A-46CC-80F7-CE58EE46C56E\n", "duplicate UUID MIG-592A", 18},
+	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=7g.80gb placement=0+8\nci gi=1 id=0 uuid=MIG-592\n",
+	    "'MIG-592' is not a whole MIG UUID", 16},
+	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=7g.80gb placement=0+8\nci gi=1 id=0 "
+	    "uuid=MIG-592a00a9-dd7a-46cc-80f7-ce58ee46c56\n", "is not a whole MIG UUID", 16},
+	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=7g.80gb placement=0+8\nci gi=1 id=0 "
+	    "uuid=MIG-GPU-aaaa/1\n", "is not a whole MIG UUID", 16},
 	{HEAD GPU0 MIGON PROFILES "gi id=1 profile=7g.80gb placement=0+8 used=81GiB\n",
 	    "used is more than", 15},
 	{HEAD GPU0 "process pid=7 name=a memory=1GiB gi=1 ci=0\n", "no MIG device gi=1 ci=0", 10},
@@ -358,11 +365,26 @@ test_backend(void)
 	if ((size_t)snprintf(file, sizeof file, "%s/m.topo", dir) >= sizeof file)
 		return;
 	copy_topo("h100-80gb.topo", file);
+	/* a utilization the file gives, so that a backend ignoring it (0, 0) fails */
+	read_file(file, &text, NULL);
+	{
+		char *at_gpu = strstr(text, "\ngpu 0\n"), *withutil;
+
+		ok(at_gpu != NULL, "the machine has a GPU 0");
+		at_gpu += strlen("\ngpu 0\n");
+		withutil = xasprintf("%.*s  utilization gpu=37 memory=12\n%s", (int)(at_gpu - text), text,
+		    at_gpu);
+		write_file_atomic(file, withutil, strlen(withutil), 0600);
+		free(withutil);
+	}
+	free(text);
 	unsetenv("GPUPACK_SIM_FAIL");
 	ok(gpu_sim_open(file, 1, &b) == 0, "sim backend opens");
 	ok(b->set_mig_mode(b, 0, 1) == 0, "set_mig_mode");
 	ok(b->create_gi(b, 0, 19, &at, &id) == 0 && b->create_ci(b, 0, id, &ci) == 0, "create_gi and _ci");
-	ok(b->utilization(b, 0, &g, &m) == 0 && g == 0 && m == 0, "utilization from the file");
+	ok(b->utilization(b, 0, &g, &m) == 0 && g == 37 && m == 12, "utilization from the file");
+	ok(b->utilization(b, 1, &g, &m) < 0 && err_code() == EXIT_USAGE, "and of a GPU the file lacks");
+	err_clear();
 	gpu_close(b);
 	ok(gpu_sim_open(file, 1, &b) == 0 && gpu_snapshot(b, &sys, 0) == 0, "a new backend sees the file");
 	is_int(sys.gpus[0].mig_current, MIG_ENABLED, "MIG mode persisted");
