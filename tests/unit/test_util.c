@@ -9,12 +9,15 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/proc.h"
 #include "util/str.h"
 #include "util/table.h"
 #include "util/units.h"
 
 #include "tap.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -294,6 +297,96 @@ test_files(const char *dir)
 	unsetenv("GPUPACK_STATE_DIR");
 }
 
+/* Reads are bounded and typed; state files are read and written by descriptor. */
+static void
+test_bounded(const char *dir)
+{
+	char p[PATH_MAX], q[PATH_MAX], out[PATH_MAX], *data = NULL;
+	size_t len = 0;
+	int dfd, fd;
+
+	path_in(p, sizeof p, dir, "fifo");
+	ok(mkfifo(p, 0600) == 0, "a FIFO where a file is expected");
+	ok(read_file(p, &data, &len) < 0 && strstr(err_msg(), "a FIFO, not a regular file"),
+	    "read_file refuses it at once rather than wait for a writer");
+	ok(read_file("/dev/zero", &data, &len) < 0 && strstr(err_msg(), "a device"),
+	    "read_file refuses /dev/zero rather than read forever");
+	ok(read_file(dir, &data, &len) < 0 && strstr(err_msg(), "a directory"), "and a directory");
+	path_in(p, sizeof p, dir, "big");
+	ok(write_file_atomic(p, "0123456789", 10, 0600) == 0, "a ten-byte file");
+	ok(read_file_max(p, 9, &data, &len) < 0 && strstr(err_msg(), "larger than 9"),
+	    "read_file_max refuses a file over its bound");
+	ok(read_file_max(p, 10, &data, &len) == 0 && len == 10, "and reads one at it");
+	free(data);
+	ok(read_file("/proc/self/stat", &data, &len) == 0 && len > 0, "/proc files are regular");
+	free(data);
+
+	dfd = private_dir_at(AT_FDCWD, dir, 0);
+	ok(dfd >= 0, "private_dir_at opens a private directory");
+	ok(write_file_atomic_at(dfd, "rec", "a=1\n", 4, 0600) == 0, "write_file_atomic_at");
+	ok(read_file_at(dfd, "rec", 64, &data, &len) == 0 && strcmp(data, "a=1\n") == 0,
+	    "read_file_at reads it back");
+	free(data);
+	ok(symlinkat("rec", dfd, "reclink") == 0, "a symlink to it");
+	ok(read_file_at(dfd, "reclink", 64, &data, &len) < 0 && strstr(err_msg(), "symbolic link"),
+	    "read_file_at never follows a symlink");
+	ok(private_dir_at(dfd, "reclink", 0) < 0 && strstr(err_msg(), "symbolic link"),
+	    "nor does private_dir_at");
+	ok(private_dir_at(dfd, "fifo", 1) < 0 && strstr(err_msg(), "FIFO"),
+	    "a FIFO is not a directory, and is said to be one");
+	ok(private_dir_at(dfd, "none", 0) < 0 && errno == ENOENT, "without create a missing one is ENOENT");
+	ok(faccessat(dfd, "none", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "and is not created");
+	fd = private_dir_at(dfd, "sub", 1);
+	ok(fd >= 0 && same_dir(strcat(strcpy(q, dir), "/sub"), fd), "same_dir: the path is still it");
+	path_in(p, sizeof p, dir, "sub.old");
+	ok(rename(q, p) == 0 && mkdir(q, 0700) == 0, "the directory swapped for another");
+	ok(!same_dir(q, fd) && strstr(err_msg(), "replaced"), "same_dir sees the swap");
+	err_clear();
+	close(fd);
+	close(dfd);
+
+	path_in(p, sizeof p, dir, "st2");
+	setenv("GPUPACK_STATE_DIR", p, 1);
+	ok(state_dir_fd("mps", 0, out, sizeof out) < 0 && errno == ENOENT,
+	    "state_dir_fd without create: a missing state directory is ENOENT");
+	ok(access(p, F_OK) < 0, "and is not created");
+	fd = state_dir_fd("mps/dev", 1, out, sizeof out);
+	ok(fd >= 0 && str_ends(out, "/st2/mps/dev"), "state_dir_fd creates and opens each component");
+	close(fd);
+	path_in(q, sizeof q, p, "mps");
+	path_in(out, sizeof out, dir, "elsewhere");
+	mkdir(out, 0700);
+	ok(rename(q, strcat(strcpy(p, out), "/mps")) == 0 && symlink(p, q) == 0,
+	    "a component swapped for a symlink to a private directory");
+	ok(state_dir_fd("mps/dev", 1, out, sizeof out) < 0 && strstr(err_msg(), "symbolic link"),
+	    "state_dir_fd refuses to go through it");
+	unsetenv("GPUPACK_STATE_DIR");
+}
+
+static void
+test_proc(void)
+{
+	struct proc_stat st;
+	char boot[64];
+
+	ok(proc_parse_stat("42 (a) b) c) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7777 0 0\n", &st) == 0 &&
+	    st.pid == 42 && st.ppid == 1 && st.pgid == 42 && st.state == 'S' && st.start == 7777,
+	    "/proc/PID/stat with ') ' in the command name");
+	ok(proc_parse_stat("42 (x) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0\n", &st) < 0,
+	    "a start time of 0 is no process");
+	ok(proc_parse_stat("42 (x) S 1 42", &st) < 0, "a short line is refused");
+	ok(proc_parse_stat("x (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", &st) < 0,
+	    "a bad pid is refused");
+	ok(proc_start_time(getpid()) > 0 && proc_is(getpid(), proc_start_time(getpid())),
+	    "our own start time");
+	ok(!proc_is(getpid(), 0), "start time 0 matches nothing");
+	ok(!proc_is(getpid(), proc_start_time(getpid()) + 1), "another start time is another process");
+	setenv("GPUPACK_TEST_ENTRY", "yes", 1);
+	ok(!proc_has_env(getpid(), "GPUPACK_TEST_ENTRY=yes"), "environ is what we started with, not setenv");
+	proc_boot_id(boot, sizeof boot);
+	ok(strlen(boot) >= 32, "the boot id");
+}
+
 /* Two GPUs: 0 whole (MIG off), 1 with MIG on and two MIG devices. */
 static void
 machine(struct gpu_system *sys)
@@ -373,9 +466,11 @@ main(void)
 	test_json();
 	test_table();
 	test_select();
+	test_proc();
 	if (ok(mkdtemp(dir) != NULL, "scratch directory")) {
 		test_private_dir(dir);
 		test_files(dir);
+		test_bounded(dir);
 		remove_tree(dir);
 	}
 	return done_testing();
