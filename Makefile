@@ -57,6 +57,9 @@ FAKENVML := $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvi
 FAKENVML_CC = $(CC) -std=c11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Isrc -O1 -g -fPIC -shared \
               -fvisibility=hidden -pthread -Wl,-z,nodelete
 
+# LD_PRELOAD shims the shell tests use to inject faults (a disk that fills up)
+PRELOAD := $(B)/tests/preload/full-disk.so
+
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # the CLI tests make valgrind runs gpupack under: devices, the farm, MPS (timing tests stay out:
 # valgrind's slowness is not what they measure)
@@ -133,8 +136,12 @@ $(B)/tests/fakenvml/broken/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/
 	@mkdir -p $(dir $@)
 	$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
 
+$(B)/tests/preload/%.so: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
+
 # work: gpupack-work where nvcc is found, so that tests/cli/work.t runs (it skips without it)
-test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) work
+test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD) work
 	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
 	  prove --exec tests/run-test $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
 
@@ -143,7 +150,7 @@ check:
 	$(MAKE) --no-print-directory test B=$(B)-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
 	  PROVE_FLAGS="$(PROVE_FLAGS)"
 
-valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML)
+valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD)
 	GPUPACK_VALGRIND=1 GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
 	  prove --exec 'tests/valgrind-run' $(UNIT_BINS)
 	GPUPACK_VALGRIND=1 GPUPACK="$(CURDIR)/tests/valgrind-run $(CURDIR)/$(B)/gpupack" GPUPACK_BUILD=$(CURDIR)/$(B) \

@@ -2,6 +2,12 @@
  * journal: the joblog as GNU parallel writes it, made durable per line.
  * Only a task's final attempt gets a line (as parallel does with
  * --retries), so each task ends exactly once in the file.
+ *
+ * Torn records: a line is only ever appended after a newline. Opening for
+ * append or resume cuts whatever follows the last newline (the start of a
+ * record a crash or a full disk interrupted); a record whose write fails
+ * is cut back at once. So a torn record can never run into the next one
+ * (a torn "1" before "10\t..." would read as Seq 110).
  */
 #include "farm/journal.h"
 #include "util/err.h"
@@ -14,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HEADER "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n"
@@ -69,7 +76,7 @@ journal_parse_line(const char *line, unsigned long long *seq, int *exitval, int 
 		len[i] = (size_t)(tab - p);
 		p = tab + 1;
 	}
-	if (parse_int_field(f[0], len[0], &v) < 0 || v < 1)
+	if (parse_int_field(f[0], len[0], &v) < 0 || v < 1 || (unsigned long long)v >= JOURNAL_MAX_SEQ)
 		return -1;
 	*seq = (unsigned long long)v;
 	if (parse_int_field(f[6], len[6], &v) < 0 || v < -1000 || v > 1000)
@@ -81,126 +88,321 @@ journal_parse_line(const char *line, unsigned long long *seq, int *exitval, int 
 	return 0;
 }
 
-static void
-set_bit(struct journal *j, uint8_t **bits, unsigned long long seq, int on)
-{
-	size_t byte = (size_t)(seq / 8);
-
-	if (byte >= j->nbits / 8) {
-		size_t n = j->nbits ? j->nbits / 8 : 1024;
-
-		while (n <= byte)
-			n *= 2;
-		j->seen = xrealloc(j->seen, n);
-		j->ok = xrealloc(j->ok, n);
-		memset(j->seen + j->nbits / 8, 0, n - j->nbits / 8);
-		memset(j->ok + j->nbits / 8, 0, n - j->nbits / 8);
-		j->nbits = n * 8;
-	}
-	if (on)
-		(*bits)[byte] |= (uint8_t)(1u << (seq % 8));
-	else
-		(*bits)[byte] &= (uint8_t)~(1u << (seq % 8));
-}
+/* ---- reading a joblog back ---------------------------------------------- */
 
 static int
-get_bit(const uint8_t *bits, size_t nbits, unsigned long long seq)
+add_seen(struct journal *j, unsigned long long seq, int ok)
 {
-	return seq < nbits && (bits[seq / 8] >> (seq % 8) & 1);
-}
-
-static int
-load(struct journal *j, const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return errno == ENOENT ? 0 : err_sys(EXIT_USAGE, "--joblog '%s'", path);
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long seq;
-		int ev, sig;
-
-		if (journal_parse_line(line, &seq, &ev, &sig) < 0)
-			continue;
-		set_bit(j, &j->seen, seq, 1);
-		set_bit(j, &j->ok, seq, ev == 0 && sig == 0);
-	}
-	free(line);
-	fclose(f);
+	if (j->nseen >= JOURNAL_MAX_RECORDS)
+		return err_set(EXIT_USAGE, "--joblog '%s': more than %u records: not a joblog "
+		    "gpupack can resume", j->path ? j->path : "-", JOURNAL_MAX_RECORDS);
+	xgrow(&j->seen, &j->cap, j->nseen + 1, sizeof *j->seen);
+	j->seen[j->nseen] = (struct journal_seen){seq, j->nseen, ok};
+	j->nseen++;
 	return 0;
 }
 
-/* FILE.gpupack: which command and inputs wrote this joblog. */
 static int
-check_identity(const char *path, int resume, uint64_t id)
+seen_cmp(const void *a, const void *b)
 {
-	char *side = xasprintf("%s.gpupack", path), *data = NULL, want[64];
+	const struct journal_seen *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Sort by seq; of several records of one seq the last in the file decides. */
+static void
+seen_finish(struct journal *j)
+{
+	size_t k = 0;
+
+	if (j->nseen > 1)
+		qsort(j->seen, j->nseen, sizeof *j->seen, seen_cmp);
+	for (size_t i = 0; i < j->nseen; i++) {
+		if (k > 0 && j->seen[k - 1].seq == j->seen[i].seq)
+			k--;
+		j->seen[k++] = j->seen[i];
+	}
+	j->nseen = k;
+}
+
+/* One complete line (without its newline; it may hold NULs past the fields). */
+static int
+take_line(struct journal *j, char *line)
+{
+	unsigned long long seq;
+	int ev, sig;
+
+	if (journal_parse_line(line, &seq, &ev, &sig) < 0)
+		return 0; /* the header, or junk: no record */
+	return add_seen(j, seq, ev == 0 && sig == 0);
+}
+
+/*
+ * The lines of buf[0..len) into j->seen; carry holds a line begun in an
+ * earlier piece. *torn: the bytes of an unfinished last line.
+ */
+static int
+feed(struct journal *j, struct sbuf *carry, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (carry->len + n > JOURNAL_MAX_LINE)
+			return err_set(EXIT_USAGE, "--joblog '%s': a line longer than %u MiB: not a joblog",
+			    j->path ? j->path : "-", JOURNAL_MAX_LINE >> 20);
+		sbuf_addn(carry, p, n);
+		if (!nl)
+			break;
+		if (take_line(j, carry->buf ? carry->buf : (char *)"") < 0)
+			return -1;
+		sbuf_reset(carry);
+		p = nl + 1;
+	}
+	return 0;
+}
+
+int
+journal_load_mem(struct journal *j, const char *buf, size_t len, size_t *torn)
+{
+	struct sbuf carry;
+	int rc;
+
+	sbuf_init(&carry);
+	rc = feed(j, &carry, buf, len);
+	*torn = carry.len;
+	sbuf_free(&carry);
+	if (rc == 0)
+		seen_finish(j);
+	return rc;
+}
+
+/* A regular file, or an error that names what it is instead. */
+static int
+check_regular(const char *path, const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	return err_set(EXIT_USAGE, "--joblog '%s' is %s, not a regular file", path,
+	    S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a FIFO" :
+	    S_ISSOCK(st->st_mode) ? "a socket" : "a device");
+}
+
+/*
+ * Read the existing joblog: its records when resuming, and where its last
+ * complete line ends (j->keep), so that a torn tail can be cut before
+ * anything is appended. A missing file is an empty one.
+ */
+static int
+load(struct journal *j)
+{
+	struct sbuf carry;
+	struct stat st;
+	char chunk[65536];
+	long long off = 0, last_nl = 0;
+	int fd, rc = 0;
+
+	j->keep = -1;
+	fd = open(j->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+	}
+	if (check_regular(j->path, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	sbuf_init(&carry);
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		const char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+			break;
+		}
+		if (n == 0)
+			break;
+		for (nl = chunk + n; nl > chunk && nl[-1] != '\n'; nl--)
+			;
+		if (nl > chunk)
+			last_nl = off + (nl - chunk);
+		off += n;
+		if (j->resume && (rc = feed(j, &carry, chunk, (size_t)n)) < 0)
+			break;
+	}
+	sbuf_free(&carry);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	seen_finish(j);
+	/* bytes after the last newline: the start of a record that was never finished */
+	if (last_nl < off)
+		j->keep = last_nl;
+	return 0;
+}
+
+/* ---- the identity beside the joblog ------------------------------------- */
+
+static char *
+identity_line(uint64_t id, char *buf, size_t size)
+{
+	snprintf(buf, size, "gpupack-run %016" PRIx64 "\n", id);
+	return buf;
+}
+
+/* FILE.gpupack: which command and inputs wrote this joblog; refused when another did. */
+static int
+check_identity(const struct journal *j)
+{
+	char *side = xasprintf("%s.gpupack", j->path), *data = NULL, want[64];
 	size_t len;
 	int r = 0;
 
-	if (id == 0) {
+	if (j->identity == 0) {
 		/* --retry-failed runs the joblog's own lines: nothing to check or record */
 		free(side);
 		return 0;
 	}
-	snprintf(want, sizeof want, "gpupack-run %016" PRIx64 "\n", id);
-	if (resume && access(side, F_OK) == 0) {
-		if (read_file(side, &data, &len) < 0)
-			r = -1;
+	identity_line(j->identity, want, sizeof want);
+	if (j->resume && access(side, F_OK) == 0) {
+		if (read_file_max(side, 4096, &data, &len) < 0)
+			r = err_prefix("--resume");
 		else if (strcmp(data, want) != 0)
 			r = err_set(EXIT_USAGE, "--resume: joblog '%s' was written for another command or "
-			    "other inputs (see %s); run without --resume or use another joblog", path, side);
+			    "other inputs (see %s); run without --resume or use another joblog", j->path, side);
 	}
-	if (r == 0 && (!data || strcmp(data, want) != 0))
-		r = write_file_atomic(side, want, strlen(want), 0644);
 	free(data);
 	free(side);
 	return r;
 }
 
 static int
-open_log(struct journal *j, const char *path, int append, uint64_t identity)
+write_identity(const struct journal *j)
 {
-	int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+	char *side, *data = NULL, want[64];
+	size_t len;
+	int r = 0;
 
-	if (j->resume && load(j, path) < 0)
-		return -1;
-	if (check_identity(path, j->resume, identity) < 0)
-		return -1;
-	if (!append && !j->resume)
-		flags |= O_TRUNC;
-	j->fd = open(path, flags, 0644);
-	if (j->fd < 0)
-		return err_sys(EXIT_USAGE, "--joblog '%s'", path);
+	if (j->identity == 0)
+		return 0;
+	side = xasprintf("%s.gpupack", j->path);
+	identity_line(j->identity, want, sizeof want);
+	if (read_file_max(side, 4096, &data, &len) < 0 || strcmp(data, want) != 0)
+		r = write_file_atomic(side, want, strlen(want), 0644);
+	if (r == 0)
+		err_clear();
+	free(data);
+	free(side);
+	return r;
+}
+
+int
+journal_check(struct journal *j, const char *path, int append, int resume, int resume_failed,
+    uint64_t identity)
+{
+	memset(j, 0, sizeof *j);
+	j->fd = -1;
+	j->keep = -1;
+	j->resume = resume || resume_failed;
+	j->resume_failed = resume_failed;
+	j->append = append;
+	j->identity = identity;
+	if (!path)
+		return 0;
+	if (strcmp(path, "-") == 0) {
+		/* GNU parallel's --joblog -: the header at the start, each record after its task's output */
+		if (j->resume)
+			return err_set(EXIT_USAGE, "--resume needs a joblog file, not -");
+		j->to_stdout = 1;
+		return 0;
+	}
 	j->path = xstrdup(path);
-	if (lseek(j->fd, 0, SEEK_END) == 0 &&
-	    write(j->fd, HEADER, strlen(HEADER)) != (ssize_t)strlen(HEADER))
-		return err_sys(EXIT_ENV, "--joblog '%s'", path);
+	if (load(j) < 0 || check_identity(j) < 0) {
+		journal_close(j);
+		return -1;
+	}
 	return 0;
+}
+
+/* write() all of buf, through short writes; -1 with errno from the failing call. */
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+journal_begin(struct journal *j)
+{
+	int flags = O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat st;
+
+	if (j->to_stdout) {
+		/* the header is all: stdout may be a pipe or a terminal, nothing to cut or sync */
+		if (write_all(1, HEADER, strlen(HEADER)) < 0 && errno != EPIPE)
+			return err_sys(EXIT_ENV, "--joblog -");
+		return 0;
+	}
+	if (!j->path || j->fd >= 0)
+		return 0;
+	if (!j->append && !j->resume)
+		flags |= O_TRUNC;
+	j->fd = open(j->path, flags, 0644);
+	if (j->fd < 0)
+		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+	if (fstat(j->fd, &st) < 0)
+		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
+	if (check_regular(j->path, &st) < 0)
+		return -1;
+	if ((j->append || j->resume) && j->keep >= 0 && j->keep < (long long)st.st_size) {
+		if (ftruncate(j->fd, (off_t)j->keep) < 0)
+			return err_sys(EXIT_ENV, "--joblog '%s': cutting a torn last record", j->path);
+		warnx_("--joblog '%s': cut off a torn last record (%lld bytes an interrupted write left)",
+		    j->path, (long long)st.st_size - j->keep);
+		st.st_size = (off_t)j->keep;
+	}
+	if (st.st_size == 0 && write_all(j->fd, HEADER, strlen(HEADER)) < 0) {
+		int e = errno;
+
+		if (ftruncate(j->fd, 0) < 0)
+			errno = e;
+		errno = e;
+		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
+	}
+	return write_identity(j);
 }
 
 int
 journal_open(struct journal *j, const char *path, int append, int resume, int resume_failed,
     uint64_t identity)
 {
-	memset(j, 0, sizeof *j);
-	j->fd = -1;
-	j->resume = resume || resume_failed;
-	j->resume_failed = resume_failed;
-	if (!path)
-		return 0;
-	if (strcmp(path, "-") == 0) {
-		/* GNU parallel's --joblog -: the header now, each record after its task's output */
-		if (j->resume)
-			return err_set(EXIT_USAGE, "--resume needs a joblog file, not -");
-		j->to_stdout = 1;
-		if (write(1, HEADER, strlen(HEADER)) < 0)
-			return 0;
-		return 0;
-	}
-	if (open_log(j, path, append, identity) < 0) {
+	if (journal_check(j, path, append, resume, resume_failed, identity) < 0)
+		return -1;
+	if (journal_begin(j) < 0) {
 		journal_close(j);
 		return -1;
 	}
@@ -210,11 +412,21 @@ journal_open(struct journal *j, const char *path, int append, int resume, int re
 int
 journal_skip(const struct journal *j, unsigned long long seq)
 {
+	size_t lo = 0, hi = j->nseen;
+
 	if (!j->resume)
 		return 0;
-	if (j->resume_failed)
-		return get_bit(j->ok, j->nbits, seq);
-	return get_bit(j->seen, j->nbits, seq);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->seen[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == j->nseen || j->seen[lo].seq != seq)
+		return 0;
+	return j->resume_failed ? j->seen[lo].ok : 1;
 }
 
 void
@@ -232,19 +444,34 @@ int
 journal_end(struct journal *j, const struct joblog_rec *r)
 {
 	struct sbuf b;
-	ssize_t w;
+	off_t at;
+	int rc = 0;
 
-	if (j->fd < 0)
+	/* no joblog, or --joblog - (the record goes with the task's output) */
+	if (!j->path || j->to_stdout)
 		return 0;
+	if (j->broken || j->fd < 0)
+		return err_set(EXIT_ENV, "--joblog '%s': not written after an earlier error", j->path);
 	sbuf_init(&b);
 	journal_format(r, &b);
-	w = write(j->fd, b.buf, b.len);
+	/* where this record starts: a write that fails half way is cut back to here */
+	at = lseek(j->fd, 0, SEEK_END);
+	if (at < 0 || write_all(j->fd, b.buf, b.len) < 0) {
+		int e = errno;
+
+		j->broken = 1;
+		if (at >= 0 && ftruncate(j->fd, at) < 0)
+			rc = err_set(EXIT_ENV, "--joblog '%s': task %llu's record: %s; and it could not be "
+			    "cut back: %s (--resume cuts it)", j->path, r->seq, strerror(e), strerror(errno));
+		else
+			rc = err_set(EXIT_ENV, "--joblog '%s': cannot write task %llu's record: %s",
+			    j->path, r->seq, strerror(e));
+	} else if (fdatasync(j->fd) < 0 && errno != EINVAL) {
+		j->broken = 1;
+		rc = err_sys(EXIT_ENV, "--joblog '%s': sync", j->path);
+	}
 	sbuf_free(&b);
-	if (w < 0)
-		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
-	if (fdatasync(j->fd) < 0 && errno != EINVAL)
-		return err_sys(EXIT_ENV, "--joblog '%s': sync", j->path);
-	return 0;
+	return rc;
 }
 
 void
@@ -254,7 +481,6 @@ journal_close(struct journal *j)
 		close(j->fd);
 	free(j->path);
 	free(j->seen);
-	free(j->ok);
 	memset(j, 0, sizeof *j);
 	j->fd = -1;
 }
@@ -262,16 +488,32 @@ journal_close(struct journal *j)
 int
 journal_commands(const char *path, char ***cmds, size_t *n)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	char *line = NULL, **v = NULL;
 	size_t cap = 0, vcap = 0, nv = 0;
 	ssize_t len;
+	struct stat st;
+	FILE *f;
 
 	*cmds = NULL;
 	*n = 0;
-	if (!f)
+	if (fd < 0)
 		return err_sys(EXIT_USAGE, "--retry-failed: joblog '%s'", path);
+	/* what --resume refuses is refused here too: a FIFO or a device is no joblog */
+	if (fstat(fd, &st) < 0 || check_regular(path, &st) < 0 || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return err_prefix("--retry-failed");
+	}
 	while ((len = getline(&line, &cap, f)) > 0) {
+		if ((size_t)len > JOURNAL_MAX_LINE) {
+			free(line);
+			fclose(f);
+			for (size_t i = 0; i < nv; i++)
+				free(v[i]);
+			free(v);
+			return err_set(EXIT_USAGE, "--retry-failed: joblog '%s': a line longer than %u MiB",
+			    path, JOURNAL_MAX_LINE >> 20);
+		}
 		unsigned long long seq;
 		int ev, sig;
 		const char *cmd = line;

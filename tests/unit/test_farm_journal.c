@@ -4,8 +4,11 @@
 #include "farm/output.h"
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/str.h"
 
 #include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -75,6 +78,95 @@ test_resume(void)
 	free(data);
 }
 
+/* What --resume reads back, from memory: bounds, torn tails, the last record wins. */
+static void
+test_load(void)
+{
+	struct journal j;
+	char *big;
+	size_t torn;
+	const char *text = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n"
+	    "7\t:\t1\t1\t0\t0\t1\t0\tx\n"
+	    "10000000000\t:\t1\t1\t0\t0\t0\t0\tx\n"
+	    "7\t:\t1\t1\t0\t0\t0\t0\tx\n"
+	    "3\t:\t1\t1\t0\t0\t0\t9\tx\n"
+	    "1";
+
+	memset(&j, 0, sizeof j);
+	j.resume = 1;
+	ok(journal_load_mem(&j, text, strlen(text), &torn) == 0, "load records from memory");
+	is_int(torn, 1, "the bytes after the last newline are a torn tail");
+	is_int(j.nseen, 3, "one entry per seq (7 twice)");
+	ok(journal_skip(&j, 7) && journal_skip(&j, 3) && journal_skip(&j, 10000000000ULL),
+	    "each ended seq is skipped, a Seq of 1e10 costs one entry, not a bitmap of 1e10 bits");
+	ok(!journal_skip(&j, 1) && !journal_skip(&j, 11), "the torn '1' is no record");
+	j.resume_failed = 1;
+	ok(journal_skip(&j, 7), "--resume-failed: the last record of 7 succeeded");
+	ok(!journal_skip(&j, 3), "--resume-failed: 3 was killed by signal 9");
+	journal_close(&j);
+
+	memset(&j, 0, sizeof j);
+	j.resume = 1;
+	ok(journal_load_mem(&j, "281474976710656\t:\t1\t1\t0\t0\t0\t0\tx\n", 39, &torn) == 0 &&
+	    j.nseen == 0, "a Seq of 2^48 or more is no record of ours");
+	journal_close(&j);
+
+	big = xmalloc(JOURNAL_MAX_LINE + 2);
+	memset(big, '7', JOURNAL_MAX_LINE + 1);
+	big[JOURNAL_MAX_LINE + 1] = '\n';
+	memset(&j, 0, sizeof j);
+	j.resume = 1;
+	ok(journal_load_mem(&j, big, JOURNAL_MAX_LINE + 2, &torn) < 0 && err_code() == EXIT_USAGE &&
+	    strstr(err_msg(), "longer than"), "a line over the limit is refused, not read whole");
+	err_clear();
+	journal_close(&j);
+	free(big);
+}
+
+/* Nothing is created or truncated by the check alone; a torn tail is cut when records follow. */
+static void
+test_begin(void)
+{
+	char path[256], side[300], *data;
+	size_t len;
+	struct journal j;
+	struct joblog_rec r = {4, 1795312283.903, 0.25, 2, 0, 0, "echo"};
+	const char *torn = "Seq\tHost\n3\t:\t1\t1\t0\t0\t0\t0\tx\n1";
+	int fd;
+
+	snprintf(path, sizeof path, "%s/jb", dir);
+	snprintf(side, sizeof side, "%s/jb.gpupack", dir);
+	ok(journal_check(&j, path, 0, 0, 0, 7) == 0, "check a joblog that does not exist yet");
+	ok(access(path, F_OK) < 0 && access(side, F_OK) < 0, "the check creates nothing");
+	journal_close(&j);
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ok(write(fd, torn, strlen(torn)) == (ssize_t)strlen(torn), "a joblog with a torn tail");
+	close(fd);
+	ok(journal_check(&j, path, 0, 0, 0, 7) == 0 && read_file(path, &data, &len) == 0 &&
+	    len == strlen(torn),
+	    "checking it for a new run truncates nothing");
+	free(data);
+	journal_close(&j);
+	ok(journal_check(&j, path, 1, 0, 0, 7) == 0 && journal_begin(&j) == 0, "+FILE");
+	ok(journal_end(&j, &r) == 0, "append a record");
+	journal_close(&j);
+	ok(read_file(path, &data, &len) == 0 && strstr(data, "\n1") == NULL &&
+	    strstr(data, "x\n4\t:\t") != NULL, "the torn '1' was cut before the record was appended");
+	free(data);
+
+	ok(journal_check(&j, dir, 0, 1, 0, 7) < 0 && strstr(err_msg(), "a directory"),
+	    "a directory is no joblog");
+	err_clear();
+	journal_close(&j);
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	ok(mkfifo(path, 0600) == 0, "a FIFO");
+	ok(journal_check(&j, path, 0, 1, 0, 7) < 0 && strstr(err_msg(), "a FIFO"),
+	    "is refused at once, not waited on");
+	err_clear();
+	journal_close(&j);
+}
+
 static void
 test_spill(void)
 {
@@ -104,6 +196,8 @@ main(void)
 	ok(mkdtemp(dir) != NULL, "scratch directory");
 	test_parse();
 	test_resume();
+	test_load();
+	test_begin();
 	test_spill();
 	remove_tree(dir);
 	return done_testing();

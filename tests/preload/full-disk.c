@@ -1,0 +1,56 @@
+/*
+ * full-disk.so: an LD_PRELOAD shim that makes one file behave as if its disk
+ * filled up, for the tests of torn and short-written joblogs.
+ *
+ *   FULLDISK_FILE=PATH   the file (matched by device and inode at each write)
+ *   FULLDISK_AT=BYTES    its size when the disk is full
+ *
+ * A write() that would grow the file past BYTES writes only what fits (a
+ * short write, as a nearly full disk gives) and the next one fails with
+ * ENOSPC, as write(2) does. Other files are untouched. Only write() is
+ * wrapped: gpupack writes its joblog with write().
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+ssize_t write(int fd, const void *buf, size_t n);
+
+static ssize_t (*real_write)(int, const void *, size_t);
+
+static int
+is_target(int fd, off_t *size)
+{
+	const char *path = getenv("FULLDISK_FILE");
+	struct stat a, b;
+
+	if (!path || fstat(fd, &a) < 0 || !S_ISREG(a.st_mode) || stat(path, &b) < 0)
+		return 0;
+	*size = a.st_size;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+ssize_t
+write(int fd, const void *buf, size_t n)
+{
+	const char *at = getenv("FULLDISK_AT");
+	off_t size, limit;
+
+	if (!real_write)
+		real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (!at || !is_target(fd, &size))
+		return real_write(fd, buf, n);
+	limit = (off_t)atoll(at);
+	/* O_APPEND writes land at the end: what fits below the limit is written */
+	if (size >= limit) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (size + (off_t)n > limit)
+		n = (size_t)(limit - size);
+	return real_write(fd, buf, n);
+}
