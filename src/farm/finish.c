@@ -172,6 +172,7 @@ finish_release(struct farm *f, struct run *r, double now)
 	/* a task we ended may have left children in its group */
 	if (r->terminated)
 		kill(-r->pid, SIGKILL);
+	guard_task_ended(&f->guard, r->slot, r->pid);
 	free(r->command);
 	r->command = NULL;
 	free(r->tag);
@@ -184,6 +185,22 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->hold_until = 0;
 	group_end(r->g, now);
 	f->st.running--;
+}
+
+void
+finish_fatal(struct farm *f, double now)
+{
+	if (f->fatal)
+		return;
+	err_report();
+	f->fatal = err_code() ? err_code() : EXIT_INTERNAL;
+	f->st.interrupted = 1;
+	f->stop = 2;
+	/* what is ended now is not the tasks' result: not logged, --resume runs it (as --halt now) */
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task && !f->r[i].exited)
+			f->r[i].halted = 1;
+	finish_terminate_all(f, now);
 }
 
 /* Should a failed attempt run again? Counts the retry it takes. */
@@ -264,14 +281,13 @@ finish_task(struct farm *f, struct run *r, double now)
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command, nodes_host(f)};
 	if (journal_end(&f->j, &rec) < 0) {
-		warnx_("%s", err_msg());
-		f->fatal = err_code();
-		f->stop = 1;
-	}
-	if (ok)
+		/* unrecorded work is not done: --resume runs it again, so it is not counted */
+		finish_fatal(f, now);
+	} else if (ok) {
 		f->st.done++;
-	else
+	} else {
 		f->st.failed++;
+	}
 	if (exitval == 0)
 		record_runtime(f, now - r->start);
 	if (f->j.to_stdout) {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void close_source(struct source *s);
 
@@ -210,10 +211,18 @@ open_source(struct inputs *in, struct source *s)
 	struct sbuf b;
 
 	if (s->file) {
+		struct stat st;
+
 		if (strcmp(s->file, "-") == 0)
 			s->f = stdin;
 		else if ((s->f = fopen(s->file, "r")) == NULL)
 			return err_sys(EXIT_USAGE, "input file '%s'", s->file);
+		/* a directory opens, then fails at the first read: after the joblog was started */
+		if (s->f != stdin && fstat(fileno(s->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			fclose(s->f);
+			s->f = NULL;
+			return err_set(EXIT_USAGE, "input file '%s' is a directory", s->file);
+		}
 		return 0;
 	}
 	d = delim(in, &dlen);

@@ -377,6 +377,8 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xasprintf("GPUPACK_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("GPUPACK_SLOT=%d", r->slot);
 	extra[n++] = xasprintf("GPUPACK_GPU=%s", r->g->t.uuid);
+	/* the run's token: how a killed run's leftovers are found (guard.h) */
+	extra[n++] = xstrdup(f->guard.env);
 	/* what GNU parallel tells its jobs */
 	extra[n++] = xasprintf("PARALLEL_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("PARALLEL_JOBSLOT=%d", r->slot);
@@ -467,6 +469,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	r->on_gpu = 0;
 	r->command = line;
 	line = NULL;
+	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);
 	group_start(r->g, now);
 	f->st.running++;
 	f->started++;

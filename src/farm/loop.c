@@ -58,8 +58,10 @@ reap(struct farm *f, double now)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		struct run *r = find_pid(f, pid);
 
-		if (!r)
+		if (!r) {
+			guard_reaped(&f->guard, pid);
 			continue;
+		}
 		r->exited = 1;
 		r->status = status;
 		/* what is in the pipes now is all the task wrote (or its children, so far) */
@@ -257,6 +259,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	int rc;
 
 	f.j.fd = -1;
+	f.guard.fd = f.guard.rec = f.guard.runs = -1;
 	f.st.t0 = clock_mono();
 	f.b = b;
 	if (setup_signals(&f, &old) < 0 || setup_prepare(&f, b) < 0) {

@@ -162,7 +162,7 @@ check_options(struct farm *f)
 }
 
 static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ=", "GPUPACK_SLOT=",
-	"GPUPACK_GPU=", "PARALLEL_SEQ=", "PARALLEL_JOBSLOT=", "PARALLEL_PID=",
+	"GPUPACK_GPU=", GUARD_ENV "=", "PARALLEL_SEQ=", "PARALLEL_JOBSLOT=", "PARALLEL_PID=",
 	"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=",
 	"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="};
 #define NFIXED_KEYS ((int)(sizeof fixed_keys / sizeof fixed_keys[0]))
@@ -277,6 +277,57 @@ start_slots(const struct farm *f)
 	return n;
 }
 
+/* --results DIR: an existing directory, or none yet (made as tasks start). */
+static int
+check_results(const struct farm *f)
+{
+	struct stat st;
+	const char *dir = f->o->results;
+
+	/* a template names a directory per task: each is made and checked when its task starts */
+	if (!dir || f->results_tmpl)
+		return 0;
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : err_set(EXIT_USAGE, "--results %s: not a directory", dir);
+	if (errno != ENOENT)
+		return err_sys(EXIT_USAGE, "--results %s", dir);
+	return 0;
+}
+
+/*
+ * Everything the run changes, once every argument and input is checked:
+ * leftovers of killed runs ended, the watchdog, MPS daemons, and last the
+ * joblog (truncating it cannot be undone). A step that fails undoes the
+ * ones before it.
+ */
+static int
+begin(struct farm *f)
+{
+	int killed = 0, rc;
+
+	if (!f->o->dry_run) {
+		if (guard_start(&f->guard, f->nr, &killed) < 0)
+			return err_prefix("watchdog");
+		if (killed > 0)
+			warnx_("ended %d process%s a killed run left running", killed, killed == 1 ? "" : "es");
+	}
+	if (f->o->share == SHARE_MPS && !f->o->dry_run) {
+		if (farm_mps_setup(f->g, f->ng) < 0)
+			return -1;
+		/* the daemons this run started: stopped by the watchdog if gpupack is killed */
+		for (int i = 0; i < f->ng; i++)
+			if (f->g[i].mps_ours)
+				guard_mps_started(&f->guard, f->g[i].t.uuid);
+	}
+	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h): 1, and the joblog is its */
+	rc = nodes_setup(f, setup_identity(f->o));
+	if (rc < 0 || (rc == 0 && journal_begin(&f->j) < 0)) {
+		farm_mps_teardown(f->g, f->ng);
+		return -1;
+	}
+	return 0;
+}
+
 int
 setup_prepare(struct farm *f, struct gpu_backend *b)
 {
@@ -310,19 +361,18 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
-	/* a dry run starts no daemon and, as parallel's, writes no joblog (it may read one) */
-	if (f->o->share == SHARE_MPS && !f->o->dry_run && farm_mps_setup(f->g, f->ng) < 0)
+	/*
+	 * checks first, all of them: a run that fails one changes nothing (a farm over
+	 * nodes: nodes.c). A dry run, as parallel's, writes no joblog (it may read one).
+	 */
+	if (!f->nodes && journal_check(&f->j, f->o->dry_run && !f->o->resume && !f->o->resume_failed &&
+	    !f->o->retry_failed ? NULL : f->o->joblog, f->o->joblog_append, f->o->resume,
+	    f->o->resume_failed, f->o->retry_failed ? 0 : setup_identity(f->o)) < 0)
 		return -1;
-	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h) */
-	rc = nodes_setup(f, setup_identity(f->o));
-	if (rc == 0)
-		rc = journal_open(&f->j, f->o->dry_run && !f->o->resume && !f->o->resume_failed &&
-		    !f->o->retry_failed ? NULL : f->o->joblog, f->o->joblog_append, f->o->resume,
-		    f->o->resume_failed, f->o->retry_failed ? 0 : setup_identity(f->o));
-	if (rc < 0) {
-		farm_mps_teardown(f->g, f->ng);
+	if (check_results(f) < 0)
 		return -1;
-	}
+	if (begin(f) < 0)
+		return -1;
 	env_keys(f);
 	return 0;
 }
@@ -348,6 +398,7 @@ setup_cleanup(struct farm *f)
 	deliver_flush(f, 1);
 	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);
+	guard_stop(&f->guard);
 	journal_close(&f->j);
 	nodes_close(f);
 	for (int i = NFIXED_KEYS; i < f->nkeys; i++)

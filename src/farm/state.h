@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "farm/farm.h"
+#include "farm/guard.h"
 #include "farm/cmdline.h"
 #include "farm/task.h"
 #include "farm/journal.h"
@@ -72,6 +73,7 @@ struct farm {
 	struct run *r;
 	int nr;
 	struct journal j;
+	struct guard guard;      /* no task outlives gpupack (guard.h) */
 	struct task *retry, *retry_tail;
 	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
 	struct farm_stats st;
@@ -132,6 +134,12 @@ void launch_fill(struct farm *f, double now);
 double launch_timeout(const struct farm *f);
 
 /* finish.c: ending tasks */
+/*
+ * An error the run cannot go on with (err set): said once, as the run's
+ * error line; no new task starts and the running ones are ended (the
+ * journal will not record them: --resume runs them again). Exit 255.
+ */
+void finish_fatal(struct farm *f, double now);
 /* Ask a task to end: under MPS terminate_client first; SIGTERM to its group; SIGKILL after a grace. */
 void finish_terminate(struct run *r, double now);
 void finish_terminate_all(struct farm *f, double now);
