@@ -11,6 +11,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/str.h"
 #include "util/units.h"
 
@@ -28,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int stop_daemon(struct mps_daemon *d, double timeout, int force);
+static int stop_daemon(struct mps_daemon *d, double timeout, int force, int dirfd);
 
 /* ---- start ------------------------------------------------------------ */
 
@@ -64,31 +65,77 @@ mps_limits_format(const struct mps_limits *lim, char *buf, size_t size)
 	return buf;
 }
 
-/* Hold the per-device lock (a file in the device's directory); returns the fd. */
-static int
-lock_dir(const struct mps_daemon *d)
-{
-	char path[PATH_MAX + 16];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/lock", d->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return err_sys(EXIT_ENV, "cannot open %s", path);
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			close(fd);
-			return err_sys(EXIT_ENV, "cannot lock %s", path);
-		}
-	}
-	return fd;
-}
+/*
+ * One device's state, held while a start or stop runs: its directory and
+ * the one above, opened without following a symlink (mps_dir_fd), and the
+ * lock file in it, flock()ed. Everything else is done relative to dir.
+ */
+struct held {
+	int base, dir, lock;
+};
 
 static void
-unlock_dir(int fd)
+release(struct held *h)
 {
-	if (fd >= 0)
-		close(fd);
+	if (h->lock >= 0)
+		close(h->lock);
+	if (h->dir >= 0)
+		close(h->dir);
+	if (h->base >= 0)
+		close(h->base);
+	h->base = h->dir = h->lock = -1;
+}
+
+static int
+hold(const struct mps_daemon *d, int create, struct held *h)
+{
+	struct stat st;
+
+	h->base = h->dir = h->lock = -1;
+	h->dir = mps_dir_fd(d, create, &h->base);
+	if (h->dir < 0)
+		return -1;
+	h->lock = openat(h->dir, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (h->lock < 0 || fstat(h->lock, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err_set(EXIT_ENV, "MPS state %s/lock is not a lock file of ours; refusing to use it", d->dir);
+		release(h);
+		return -1;
+	}
+	while (flock(h->lock, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			err_sys(EXIT_ENV, "cannot lock %s/lock", d->dir);
+			release(h);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * pipe/ and log/, where they exist, must be private directories of ours:
+ * a symlink, a FIFO, a file, an open or foreign directory is refused with
+ * nothing changed (it was deleted and made again before).
+ */
+static int
+check_subdirs(const struct mps_daemon *d, int dirfd)
+{
+	static const char *const names[] = {"pipe", "log"};
+
+	for (int i = 0; i < 2; i++) {
+		char shown[PATH_MAX + 8];
+		int fd;
+
+		snprintf(shown, sizeof shown, "%s/%s", d->dir, names[i]);
+		fd = private_dir_at(dirfd, names[i], shown, 0);
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		if (errno != ENOENT)
+			return -1;
+		err_clear();
+	}
+	return 0;
 }
 
 static int
@@ -119,33 +166,27 @@ apply_limits(const struct mps_daemon *d)
 
 /* Kill our own daemon process (verified by start time) and clear its directories. */
 static void
-clean_stale(struct mps_daemon *d)
+clean_stale(struct mps_daemon *d, int dirfd)
 {
 	if (d->pid > 0 && mps_pid_matches(d)) {
 		kill(d->pid, SIGKILL);
 		for (int i = 0; i < 100 && mps_pid_matches(d); i++)
 			mps_sleep_ms(10);
 	}
-	remove_tree(d->pipe_dir);
-	remove_tree(d->log_dir);
-	{
-		char path[PATH_MAX + 16];
-
-		snprintf(path, sizeof path, "%s/daemon", d->dir);
-		unlink(path);
-	}
+	remove_tree_at(dirfd, "pipe");
+	remove_tree_at(dirfd, "log");
+	unlinkat(dirfd, "daemon", 0);
 	err_clear();
 }
 
 static int
-wait_for_daemon(struct mps_daemon *d)
+wait_for_daemon(struct mps_daemon *d, int pipefd, int logfd)
 {
 	double deadline = clock_mono() + mps_command_timeout();
-	char sock[PATH_MAX + 32];
 
-	snprintf(sock, sizeof sock, "%s/control", d->pipe_dir);
 	while (clock_mono() < deadline) {
-		if (mps_read_pid_file(d, &d->pid) == 0 && access(sock, F_OK) == 0 &&
+		if (mps_read_pid_file(d, pipefd, &d->pid) == 0 &&
+		    faccessat(pipefd, "control", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (d->start_time = mps_proc_start_time(d->pid)) != 0)
 			return 0;
 		mps_sleep_ms(10);
@@ -153,57 +194,106 @@ wait_for_daemon(struct mps_daemon *d)
 	{
 		char why[512];
 
-		mps_start_error(d, 0);
+		mps_start_error(d, logfd, 0);
 		str_copy(why, err_msg(), sizeof why);
 		return err_set(EXIT_ENV, CONTROL_NAME " -d started no daemon in %s within %g s (%s)",
 		    d->pipe_dir, mps_command_timeout(), why);
 	}
 }
 
+/* A daemon a gpupack run started and that run is gone: a leftover, to be ended. */
 static int
-start_locked(struct mps_daemon *d, const struct mps_limits *lim, int restart, int *started)
+is_leftover(const struct mps_daemon *d)
+{
+	return d->owner_pid > 0 && !proc_is(d->owner_pid, d->owner_start);
+}
+
+/* Start the daemon in the directories held open; the paths must still lead to them. */
+static int
+launch_daemon(struct mps_daemon *d, int dirfd)
+{
+	int pipefd = -1, logfd = -1, rc = -1;
+
+	pipefd = private_dir_at(dirfd, "pipe", d->pipe_dir, 1);
+	if (pipefd >= 0)
+		logfd = private_dir_at(dirfd, "log", d->log_dir, 1);
+	if (pipefd >= 0 && logfd >= 0 && mps_run_daemon(d, logfd) == 0 &&
+	    wait_for_daemon(d, pipefd, logfd) == 0)
+		rc = 0;
+	/*
+	 * The daemon and its clients find it by path: a component swapped for
+	 * a symlink while it started would send them elsewhere. Refused.
+	 */
+	if (rc == 0 && (!same_dir(d->dir, dirfd) || !same_dir(d->pipe_dir, pipefd) ||
+	    !same_dir(d->log_dir, logfd))) {
+		err_prefix("MPS state changed while the daemon started (daemon stopped)");
+		rc = -1;
+	}
+	if (pipefd >= 0)
+		close(pipefd);
+	if (logfd >= 0)
+		close(logfd);
+	if (rc < 0) {
+		char msg[1024];
+		int code = err_code();
+
+		str_copy(msg, err_msg(), sizeof msg);
+		clean_stale(d, dirfd);
+		return err_set(code, "%s", msg);
+	}
+	return 0;
+}
+
+static int
+start_locked(struct mps_daemon *d, int dirfd, const struct mps_limits *lim, int restart, int owned,
+    int *started)
 {
 	struct mps_daemon old = *d;
 	char a[128], b[128];
+	int rc;
 
-	if (mps_record_read(&old) == 0) {
+	if (check_subdirs(d, dirfd) < 0)
+		return -1;
+	rc = mps_record_read(&old, dirfd);
+	if (rc < 0)
+		return -1; /* not a record of ours: refused, not cleaned */
+	if (rc == 0) {
+		int leftover;
+
 		mps_check_alive(&old);
-		if (old.alive && mps_limits_equal(&old.limits, lim)) {
+		/* a killed run's daemon is ended, not adopted (its clients were that run's) */
+		leftover = old.alive && is_leftover(&old);
+		if (old.alive && !leftover && mps_limits_equal(&old.limits, lim)) {
 			*d = old;
 			return 0;
 		}
-		if (old.alive && !restart)
+		if (old.alive && !leftover && !restart)
 			/* advice that works from both start and exec (exec has no --restart) */
 			return err_set(EXIT_USAGE, "a daemon for %s already runs with other limits (%s; "
 			    "asked: %s): stop it (gpupack mps stop --gpu %s) or restart it with these "
 			    "(gpupack mps start --gpu %s --restart and the limits)", d->uuid,
 			    mps_limits_format(&old.limits, a, sizeof a), mps_limits_format(lim, b, sizeof b),
 			    d->uuid, d->uuid);
-		if (old.alive && stop_daemon(&old, 0, 0) < 0)
+		if (old.alive && stop_daemon(&old, 0, leftover, dirfd) < 0)
 			return err_prefix("restart");
 		if (!old.alive)
-			clean_stale(&old);
+			clean_stale(&old, dirfd);
 	} else {
-		err_clear();
-		clean_stale(d); /* leftovers of a start that died half way */
+		clean_stale(d, dirfd); /* leftovers of a start that died half way */
 	}
-	if (private_dir(d->pipe_dir) < 0 || private_dir(d->log_dir) < 0)
+	if (launch_daemon(d, dirfd) < 0)
 		return -1;
-	if (mps_run_control(d, NULL, 1, NULL) < 0 || wait_for_daemon(d) < 0) {
-		char msg[1024];
-		int code = err_code();
-
-		str_copy(msg, err_msg(), sizeof msg);
-		clean_stale(d);
-		return err_set(code, "%s", msg);
-	}
 	d->limits = *lim;
-	if (mps_record_write(d) < 0 || apply_limits(d) < 0) {
+	if (owned) {
+		d->owner_pid = getpid();
+		d->owner_start = proc_start_time(getpid());
+	}
+	if (mps_record_write(d, dirfd) < 0 || apply_limits(d) < 0) {
 		char msg[1024];
 		int code = err_code();
 
 		str_copy(msg, err_msg(), sizeof msg);
-		stop_daemon(d, 0, 1);
+		stop_daemon(d, 0, 1, dirfd);
 		return err_set(code, "%s", msg);
 	}
 	d->alive = 1;
@@ -214,10 +304,11 @@ start_locked(struct mps_daemon *d, const struct mps_limits *lim, int restart, in
 /* Start the daemon named name serving devices (ndev of them, comma-separated). */
 static int
 start_named(const char *name, const char *devices, int ndev, int gpu_index,
-    const struct mps_limits *lim, int restart, struct mps_daemon *d, int *started)
+    const struct mps_limits *lim, int restart, int owned, struct mps_daemon *d, int *started)
 {
 	char path[PATH_MAX];
-	int lk, rc;
+	struct held h;
+	int rc;
 
 	*started = 0;
 	if (mps_limits_check(lim) < 0)
@@ -235,13 +326,10 @@ start_named(const char *name, const char *devices, int ndev, int gpu_index,
 	if (strlen(d->pipe_dir) + 1 + strlen(LONGEST_SOCKET) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return err_set(EXIT_ENV, "pipe directory %s is too long for a unix socket; "
 		    "set GPUPACK_STATE_DIR to a shorter path", d->pipe_dir);
-	if (private_dir(d->dir) < 0)
+	if (hold(d, 1, &h) < 0)
 		return -1;
-	lk = lock_dir(d);
-	if (lk < 0)
-		return -1;
-	rc = start_locked(d, lim, restart, started);
-	unlock_dir(lk);
+	rc = start_locked(d, h.dir, lim, restart, owned, started);
+	release(&h);
 	return rc;
 }
 
@@ -249,7 +337,14 @@ int
 mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
     int restart, struct mps_daemon *d, int *started)
 {
-	return start_named(t->uuid, t->uuid, 1, gpu_index, lim, restart, d, started);
+	return start_named(t->uuid, t->uuid, 1, gpu_index, lim, restart, 0, d, started);
+}
+
+int
+mps_start_owned(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
+    struct mps_daemon *d, int *started)
+{
+	return start_named(t->uuid, t->uuid, 1, gpu_index, lim, 0, 1, d, started);
 }
 
 int
@@ -265,7 +360,7 @@ mps_start_set(const char *name, const char *const *uuids, int n, const struct mp
 	sbuf_init(&b);
 	for (int i = 0; i < n; i++)
 		sbuf_printf(&b, "%s%s", i ? "," : "", uuids[i]);
-	rc = start_named(name, b.buf, n, -1, lim, 0, d, started);
+	rc = start_named(name, b.buf, n, -1, lim, 0, 0, d, started);
 	sbuf_free(&b);
 	return rc;
 }
@@ -364,14 +459,14 @@ kill_left(const struct mps_daemon *d, const struct mps_server *s, int ns)
  * record; the device directory and its lock stay (the caller holds the lock).
  */
 static int
-stop_daemon(struct mps_daemon *d, double timeout, int force)
+stop_daemon(struct mps_daemon *d, double timeout, int force, int dirfd)
 {
 	struct mps_server *s = NULL;
 	struct sbuf r;
 	int ns = 0;
 
 	if (!d->alive) {
-		clean_stale(d);
+		clean_stale(d, dirfd);
 		return 0;
 	}
 	if (wait_no_clients(d, timeout, &s, &ns) < 0)
@@ -404,25 +499,48 @@ stop_daemon(struct mps_daemon *d, double timeout, int force)
 	kill_left(d, s, ns);
 	mps_servers_free(s, ns);
 	d->alive = 0;
-	clean_stale(d);
+	clean_stale(d, dirfd);
+	return 0;
+}
+
+int
+mps_reset(struct mps_daemon *d, const pid_t *srv, const unsigned long long *srv_start, int n)
+{
+	struct held h;
+
+	if (hold(d, 0, &h) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (srv[i] > 0 && proc_is(srv[i], srv_start[i]))
+			kill(srv[i], SIGKILL);
+	clean_stale(d, h.dir);
+	d->alive = 0;
+	d->pid = 0;
+	release(&h);
 	return 0;
 }
 
 int
 mps_stop(struct mps_daemon *d, double timeout, int force)
 {
-	int lk = lock_dir(d), rc;
+	char name[GPU_UUID_LEN];
+	struct held h;
+	int rc;
 
-	if (lk < 0)
+	if (mps_uuid_dir_name(d->uuid, name, sizeof name) < 0 || hold(d, 0, &h) < 0)
 		return -1;
 	/* the record may have changed while we waited for the lock */
-	if (mps_record_read(d) == 1)
+	rc = mps_record_read(d, h.dir);
+	if (rc < 0) {
+		release(&h);
+		return -1;
+	}
+	if (rc == 1)
 		d->pid = 0;
-	err_clear();
 	mps_check_alive(d);
-	rc = stop_daemon(d, timeout, force);
+	rc = stop_daemon(d, timeout, force, h.dir);
 	if (rc == 0)
-		rc = remove_tree(d->dir);
-	unlock_dir(lk);
+		rc = remove_tree_at(h.base, name);
+	release(&h);
 	return rc;
 }

@@ -61,6 +61,10 @@ struct mps_daemon {
 	struct mps_limits limits;
 	int alive;                   /* the daemon answers on its pipe directory */
 	unsigned long long start_time; /* of pid, from /proc/PID/stat: guards against pid reuse */
+	/* the gpupack run that started it and stops it at its end (pid, start time); 0: none,
+	 * a daemon of `gpupack mps start`, kept until stopped */
+	pid_t owner_pid;
+	unsigned long long owner_start;
 };
 
 /* MPS_CONTEXT_RESERVE, what a client's own context takes: share/ctxcost.h */
@@ -80,6 +84,14 @@ int mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits
     int restart, struct mps_daemon *d, int *started);
 
 /*
+ * mps_start for a run of gpupack (the farm, bench): the record names this
+ * process as its owner, so that when it is killed, its watchdog or the next
+ * start on the device ends the daemon instead of adopting it.
+ */
+int mps_start_owned(const struct gpu_target *t, int gpu_index, const struct mps_limits *lim,
+    struct mps_daemon *d, int *started);
+
+/*
  * Start a daemon that serves several devices at once, for one program that
  * sees them all (a CUDA process talks to one daemon only): name is its
  * directory (the plugin's are "set-" and a hash), uuids[n] the devices, in
@@ -96,10 +108,27 @@ int mps_start_set(const char *name, const char *const *uuids, int n, const struc
  */
 int mps_stop(struct mps_daemon *d, double timeout, int force);
 
+/*
+ * End a daemon that died or stopped answering without asking it anything
+ * (it may not answer): SIGKILL its pid and the servers srv[n], each only
+ * while its start time matches, and clear its state (pipe, log, record).
+ */
+int mps_reset(struct mps_daemon *d, const pid_t *srv, const unsigned long long *srv_start, int n);
+
 /* The managed daemon for a device uuid: 0 found (alive or stale), 1 none, -1 error. */
 int mps_lookup(const char *uuid, struct mps_daemon *d);
 /* Every managed daemon (alive or stale). *out malloc'd. */
 int mps_list(struct mps_daemon **out, int *n);
+
+/* Is d's pid its daemon, alive (the recorded, non-zero, start time)? Asks it nothing. */
+int mps_pid_alive(const struct mps_daemon *d);
+
+/*
+ * Several command lines ("cmd\ncmd\n") in one run of the control program,
+ * within the time limit; the replies, in order, into reply. Their words are
+ * not checked (mps_command does that for one command).
+ */
+int mps_commands(const struct mps_daemon *d, const char *lines, struct sbuf *reply);
 
 /* Send one control command and read its reply (the daemon answers then closes). */
 int mps_command(const struct mps_daemon *d, const char *cmd, struct sbuf *reply);
@@ -161,6 +190,13 @@ unsigned long long mps_proc_start_time(pid_t pid);
 
 /* Control daemons gpupack did not start (argv "...nvidia-cuda-mps-control -d"), from /proc. */
 int mps_foreign_list(const struct mps_daemon *ours, int nours, struct mps_foreign **out, int *n);
+
+/*
+ * Parse a daemon record (key=value lines) into d: every known value checked
+ * (a uuid that is not d's own device, a pid or limit out of range: -1 with
+ * err set). A pid without its start time is dropped: it could be anyone's.
+ */
+int mps_record_parse(const char *text, struct mps_daemon *d);
 
 /* Pure parsers of control replies (unit-tested). */
 int mps_parse_pids(const char *text, pid_t **out, int *n);       /* one pid a line; others skipped */

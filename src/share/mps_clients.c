@@ -10,6 +10,8 @@
 #include "util/str.h"
 #include "util/units.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,22 +166,44 @@ mps_log_offset(const struct mps_daemon *d)
 	return (long)st.st_size;
 }
 
+/* what is read of server.log past a task's offset: a fatal line is near its end */
+#define LOG_TAIL_MAX (1u << 20)
+
 static int
 log_fatal_since(const struct mps_daemon *d, long offset)
 {
 	char path[PATH_MAX + 16], *data = NULL, *save = NULL;
-	size_t len = 0;
-	int hit = 0;
+	struct stat st;
+	ssize_t got = 0;
+	int fd, hit = 0;
 
 	snprintf(path, sizeof path, "%s/server.log", d->log_dir);
-	if (access(path, F_OK) < 0)
-		return 0;
-	if (read_file(path, &data, &len) < 0)
-		return -1;
-	/* a log shorter than the offset was rotated or recreated: read it all */
-	if (offset < 0 || (size_t)offset > len)
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : err_sys(EXIT_ENV, "cannot open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(EXIT_ENV, "%s is not a regular file", path);
+	}
+	/* a log shorter than the offset was rotated or recreated: read it from its start */
+	if (offset < 0 || offset > (long)st.st_size)
 		offset = 0;
-	for (char *l = strtok_r(data + offset, "\n", &save); l && !hit; l = strtok_r(NULL, "\n", &save))
+	/* a log grown far past the offset: its last part holds the lines that matter */
+	if (st.st_size - offset > (off_t)LOG_TAIL_MAX)
+		offset = (long)(st.st_size - (off_t)LOG_TAIL_MAX);
+	data = xmalloc(LOG_TAIL_MAX + 1);
+	while (got < (ssize_t)LOG_TAIL_MAX) {
+		ssize_t n = pread(fd, data + got, LOG_TAIL_MAX - (size_t)got, offset + got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	data[got] = '\0';
+	for (char *l = strtok_r(data, "\n", &save); l && !hit; l = strtok_r(NULL, "\n", &save))
 		hit = mps_log_line_fatal(l);
 	free(data);
 	return hit;

@@ -171,13 +171,14 @@ wait_until(pid_t pid, double deadline, int *status)
 
 /* A failed `-d`: its first line of output, which says why. */
 int
-mps_start_error(const struct mps_daemon *d, int status)
+mps_start_error(const struct mps_daemon *d, int logfd, int status)
 {
-	char path[PATH_MAX + 32], *data = NULL, *nl;
+	char *data = NULL, *nl;
 
-	snprintf(path, sizeof path, "%s/" START_ERR, d->log_dir);
-	if (read_file(path, &data, NULL) == 0 && (nl = strchr(data, '\n')) != NULL)
+	(void)d;
+	if (read_file_at(logfd, START_ERR, 4096, &data, NULL) == 0 && (nl = strchr(data, '\n')) != NULL)
 		*nl = '\0';
+	err_clear();
 	if (data && *str_trim(data)) {
 		err_set(EXIT_ENV, CONTROL_NAME " -d failed (status %d): %s", status, str_trim(data));
 		free(data);
@@ -188,12 +189,13 @@ mps_start_error(const struct mps_daemon *d, int status)
 }
 
 /*
- * Run the control program for d: with daemonize, "-d" and no I/O; else input
- * on its stdin and its stdout (and stderr) into reply. A run that outlives
- * the time limit is killed and reported.
+ * Run the control program for d: with daemonize (logfd: d's log directory),
+ * "-d" and no I/O; else input on its stdin and its stdout (and stderr) into
+ * reply. A run that outlives the time limit is killed and reported.
  */
-int
-mps_run_control(const struct mps_daemon *d, const char *input, int daemonize, struct sbuf *reply)
+static int
+run_control(const struct mps_daemon *d, const char *input, int daemonize, int logfd,
+    struct sbuf *reply)
 {
 	char path[PATH_MAX], **env;
 	int in[2], out[2], status = 0;
@@ -220,12 +222,14 @@ mps_run_control(const struct mps_daemon *d, const char *input, int daemonize, st
 		char *argv[] = {path, daemonize ? "-d" : NULL, NULL};
 		int null = open("/dev/null", O_RDWR), errf = null;
 
-		/* a daemon must not hold our pipes open: what -d says goes to a file */
+		/*
+		 * A daemon must not hold our pipes open: what -d says goes to a
+		 * file, made inside the log directory we hold open (a path could
+		 * have been redirected since we checked it).
+		 */
 		if (daemonize) {
-			char ep[PATH_MAX + 32];
-
-			snprintf(ep, sizeof ep, "%s/" START_ERR, d->log_dir);
-			errf = open(ep, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			errf = openat(logfd, START_ERR, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 			if (errf < 0)
 				errf = null;
 		}
@@ -285,13 +289,32 @@ mps_run_control(const struct mps_daemon *d, const char *input, int daemonize, st
 		return err_set(EXIT_ENV, "cannot run %s", path);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (daemonize)
-			return mps_start_error(d, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			return mps_start_error(d, logfd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		if (reply && reply->len)
 			return err_set(EXIT_ENV, CONTROL_NAME ": %s", str_trim(reply->buf));
 		return err_set(EXIT_ENV, CONTROL_NAME " %s failed (status %d)",
 		    daemonize ? "-d" : "client", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	return 0;
+}
+
+int
+mps_run_control(const struct mps_daemon *d, const char *input, struct sbuf *reply)
+{
+	return run_control(d, input, 0, -1, reply);
+}
+
+int
+mps_commands(const struct mps_daemon *d, const char *lines, struct sbuf *reply)
+{
+	sbuf_reset(reply);
+	return run_control(d, lines, 0, -1, reply);
+}
+
+int
+mps_run_daemon(const struct mps_daemon *d, int logfd)
+{
+	return run_control(d, NULL, 1, logfd, NULL);
 }
 
 /* A reply that is an error message rather than data. */
@@ -317,7 +340,7 @@ mps_command(const struct mps_daemon *d, const char *cmd, struct sbuf *reply)
 	int rc;
 
 	sbuf_reset(reply);
-	rc = mps_run_control(d, line, 0, reply);
+	rc = mps_run_control(d, line, reply);
 	free(line);
 	if (rc < 0)
 		return -1;

@@ -23,22 +23,34 @@ void mps_sleep_ms(int ms);
 
 /* mps_control.c */
 /*
- * Run the control program for d: with daemonize, "-d" and no I/O; else input
- * on its stdin and its stdout (and stderr) into reply. A run that outlives
- * the time limit is killed and reported.
+ * Run the control program for d with input on its stdin, its stdout (and
+ * stderr) into reply. A run that outlives the time limit is killed and
+ * reported: a hung daemon cannot hang gpupack.
  */
-int mps_run_control(const struct mps_daemon *d, const char *input, int daemonize, struct sbuf *reply);
-/* A failed `-d`: an error from its first line of output, which says why. */
-int mps_start_error(const struct mps_daemon *d, int status);
+int mps_run_control(const struct mps_daemon *d, const char *input, struct sbuf *reply);
+/* Run "-d" for d; what it says goes to a file in its log directory, logfd. */
+int mps_run_daemon(const struct mps_daemon *d, int logfd);
+/* A failed `-d`: an error from its first line of output (in logfd), which says why. */
+int mps_start_error(const struct mps_daemon *d, int logfd, int status);
 
 /* mps_record.c */
 int mps_uuid_dir_name(const char *uuid, char *out, size_t size);
 int mps_daemon_paths(struct mps_daemon *d, const char *uuid);
-int mps_record_write(const struct mps_daemon *d);
-int mps_record_read(struct mps_daemon *d);
+/*
+ * The daemon's directory as a descriptor, each component opened relative to
+ * the one before without following a symlink, and checked private (create:
+ * make what is missing). *base, when not NULL, gets the directory above it.
+ * -1 with err set; without create a missing one is errno ENOENT.
+ */
+int mps_dir_fd(const struct mps_daemon *d, int create, int *base);
+/* The record inside the daemon's directory dirfd: write; read (1: there is none). */
+int mps_record_write(const struct mps_daemon *d, int dirfd);
+int mps_record_read(struct mps_daemon *d, int dirfd);
+/* Is d's pid its daemon (the recorded, non-zero, start time)? */
 int mps_pid_matches(const struct mps_daemon *d);
 void mps_check_alive(struct mps_daemon *d);
-int mps_read_pid_file(const struct mps_daemon *d, pid_t *pid);
+/* The pid the daemon wrote in its pipe directory pipefd: 0, or 1 when none (yet). */
+int mps_read_pid_file(const struct mps_daemon *d, int pipefd, pid_t *pid);
 
 /* mps_clients.c */
 int mps_count_clients(const struct mps_server *s, int n);

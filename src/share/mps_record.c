@@ -9,10 +9,14 @@
 #include "share/mps_internal.h"
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/proc.h"
 #include "util/str.h"
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,31 +26,7 @@
 unsigned long long
 mps_proc_start_time(pid_t pid)
 {
-	char path[64], *data = NULL, *p;
-	unsigned long long t = 0;
-
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if (read_file(path, &data, NULL) < 0) {
-		err_clear();
-		return 0;
-	}
-	/* the command name may hold spaces and ')': fields start after the last ')' */
-	p = strrchr(data, ')');
-	/* a zombie (Z) or dead (X) process runs nothing: it counts as gone */
-	if (p && (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X'))
-		p = NULL;
-	if (p) {
-		int field = 2;
-
-		for (p++; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		t = strtoull(p, NULL, 10);
-	}
-	free(data);
-	return t;
+	return proc_start_time(pid);
 }
 
 /* A device uuid as a directory name: letters, digits, '-' kept; anything else '_'. */
@@ -111,72 +91,211 @@ mps_daemon_paths(struct mps_daemon *d, const char *uuid)
 	return 0;
 }
 
+/* The base directory by descriptor (see mps_base); without create, 1 when there is none. */
+static int
+base_fd(int create, int *fd)
+{
+	const char *env = getenv("GPUPACK_MPS_DIR");
+	char path[PATH_MAX];
+
+	if (env && *env)
+		*fd = private_dir_at(AT_FDCWD, env, NULL, create);
+	else
+		*fd = state_dir_fd("mps", create, path, sizeof path);
+	if (*fd >= 0)
+		return 0;
+	if (errno == ENOENT && !create) {
+		err_clear();
+		return 1;
+	}
+	return env && *env ? err_prefix("GPUPACK_MPS_DIR") : -1;
+}
+
+int
+mps_dir_fd(const struct mps_daemon *d, int create, int *base)
+{
+	char name[GPU_UUID_LEN];
+	int bfd, fd, rc;
+
+	if (base)
+		*base = -1;
+	if (mps_uuid_dir_name(d->uuid, name, sizeof name) < 0)
+		return -1;
+	if ((rc = base_fd(create, &bfd)) != 0) {
+		if (rc == 1)
+			errno = ENOENT;
+		return -1;
+	}
+	fd = private_dir_at(bfd, name, d->dir, create);
+	if (fd < 0) {
+		int e = errno;
+
+		close(bfd);
+		errno = e;
+		return -1;
+	}
+	if (base)
+		*base = bfd;
+	else
+		close(bfd);
+	return fd;
+}
+
 /* ---- the daemon record ------------------------------------------------ */
 
 int
-mps_record_write(const struct mps_daemon *d)
+mps_record_write(const struct mps_daemon *d, int dirfd)
 {
-	char path[PATH_MAX + 16];
 	struct sbuf b;
 	int rc;
 
 	sbuf_init(&b);
 	sbuf_printf(&b, "uuid=%s\ngpu_index=%d\npid=%ld\nstart_time=%llu\nsm_pct=%.17g\n"
-	    "mem_bytes=%llu\npriority=%d\ndevices=%s\n", d->uuid, d->gpu_index, (long)d->pid,
-	    d->start_time, d->limits.sm_pct, (unsigned long long)d->limits.mem_bytes,
-	    d->limits.priority, d->devices);
-	snprintf(path, sizeof path, "%s/daemon", d->dir);
-	rc = write_file_atomic(path, b.buf, b.len, 0600);
+	    "mem_bytes=%llu\npriority=%d\ndevices=%s\nowner=%ld-%llu\n", d->uuid, d->gpu_index,
+	    (long)d->pid, d->start_time, d->limits.sm_pct, (unsigned long long)d->limits.mem_bytes,
+	    d->limits.priority, d->devices, (long)d->owner_pid, d->owner_start);
+	rc = write_file_atomic_at(dirfd, "daemon", b.buf, b.len, 0600);
 	sbuf_free(&b);
+	return rc < 0 ? err_prefix("MPS state %s", d->dir) : 0;
+}
+
+/* A whole unsigned number of at most max. */
+static int
+field_ull(const char *v, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -1;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno || *end || *out > max ? -1 : 0;
+}
+
+static int
+field_int(const char *v, long min, long max, long *out)
+{
+	unsigned long long u;
+	int neg = *v == '-';
+
+	if (field_ull(v + neg, (unsigned long long)LONG_MAX, &u) < 0)
+		return -1;
+	*out = neg ? -(long)u : (long)u;
+	return *out < min || *out > max ? -1 : 0;
+}
+
+/* devices=: UUIDs and commas, as the record writes them */
+static int
+field_devices(const char *v, struct mps_daemon *d)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n >= sizeof d->devices || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-_/,") != n)
+		return -1;
+	str_copy(d->devices, v, sizeof d->devices);
+	d->ndevices = 1;
+	for (const char *c = v; *c; c++)
+		d->ndevices += *c == ',';
+	return 0;
+}
+
+static int
+record_field(struct mps_daemon *d, const char *key, char *val)
+{
+	unsigned long long u;
+	long l;
+	char *dash;
+
+	if (strcmp(key, "uuid") == 0) {
+		char a[GPU_UUID_LEN], b[GPU_UUID_LEN];
+
+		/* the record names the device of its own directory, or it is not one of ours */
+		if (mps_uuid_dir_name(val, a, sizeof a) < 0 || (d->uuid[0] &&
+		    (mps_uuid_dir_name(d->uuid, b, sizeof b) < 0 || strcmp(a, b) != 0)))
+			return -1;
+		str_copy(d->uuid, val, sizeof d->uuid);
+	} else if (strcmp(key, "gpu_index") == 0) {
+		if (field_int(val, -1, 1023, &l) < 0)
+			return -1;
+		d->gpu_index = (int)l;
+	} else if (strcmp(key, "pid") == 0) {
+		if (field_int(val, 0, 1L << 22, &l) < 0)
+			return -1;
+		d->pid = (pid_t)l;
+	} else if (strcmp(key, "start_time") == 0) {
+		if (field_ull(val, ULLONG_MAX, &d->start_time) < 0)
+			return -1;
+	} else if (strcmp(key, "sm_pct") == 0) {
+		char *end;
+
+		d->limits.sm_pct = strtod(val, &end);
+		if (end == val || *end || !(d->limits.sm_pct >= 0 && d->limits.sm_pct <= 100))
+			return -1;
+	} else if (strcmp(key, "mem_bytes") == 0) {
+		if (field_ull(val, ULLONG_MAX, &u) < 0)
+			return -1;
+		d->limits.mem_bytes = u;
+	} else if (strcmp(key, "priority") == 0) {
+		if (field_int(val, MPS_PRIO_UNSET, MPS_PRIO_LOW, &l) < 0)
+			return -1;
+		d->limits.priority = (int)l;
+	} else if (strcmp(key, "devices") == 0) {
+		return field_devices(val, d);
+	} else if (strcmp(key, "owner") == 0) {
+		/* "PID-START" of the gpupack run that started it; "0-0": kept until stopped */
+		if (!(dash = strchr(val, '-')))
+			return -1;
+		*dash = '\0';
+		if (field_int(val, 0, 1L << 22, &l) < 0 || field_ull(dash + 1, ULLONG_MAX, &u) < 0)
+			return -1;
+		d->owner_pid = (pid_t)l;
+		d->owner_start = u;
+	}
+	/* other keys: a newer gpupack's; ignored */
+	return 0;
+}
+
+int
+mps_record_parse(const char *text, struct mps_daemon *d)
+{
+	char *copy = xstrdup(text), *line, *save = NULL;
+	int rc = 0;
+
+	for (line = strtok_r(copy, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+
+		if (!eq) {
+			rc = err_set(EXIT_ENV, "daemon record: a line without '=': not a record gpupack wrote");
+			break;
+		}
+		*eq = '\0';
+		if (record_field(d, line, eq + 1) < 0)
+			rc = err_set(EXIT_ENV, "daemon record: bad %.32s", line);
+	}
+	free(copy);
+	/* a pid without its start time could be anyone's: it is not trusted */
+	if (d->start_time == 0)
+		d->pid = 0;
+	if (d->owner_start == 0)
+		d->owner_pid = 0;
 	return rc;
 }
 
-static void
-record_field(struct mps_daemon *d, const char *key, const char *val)
-{
-	if (strcmp(key, "uuid") == 0)
-		str_copy(d->uuid, val, sizeof d->uuid);
-	else if (strcmp(key, "gpu_index") == 0)
-		d->gpu_index = atoi(val);
-	else if (strcmp(key, "pid") == 0)
-		d->pid = (pid_t)atol(val);
-	else if (strcmp(key, "start_time") == 0)
-		d->start_time = strtoull(val, NULL, 10);
-	else if (strcmp(key, "sm_pct") == 0)
-		d->limits.sm_pct = strtod(val, NULL);
-	else if (strcmp(key, "mem_bytes") == 0)
-		d->limits.mem_bytes = strtoull(val, NULL, 10);
-	else if (strcmp(key, "priority") == 0)
-		d->limits.priority = atoi(val);
-	else if (strcmp(key, "devices") == 0 && *val) {
-		str_copy(d->devices, val, sizeof d->devices);
-		d->ndevices = 1;
-		for (const char *c = val; *c; c++)
-			d->ndevices += *c == ',';
-	}
-}
-
-/* Read <dir>/daemon into d; 1 when there is none. */
+/* Read the record in the device's directory dirfd into d; 1 when there is none. */
 int
-mps_record_read(struct mps_daemon *d)
+mps_record_read(struct mps_daemon *d, int dirfd)
 {
-	char path[PATH_MAX + 16], *data, *line, *save = NULL;
+	char *data = NULL;
+	int rc;
 
-	snprintf(path, sizeof path, "%s/daemon", d->dir);
-	if (access(path, F_OK) < 0)
+	if (faccessat(dirfd, "daemon", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return 1;
-	if (read_file(path, &data, NULL) < 0)
-		return -1;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-
-		if (!eq)
-			continue;
-		*eq = '\0';
-		record_field(d, line, eq + 1);
-	}
+	if (read_file_at(dirfd, "daemon", 4096, &data, NULL) < 0)
+		return err_prefix("MPS state %s", d->dir);
+	rc = mps_record_parse(data, d);
 	free(data);
-	return 0;
+	return rc < 0 ? err_prefix("MPS state %s", d->dir) : 0;
 }
 
 /* ---- liveness --------------------------------------------------------- */
@@ -184,9 +303,14 @@ mps_record_read(struct mps_daemon *d)
 int
 mps_pid_matches(const struct mps_daemon *d)
 {
-	unsigned long long t = mps_proc_start_time(d->pid);
+	/* a record without the start time names no process we may signal */
+	return proc_is(d->pid, d->start_time);
+}
 
-	return t != 0 && (d->start_time == 0 || t == d->start_time);
+int
+mps_pid_alive(const struct mps_daemon *d)
+{
+	return mps_pid_matches(d);
 }
 
 void
@@ -198,27 +322,25 @@ mps_check_alive(struct mps_daemon *d)
 	if (!mps_pid_matches(d))
 		return;
 	sbuf_init(&r);
-	if (mps_run_control(d, "get_server_list\n", 0, &r) == 0 && !mps_reply_is_error(r.buf ? r.buf : ""))
+	if (mps_run_control(d, "get_server_list\n", &r) == 0 && !mps_reply_is_error(r.buf ? r.buf : ""))
 		d->alive = 1;
 	err_clear();
 	sbuf_free(&r);
 }
 
 int
-mps_read_pid_file(const struct mps_daemon *d, pid_t *pid)
+mps_read_pid_file(const struct mps_daemon *d, int pipefd, pid_t *pid)
 {
-	char path[PATH_MAX + 32], *data;
+	char *data = NULL;
 	long v;
 	int rc;
 
-	snprintf(path, sizeof path, "%s/" PID_FILE, d->pipe_dir);
-	if (access(path, F_OK) < 0)
-		return 1;
-	if (read_file(path, &data, NULL) < 0) {
+	(void)d;
+	if (read_file_at(pipefd, PID_FILE, 64, &data, NULL) < 0) {
 		err_clear();
 		return 1;
 	}
-	rc = parse_long(str_trim(data), 1, 1L << 30, &v);
+	rc = parse_long(str_trim(data), 1, 1L << 22, &v);
 	free(data);
 	err_clear();
 	if (rc < 0)
@@ -229,11 +351,24 @@ mps_read_pid_file(const struct mps_daemon *d, pid_t *pid)
 
 /* ---- lookup and list -------------------------------------------------- */
 
-static int
-lookup_dir(struct mps_daemon *d)
+int
+mps_lookup(const char *uuid, struct mps_daemon *d)
 {
-	int rc = mps_record_read(d);
+	int fd, rc;
 
+	memset(d, 0, sizeof *d);
+	d->limits.priority = MPS_PRIO_UNSET;
+	if (mps_daemon_paths(d, uuid) < 0)
+		return -1;
+	fd = mps_dir_fd(d, 0, NULL);
+	if (fd < 0 && errno == ENOENT) {
+		err_clear();
+		return 1;
+	}
+	if (fd < 0)
+		return -1;
+	rc = mps_record_read(d, fd);
+	close(fd);
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
@@ -244,22 +379,6 @@ lookup_dir(struct mps_daemon *d)
 	}
 	mps_check_alive(d);
 	return 0;
-}
-
-int
-mps_lookup(const char *uuid, struct mps_daemon *d)
-{
-	struct stat st;
-
-	memset(d, 0, sizeof *d);
-	d->limits.priority = MPS_PRIO_UNSET;
-	if (mps_daemon_paths(d, uuid) < 0)
-		return -1;
-	if (lstat(d->dir, &st) < 0)
-		return 1;
-	if (!S_ISDIR(st.st_mode))
-		return err_set(EXIT_ENV, "%s is not a directory; refusing to use it", d->dir);
-	return lookup_dir(d) < 0 ? -1 : 0;
 }
 
 int
@@ -289,10 +408,18 @@ mps_list(struct mps_daemon **out, int *n)
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof uuid)
 			continue;
 		str_copy(uuid, e->d_name, sizeof uuid);
-		if (mps_lookup(uuid, &d) != 0) {
-			err_clear();
-			continue;
+		int rc = mps_lookup(uuid, &d);
+
+		/* a broken entry (a FIFO for a record, a symlink) is an error, never followed */
+		if (rc < 0) {
+			closedir(dir);
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -1;
 		}
+		if (rc == 1)
+			continue;
 		xgrow(out, &cap, (size_t)*n + 1, sizeof **out);
 		(*out)[(*n)++] = d;
 	}

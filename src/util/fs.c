@@ -49,6 +49,8 @@ check_private(int fd, const char *shown)
 
 	if (fstat(fd, &st) < 0)
 		return err_sys(EXIT_ENV, "cannot stat %s", shown);
+	/* errno says refused, not missing: callers tell "none yet" by ENOENT */
+	errno = EPERM;
 	if (st.st_uid != geteuid())
 		return err_set(EXIT_ENV, "%s is owned by uid %u, not by you (uid %u); refusing to use it",
 		    shown, (unsigned)st.st_uid, (unsigned)geteuid());
@@ -71,6 +73,7 @@ private_dir_shown(int parent, const char *name, const char *shown, int create)
 		int e = errno;
 
 		if ((e == ELOOP || e == ENOTDIR) && fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			errno = e;
 			if (S_ISLNK(st.st_mode))
 				return err_set(EXIT_ENV, "%s is a symbolic link; refusing to use it", shown);
 			return err_set(EXIT_ENV, "%s is not a directory (%s); refusing to use it", shown,
@@ -86,15 +89,16 @@ private_dir_shown(int parent, const char *name, const char *shown, int create)
 	}
 	if (check_private(fd, shown) < 0) {
 		close(fd);
+		errno = EPERM;
 		return -1;
 	}
 	return fd;
 }
 
 int
-private_dir_at(int parent, const char *name, int create)
+private_dir_at(int parent, const char *name, const char *shown, int create)
 {
-	return private_dir_shown(parent, name, name, create);
+	return private_dir_shown(parent, name, shown ? shown : name, create);
 }
 
 int
@@ -187,9 +191,14 @@ state_dir_fd(const char *sub, int create, char *out, size_t size)
 		out[at + n] = '\0';
 		next = private_dir_shown(fd, name, out, create);
 		out[at + n] = save;
-		close(fd);
-		if (next < 0)
+		if (next < 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
 			return -1;
+		}
+		close(fd);
 		fd = next;
 		at += n + (save ? 1 : 0);
 	}

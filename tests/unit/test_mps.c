@@ -179,6 +179,50 @@ test_lookup(const char *tmp)
 	err_clear();
 }
 
+/* What a daemon record may say: everything checked, a pid only with its start time. */
+static void
+test_record(void)
+{
+	struct mps_daemon d;
+	const char *good = "uuid=GPU-a\ngpu_index=3\npid=4242\nstart_time=99\nsm_pct=25\n"
+	    "mem_bytes=1073741824\npriority=1\ndevices=GPU-a\nowner=77-88\n";
+
+	memset(&d, 0, sizeof d);
+	ok(mps_record_parse(good, &d) == 0 && d.pid == 4242 && d.start_time == 99 && d.gpu_index == 3 &&
+	    d.limits.sm_pct == 25 && d.limits.mem_bytes == 1073741824ULL && d.limits.priority == 1 &&
+	    d.owner_pid == 77 && d.owner_start == 88 && strcmp(d.uuid, "GPU-a") == 0,
+	    "a record gpupack wrote reads back whole");
+	memset(&d, 0, sizeof d);
+	ok(mps_record_parse("uuid=GPU-a\npid=4242\nstart_time=0\n", &d) == 0 && d.pid == 0,
+	    "start_time=0: the pid is not trusted (dropped)");
+	memset(&d, 0, sizeof d);
+	ok(mps_record_parse("uuid=GPU-a\npid=4242\n", &d) == 0 && d.pid == 0,
+	    "no start time at all: the pid is dropped too");
+	memset(&d, 0, sizeof d);
+	ok(mps_record_parse("owner=77-0\n", &d) == 0 && d.owner_pid == 0, "an owner without start time is none");
+	memset(&d, 0, sizeof d);
+	str_copy(d.uuid, "GPU-a", sizeof d.uuid);
+	ok(mps_record_parse("uuid=GPU-b\n", &d) < 0 && strstr(err_msg(), "bad uuid"),
+	    "a record naming another device than its directory's is refused");
+	err_clear();
+	{
+		static const char *const bad[] = {
+			"pid=-1\n", "pid=99999999\n", "pid=12x\n", "start_time=\n", "sm_pct=101\n",
+			"sm_pct=nan\n", "priority=2\n", "gpu_index=5000\n", "mem_bytes=-1\n",
+			"devices=GPU-a;rm\n", "owner=1\n", "no equals sign\n", NULL,
+		};
+
+		for (int i = 0; bad[i]; i++) {
+			memset(&d, 0, sizeof d);
+			ok(mps_record_parse(bad[i], &d) < 0 && err_code() == EXIT_ENV, "refused: %.*s",
+			    (int)strcspn(bad[i], "\n"), bad[i]);
+			err_clear();
+		}
+	}
+	memset(&d, 0, sizeof d);
+	ok(mps_record_parse("future_key=1\nuuid=GPU-a\n", &d) == 0, "a key of a newer gpupack is ignored");
+}
+
 int
 main(void)
 {
@@ -190,6 +234,7 @@ main(void)
 	test_ps();
 	test_states_and_errors();
 	test_limits();
+	test_record();
 	test_env_and_log(tmp);
 	test_lookup(tmp);
 	remove_tree(tmp);
