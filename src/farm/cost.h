@@ -53,5 +53,19 @@
  * must not be rerun (and fault again) forever.
  */
 #define FARM_FAULT_RETRIES   1
+/*
+ * MPS health (health.c): a device's daemon is asked this often whether it
+ * is well while tasks run on it, and restarted at most this many times in
+ * one run ($GPUPACK_MPS_RESTARTS) before the run stops.
+ */
+#define FARM_MPS_PROBE       1.0
+#define FARM_MPS_RESTARTS    3
+/*
+ * In the first seconds after a task starts where no server is known yet,
+ * the daemon is asked more often: a server is only known once it was seen,
+ * and one that dies before that cannot be told from no server at all.
+ */
+#define FARM_MPS_PROBE_FAST  0.1
+#define FARM_MPS_FAST_FOR    2.0
 
 #endif

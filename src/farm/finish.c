@@ -179,6 +179,7 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->tag = NULL;
 	r->out[0].tag = r->out[1].tag = NULL;
 	r->task = NULL;
+	r->lost = NULL;
 	if (r->alone)
 		r->g->solo = 0;
 	r->alone = 0;
@@ -239,7 +240,7 @@ void
 finish_task(struct farm *f, struct run *r, double now)
 {
 	struct task *t = r->task;
-	int exitval = 0, sig = 0, ok;
+	int exitval = 0, sig = 0, ok, oom;
 	struct joblog_rec rec;
 
 	/* GNU parallel's joblog: a task killed by a signal has Exitval 0, a timeout -1 */
@@ -258,9 +259,25 @@ finish_task(struct farm *f, struct run *r, double now)
 	}
 	if (!ok && nodes_hold(f, r, now))
 		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
-	/* out of device memory beside other tasks: gpupack's packing, not the task, failed */
-	if (auto_ended(f, r, ok) && f->stop == 0 && !r->terminated &&
-	    queue_rerun_own(f, t, "out of memory") == 0) {
+	/* an MPS device's daemon or server that failed under it took the attempt */
+	if (!ok && r->g->mps)
+		health_task_failed(f, r, now);
+	/* -j auto counts every end; a lost attempt says nothing about the packing */
+	oom = auto_ended(f, r, ok || r->lost);
+	if (!ok && r->lost) {
+		if (f->stop == 0 && queue_rerun_own(f, t, r->lost) == 0) {
+			finish_release(f, r, now);
+			return;
+		}
+		if (f->stop > 0) {
+			/* not the task's result, and the run is stopping: unrecorded, --resume runs it */
+			finish_release(f, r, now);
+			task_free(f, t);
+			return;
+		}
+		/* its reruns are spent: it ends as its attempt did */
+	} else if (oom && f->stop == 0 && !r->terminated && queue_rerun_own(f, t, "out of memory") == 0) {
+		/* out of device memory beside other tasks: gpupack's packing, not the task, failed */
 		finish_release(f, r, now);
 		return;
 	}

@@ -38,7 +38,7 @@ pick_slot(struct farm *f, double now)
 		struct group *g = &f->g[i];
 		double load;
 
-		if (g->running >= g->jobs || g->solo || farm_mps_blocked(g, now))
+		if (g->running >= g->jobs || g->solo || farm_mps_blocked(g, now) || !health_ready(f, g, now))
 			continue;
 		load = (double)g->running / g->jobs;
 		if (load < best_load) {
@@ -61,7 +61,8 @@ idle_mps_slot(struct farm *f, double now)
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 
-		if (g->mps && g->running == 0 && g->cap > 0 && !farm_mps_blocked(g, now))
+		if (g->mps && g->running == 0 && g->cap > 0 && !farm_mps_blocked(g, now) &&
+		    health_ready(f, g, now))
 			return &f->r[g->first_slot - 1];
 	}
 	return NULL;
@@ -470,6 +471,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	r->command = line;
 	line = NULL;
 	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);
+	health_started(r->g, now);
 	group_start(r->g, now);
 	f->st.running++;
 	f->started++;

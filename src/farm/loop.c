@@ -177,6 +177,9 @@ poll_timeout(struct farm *f, double now)
 	/* -j auto's next look at the devices, while there is something to decide */
 	if (auto_next(f) > 0 && (f->st.running > 0 || f->retry || !f->st.inputs_done))
 		sooner(&next, auto_next(f));
+	/* MPS health: when a daemon is to be asked next */
+	if (health_next(f) > 0)
+		sooner(&next, health_next(f));
 	/*
 	 * SIGCHLD alone is not trusted: a thread of a library (NVML starts one)
 	 * that does not block it can take the signal from the signalfd. Tasks
@@ -217,6 +220,7 @@ wait_events(struct farm *f)
 	deadlines(f, clock_mono());
 	nodes_tick(f, clock_mono());
 	auto_tick(f, clock_mono());
+	health_check(f, clock_mono());
 	free(p);
 	free(who);
 }

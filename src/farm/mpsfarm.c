@@ -2,15 +2,20 @@
  * mpsfarm: MPS daemons for the length of one run. A daemon that was already
  * running for a device (`gpupack mps start`) is used and left alone: its
  * limits are the user's. Ours are started without default limits (each task
- * gets its own through its environment) and stopped at the end.
+ * gets its own through its environment), recorded as this run's (so that a
+ * killed run's daemon is ended, not adopted, by the next start), and
+ * stopped at the end. farm_mps_probe and farm_mps_restart are what the
+ * farm's health checks (health.c) use.
  */
 #include "farm/mpsfarm.h"
 #include "farm/cost.h"
 #include "share/mps.h"
 #include "util/err.h"
+#include "util/proc.h"
 #include "util/str.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,13 +35,17 @@ setup_one(struct group *g)
 {
 	struct mps_limits lim = {0, 0, MPS_PRIO_UNSET};
 	struct mps_daemon *d = xcalloc(1, sizeof *d);
-	int started = 0;
+	int started = 0, rc;
 
 	g->mps = d;
-	if (mps_lookup(g->t.uuid, d) == 0 && d->alive)
+	rc = mps_lookup(g->t.uuid, d);
+	if (rc < 0)
+		return err_prefix("MPS daemon for %s", g->t.uuid);
+	/* the user's daemon, or a running gpupack's: used as it is */
+	if (rc == 0 && d->alive && (d->owner_pid == 0 || proc_is(d->owner_pid, d->owner_start)))
 		return 0;
-	err_clear();
-	if (mps_start(&g->t, g->gpu_index, &lim, 0, d, &started) < 0)
+	/* none, or a killed run's (ended by the start, not adopted) */
+	if (mps_start_owned(&g->t, g->gpu_index, &lim, d, &started) < 0)
 		return err_prefix("MPS daemon for %s", g->t.uuid);
 	g->mps_ours = started;
 	return 0;
@@ -160,8 +169,76 @@ restart(struct group *g)
 }
 
 int
+farm_mps_alive(const struct group *g)
+{
+	return g->mps && mps_pid_alive(g->mps);
+}
+
+int
+farm_mps_probe(struct group *g, char *why, size_t size)
+{
+	struct sbuf r;
+	pid_t *pids = NULL;
+	int n = 0, rc = 0;
+	char cmd[96] = "get_server_list\n";
+
+	if (!farm_mps_alive(g)) {
+		snprintf(why, size, "its control daemon (pid %ld) died", (long)g->mps->pid);
+		return -1;
+	}
+	/*
+	 * One run of the control program, with a time limit: the server list,
+	 * and the state of the server known so far (a daemon waiting on a
+	 * server that stopped answering does not answer either).
+	 */
+	if (g->mps_server > 0)
+		snprintf(cmd, sizeof cmd, "get_server_list\nget_server_status %ld\n", (long)g->mps_server);
+	sbuf_init(&r);
+	if (mps_commands(g->mps, cmd, &r) < 0) {
+		if (!farm_mps_alive(g))
+			snprintf(why, size, "its control daemon (pid %ld) died", (long)g->mps->pid);
+		else
+			snprintf(why, size, "its control daemon did not answer (%s)", err_msg());
+		err_clear();
+		sbuf_free(&r);
+		return -1;
+	}
+	mps_parse_pids(r.buf ? r.buf : "", &pids, &n);
+	/* a server that served our running tasks and is gone took them with it */
+	if (g->mps_server > 0 && g->running > 0 && !proc_is(g->mps_server, g->mps_server_start)) {
+		snprintf(why, size, "its server (pid %ld) died", (long)g->mps_server);
+		rc = -1;
+	}
+	g->mps_server = n > 0 ? pids[0] : 0;
+	g->mps_server_start = n > 0 ? proc_start_time(pids[0]) : 0;
+	free(pids);
+	sbuf_free(&r);
+	return rc;
+}
+
+int
+farm_mps_restart(struct group *g)
+{
+	struct mps_limits lim = {0, 0, MPS_PRIO_UNSET}, theirs = g->mps->limits;
+	pid_t srv = g->mps_server;
+	unsigned long long srv_start = g->mps_server_start;
+	int started = 0;
+
+	g->mps_server = 0;
+	g->mps_server_start = 0;
+	if (mps_reset(g->mps, &srv, &srv_start, srv > 0) < 0)
+		return -1;
+	/* ours as before; the user's again with its own limits (it is left running at the end) */
+	if (g->mps_ours)
+		return mps_start_owned(&g->t, g->gpu_index, &lim, g->mps, &started);
+	return mps_start(&g->t, g->gpu_index, &theirs, 0, g->mps, &started);
+}
+
+int
 farm_mps_blocked(struct group *g, double now)
 {
+	if (g->mps && g->mps_down)
+		return 1;
 	if (!g->mps || g->fault_at == 0)
 		return 0;
 	if (!in_fault(g)) {

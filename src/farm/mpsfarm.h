@@ -7,6 +7,7 @@
 #ifndef GPUPACK_FARM_MPSFARM_H
 #define GPUPACK_FARM_MPSFARM_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "farm/slot.h"
@@ -25,10 +26,21 @@ int farm_mps_fault(const struct group *g, long off);
 /* terminate_client every client in process group pgid (before it is signalled). */
 void farm_mps_terminate(const struct group *g, pid_t pgid);
 /*
- * After a fault: 1 while g should not take new tasks (a server still in
- * FAULT). A server in FAULT with no tasks of ours for longer than
- * FARM_FAULT_RESTART seconds is restarted (our daemons only).
+ * 1 while g should not take new tasks: its daemon is down (health.c), or
+ * after a fault its server is still in FAULT. A server in FAULT with no
+ * tasks of ours for longer than FARM_FAULT_RESTART seconds is restarted
+ * (our daemons only).
  */
 int farm_mps_blocked(struct group *g, double now);
+/* Is g's daemon process alive (pid and start time; asks it nothing)? */
+int farm_mps_alive(const struct group *g);
+/*
+ * Is g's daemon well? It must be alive, answer the control program within
+ * the time limit ($GPUPACK_MPS_TIMEOUT), and the server that served our
+ * running tasks must still be there. 0 yes; -1 no, with why (one phrase).
+ */
+int farm_mps_probe(struct group *g, char *why, size_t size);
+/* End what is left of g's daemon and start it again (the same limits, the same owner). */
+int farm_mps_restart(struct group *g);
 
 #endif

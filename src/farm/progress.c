@@ -212,6 +212,7 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 		json_double(&j, "busy_share", progress_busy_share(&g[i], s));
 		json_uint(&j, "mem_free", g[i].t.mem_free);
 		json_bool(&j, "mps_daemon_started", g[i].mps_ours);
+		json_int(&j, "mps_restarts", g[i].mps_restarts);
 		auto_json(&j, &g[i], s->t_end);
 		json_obj_end(&j);
 	}

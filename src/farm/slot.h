@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpu/select.h"
 
@@ -38,6 +39,13 @@ struct group {
 	int mps_ours;             /* started by this run: stopped at its end */
 	double fault_at;          /* when a fault was seen; 0: none pending */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
+	/* MPS health (health.c): a daemon that died, hung or lost its server */
+	int mps_down;             /* no task starts here until the daemon is restarted */
+	int mps_restarts;         /* restarts this run made here */
+	double mps_probe_at;      /* when the daemon is asked next whether it is well */
+	double mps_fast_until;    /* till then, with no server known yet, it is asked more often */
+	pid_t mps_server;         /* the server seen last (0: none), and its start time */
+	unsigned long long mps_server_start;
 };
 
 /*

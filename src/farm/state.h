@@ -57,6 +57,7 @@ struct run {
 	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
 	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
 	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
+	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 };
 
 /* Finished output waiting for its turn under -k. */
@@ -147,6 +148,18 @@ void finish_terminate_all(struct farm *f, double now);
 void finish_task(struct farm *f, struct run *r, double now);
 /* Free the slot r holds (its descriptors, its output, its place in its group). */
 void finish_release(struct farm *f, struct run *r, double now);
+
+/* health.c: MPS faults of every kind (daemon death or hang, server death) */
+/* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */
+void health_check(struct farm *f, double now);
+/* May a task start on g now? Under MPS its daemon must be alive (checked, cheaply). */
+int health_ready(struct farm *f, struct group *g, double now);
+/* A task started on g: its server (started for it) is looked for soon. */
+void health_started(struct group *g, double now);
+/* When a daemon is to be asked next (0: none is). */
+double health_next(const struct farm *f);
+/* An attempt on an MPS device failed: was its daemon or server the cause? 1: r->lost is set. */
+int health_task_failed(struct farm *f, struct run *r, double now);
 
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */

@@ -31,9 +31,11 @@ int state_path(const char *sub, char *out, size_t size);
  * on the open descriptor, the directory opened relative to parent (a
  * directory fd, or AT_FDCWD) with O_NOFOLLOW, so that a component swapped
  * for a symlink is refused rather than followed. With create, a missing
- * one is made (0700). The fd (O_CLOEXEC), or -1 with err set (EXIT_ENV).
+ * one is made (0700). shown names it in messages (NULL: name). The fd
+ * (O_CLOEXEC), or -1 with err set (EXIT_ENV; a missing one without create
+ * has errno ENOENT).
  */
-int private_dir_at(int parent, const char *name, int create);
+int private_dir_at(int parent, const char *name, const char *shown, int create);
 /*
  * The state directory (sub below it) as a descriptor, each component opened
  * relative to the one before; out gets its path for messages and for what

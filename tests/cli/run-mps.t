@@ -109,11 +109,14 @@ if [ "$1" = k ]; then
 fi
 exec "$CLIENT" --ms 1200
 SH
-run R -j 8 --retries 3 --json sh killer.sh ::: a b c k
-is "$rc" 0 "a killed MPS server loses no task (--retries 3)"
+run R -j 8 --retries 0 --json sh killer.sh ::: a b c k
+is "$rc" 0 "a killed MPS server loses no task (--retries 0)"
 ok "$( [ -e killed ]; echo $?)" "(the server was killed)"
-ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.retries + .fault_retries >= 3' >/dev/null; echo $?)" \
-	"the three clients it hit were retried"
+ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.reruns >= 3 and .retries == 0 and
+	.rerun_reasons["MPS fault"] == .reruns and .devices[0].mps_restarts == 1' >/dev/null; echo $?)" \
+	"the three clients it took ran again, not spending --retries (reruns, not retries)"
+like "$err" "its server \(pid [0-9]+\) died; daemon restarted \(1 of 3\), 3 tasks it took run again" \
+	"one line says what happened"
 
 # --- a second signal: terminate_client, then the signal -----------------------------------------
 # shellcheck disable=SC2086

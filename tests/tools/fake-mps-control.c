@@ -32,6 +32,10 @@
  *                      gone and HOLD_MS (default 300) passed, then ACTIVE again
  *                      and server.log gets "Server recovered".
  *   x_hang             the daemon stops answering anything (until killed).
+ *   x_hang_server      the server stops answering: get_server_status of it and
+ *                      new clients get no reply (the connection is kept open,
+ *                      as a daemon waiting on its server would); the rest of
+ *                      the daemon answers. Until the daemon is killed.
  *   x_limits           one line: "sm=P mem=SIZE|none priority=N" (what it was told).
  *
  * The private client protocol (fake-mps-client.c): a connection whose first
@@ -59,7 +63,7 @@
 
 #define MAXCONN 256
 
-enum kind { K_NEW, K_CLIENT };
+enum kind { K_NEW, K_CLIENT, K_PARKED };
 enum sstate { S_NONE, S_ACTIVE, S_FAULT };
 
 struct conn {
@@ -78,6 +82,7 @@ static char device[128];
 static pid_t server_pid;
 static int server_state = S_NONE;
 static double fault_until; /* FAULT lasts at least until then */
+static int server_hung;    /* x_hang_server: its status and new clients are never answered */
 static double sm_pct = 100.0;
 /* per device ordinal (the daemon's visible devices, numbered from 0); [0] is what clients get */
 #define MAXDEV 16
@@ -296,8 +301,8 @@ cmd_quit(int fd, const char *flag, const char *secs)
 	logf_("control.log", "Control", "Received quit");
 }
 
-/* Answer one command line on connection fd. */
-static void
+/* Answer one command line on connection fd; 1 when it must wait unanswered (a hung server). */
+static int
 command(int fd, char *line)
 {
 	char *a[4] = {0};
@@ -306,8 +311,10 @@ command(int fd, char *line)
 	for (char *t = strtok(line, " \t\r"); t && n < 4; t = strtok(NULL, " \t\r"))
 		a[n++] = t;
 	if (n == 0)
-		return;
+		return 0;
 	logf_("control.log", "Control", "Accepting command: %s", a[0]);
+	if (server_hung && strcmp(a[0], "get_server_status") == 0 && is_server(a[1]))
+		return 1;
 	if (strcmp(a[0], "get_server_list") == 0) {
 		if (server_pid > 0)
 			say(fd, "%ld\n", (long)server_pid);
@@ -372,6 +379,10 @@ command(int fd, char *line)
 		cmd_quit(fd, a[1], a[2]);
 	} else if (strcmp(a[0], "x_fault") == 0) {
 		cmd_fault(a[1]);
+	} else if (strcmp(a[0], "x_hang_server") == 0) {
+		if (server_pid <= 0)
+			server_start();
+		server_hung = 1;
 	} else if (strcmp(a[0], "x_hang") == 0) {
 		for (;;)
 			pause();
@@ -380,6 +391,7 @@ command(int fd, char *line)
 	} else {
 		say(fd, "Unknown command \"%s\"\n", a[0]);
 	}
+	return 0;
 }
 
 /* A first line "client PID CMD" registers a client; anything else is a command. */
@@ -390,7 +402,10 @@ first_line(int i, char *line)
 	char *rest;
 
 	if (strncmp(line, "client ", 7) != 0) {
-		command(c->fd, line);
+		if (command(c->fd, line)) {
+			c->kind = K_PARKED; /* no answer until the daemon dies */
+			return 0;
+		}
 		return 1; /* answered: close */
 	}
 	c->pid = (pid_t)strtol(line + 7, &rest, 10);
@@ -404,6 +419,10 @@ first_line(int i, char *line)
 	if (server_state == S_FAULT) {
 		say(c->fd, "error 807 server in fault state\n");
 		return 1;
+	}
+	if (server_hung) {
+		c->kind = K_PARKED; /* a client of a hung server waits for it */
+		return 0;
 	}
 	server_start();
 	c->kind = K_CLIENT;
@@ -423,8 +442,8 @@ readable(int i)
 
 	if (n <= 0)
 		return 1;
-	if (c->kind == K_CLIENT)
-		return 0; /* clients say nothing after registering */
+	if (c->kind == K_CLIENT || c->kind == K_PARKED)
+		return 0; /* clients say nothing after registering; parked ones get nothing */
 	c->inlen += (size_t)n;
 	c->in[c->inlen] = '\0';
 	nl = strchr(c->in, '\n');

@@ -321,7 +321,7 @@ test_bounded(const char *dir)
 	ok(read_file("/proc/self/stat", &data, &len) == 0 && len > 0, "/proc files are regular");
 	free(data);
 
-	dfd = private_dir_at(AT_FDCWD, dir, 0);
+	dfd = private_dir_at(AT_FDCWD, dir, NULL, 0);
 	ok(dfd >= 0, "private_dir_at opens a private directory");
 	ok(write_file_atomic_at(dfd, "rec", "a=1\n", 4, 0600) == 0, "write_file_atomic_at");
 	ok(read_file_at(dfd, "rec", 64, &data, &len) == 0 && strcmp(data, "a=1\n") == 0,
@@ -330,13 +330,13 @@ test_bounded(const char *dir)
 	ok(symlinkat("rec", dfd, "reclink") == 0, "a symlink to it");
 	ok(read_file_at(dfd, "reclink", 64, &data, &len) < 0 && strstr(err_msg(), "symbolic link"),
 	    "read_file_at never follows a symlink");
-	ok(private_dir_at(dfd, "reclink", 0) < 0 && strstr(err_msg(), "symbolic link"),
+	ok(private_dir_at(dfd, "reclink", NULL, 0) < 0 && strstr(err_msg(), "symbolic link"),
 	    "nor does private_dir_at");
-	ok(private_dir_at(dfd, "fifo", 1) < 0 && strstr(err_msg(), "FIFO"),
+	ok(private_dir_at(dfd, "fifo", NULL, 1) < 0 && strstr(err_msg(), "FIFO"),
 	    "a FIFO is not a directory, and is said to be one");
-	ok(private_dir_at(dfd, "none", 0) < 0 && errno == ENOENT, "without create a missing one is ENOENT");
+	ok(private_dir_at(dfd, "none", NULL, 0) < 0 && errno == ENOENT, "without create a missing one is ENOENT");
 	ok(faccessat(dfd, "none", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "and is not created");
-	fd = private_dir_at(dfd, "sub", 1);
+	fd = private_dir_at(dfd, "sub", NULL, 1);
 	ok(fd >= 0 && same_dir(strcat(strcpy(q, dir), "/sub"), fd), "same_dir: the path is still it");
 	path_in(p, sizeof p, dir, "sub.old");
 	ok(rename(q, p) == 0 && mkdir(q, 0700) == 0, "the directory swapped for another");

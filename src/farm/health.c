@@ -1,0 +1,160 @@
+/*
+ * health: MPS faults of every kind, handled as one. A device's control
+ * daemon that died, one that no longer answers within the time limit (a
+ * hung daemon, or a daemon waiting on a server that hung), and a server
+ * that died under our tasks all leave the same thing behind: tasks whose
+ * MPS is gone, and new tasks that would run without MPS (the CUDA runtime
+ * quietly runs a client without the daemon it was told about, and --sm and
+ * --mem no longer hold). So, whatever the kind:
+ *  - the device takes no new task (a task starts only after its daemon's
+ *    pid is seen alive, and never while the device is down);
+ *  - its running tasks are ended and run again without spending their
+ *    --retries (queue_rerun_own);
+ *  - what is left of the daemon is ended (pids checked by start time) and
+ *    it is started again, at most FARM_MPS_RESTARTS times per device in a
+ *    run ($GPUPACK_MPS_RESTARTS); past that the run stops with one line,
+ *    leaving the tasks it ended unrecorded for --resume.
+ * A fault is noticed when a task on the device fails (the daemon is asked
+ * then), and by asking the daemon every FARM_MPS_PROBE seconds while tasks
+ * run there (a hung daemon fails no task: its clients just wait). A
+ * client's own fatal fault (the server stays up) is finish.c's suspects.
+ */
+#include "farm/cost.h"
+#include "farm/mpsfarm.h"
+#include "farm/state.h"
+#include "util/err.h"
+#include "util/str.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define LOST_WHY "MPS fault"
+
+static int
+restart_limit(void)
+{
+	const char *v = getenv("GPUPACK_MPS_RESTARTS");
+	long n;
+
+	if (v && *v && parse_long(v, 0, 1000, &n) == 0)
+		return (int)n;
+	err_clear();
+	return FARM_MPS_RESTARTS;
+}
+
+/* g's MPS failed (why): end its tasks, restart its daemon, or stop the run. */
+static void
+fault(struct farm *f, struct group *g, const char *why, double now)
+{
+	int lost = 0, limit = restart_limit();
+
+	g->mps_down = 1;
+	/* its clients: nothing to ask their daemon for, and they may run without MPS now */
+	for (int i = 0; i < f->nr; i++) {
+		struct run *r = &f->r[i];
+
+		/* the attempt whose failure told us (exited, not finished yet) counts too */
+		if (r->g != g || !r->task || r->lost)
+			continue;
+		r->lost = LOST_WHY;
+		lost++;
+		if (r->exited)
+			continue;
+		r->terminated = 1;
+		kill(-r->pid, SIGKILL);
+	}
+	if (f->stop > 0)
+		return;
+	if (g->mps_restarts >= limit) {
+		err_set(EXIT_ENV, "MPS on %s: %s, after %d restart%s of its daemon; stopping the run "
+		    "(--resume runs the tasks it took)", g->t.uuid, why, g->mps_restarts,
+		    g->mps_restarts == 1 ? "" : "s");
+		finish_fatal(f, now);
+		return;
+	}
+	if (farm_mps_restart(g) < 0) {
+		err_prefix("MPS on %s: %s; restarting its daemon", g->t.uuid, why);
+		finish_fatal(f, now);
+		return;
+	}
+	g->mps_restarts++;
+	g->mps_down = 0;
+	g->mps_probe_at = now + FARM_MPS_PROBE;
+	if (g->mps_ours)
+		guard_mps_started(&f->guard, g->t.uuid);
+	warnx_("MPS on %s: %s; daemon restarted (%d of %d), %d task%s it took run%s again", g->t.uuid,
+	    why, g->mps_restarts, limit, lost, lost == 1 ? "" : "s", lost == 1 ? "s" : "");
+}
+
+static double
+interval(const struct group *g, double now)
+{
+	return g->mps_server == 0 && now < g->mps_fast_until ? FARM_MPS_PROBE_FAST : FARM_MPS_PROBE;
+}
+
+void
+health_check(struct farm *f, double now)
+{
+	char why[256];
+
+	for (int i = 0; i < f->ng && f->stop == 0; i++) {
+		struct group *g = &f->g[i];
+
+		if (!g->mps || g->running == 0 || now < g->mps_probe_at)
+			continue;
+		if (farm_mps_probe(g, why, sizeof why) < 0)
+			fault(f, g, why, now);
+		g->mps_probe_at = now + interval(g, now);
+	}
+}
+
+void
+health_started(struct group *g, double now)
+{
+	if (!g->mps || g->mps_server != 0)
+		return;
+	g->mps_fast_until = now + FARM_MPS_FAST_FOR;
+	if (g->mps_probe_at > now + FARM_MPS_PROBE_FAST)
+		g->mps_probe_at = now + FARM_MPS_PROBE_FAST;
+}
+
+double
+health_next(const struct farm *f)
+{
+	double next = 0;
+
+	for (int i = 0; i < f->ng; i++) {
+		const struct group *g = &f->g[i];
+
+		if (g->mps && g->running > 0 && (next == 0 || g->mps_probe_at < next))
+			next = g->mps_probe_at;
+	}
+	return next;
+}
+
+int
+health_ready(struct farm *f, struct group *g, double now)
+{
+	if (!g->mps || g->mps_down)
+		return !g->mps_down;
+	/* cheap (its /proc entry): a task must not start where it would run without MPS */
+	if (!farm_mps_alive(g))
+		fault(f, g, "its control daemon died", now);
+	return !g->mps_down && f->stop == 0;
+}
+
+int
+health_task_failed(struct farm *f, struct run *r, double now)
+{
+	char why[256];
+	struct group *g = r->g;
+
+	if (!g->mps || r->lost)
+		return r->lost != NULL;
+	g->mps_probe_at = now + interval(g, now);
+	/* the failed attempt is among what the fault took (fault() marks it) */
+	if (farm_mps_probe(g, why, sizeof why) < 0)
+		fault(f, g, why, now);
+	return r->lost != NULL;
+}
