@@ -4,7 +4,7 @@
 # control double: the control daemon killed, the daemon hung, the server
 # hung, and the restart limit. Each time: the device takes no task while
 # its daemon is down, the daemon is restarted, the tasks the fault took run
-# again without spending --retries (--retries 0 here), no task is lost, and
+# again without spending --retries (--retries 1 here), no task is lost, and
 # none ran outside MPS (the client prints mps=1 only with a daemon).
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$GPUPACK_SRC/tests/cli/mps-lib.sh"
@@ -41,8 +41,8 @@ clients() { printf '%s\n' "$1" | grep -c '^mps=1 '; }
 summary() { printf '%s\n' "$1" | tail -n 1; }
 
 # --- the control daemon killed mid-run ------------------------------------------------------
-run R -j 4 --retries 0 --json --joblog jl1 sh task.sh ::: 1 2 3 k 4 5 6
-is "$rc" 0 "the control daemon killed mid-run: no task lost (--retries 0)"
+run R -j 4 --retries 1 --json --joblog jl1 sh task.sh ::: 1 2 3 k 4 5 6
+is "$rc" 0 "the control daemon killed mid-run: no task lost (--retries 1: no retry)"
 ok "$([ -e killed ]; echo $?)" "(the daemon was killed)"
 is "$(clients "$out")" 6 "every client task ended done, as a client of an MPS daemon"
 is "$(outside "$out")" 0 "none ran without MPS"
@@ -56,8 +56,8 @@ is "$(count_daemons)" 0 "the restarted daemon is stopped at the end"
 
 # --- the daemon hung: noticed by its deadline -------------------------------------------------
 rm -f hung
-run env GPUPACK_MPS_TIMEOUT=1 $G run --gpus 0 -j 4 --retries 0 --json sh task.sh ::: 1 2 h 3 4
-is "$rc" 0 "a hung control daemon: no task lost, the run ends (--retries 0, no --timeout)"
+run env GPUPACK_MPS_TIMEOUT=1 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 h 3 4
+is "$rc" 0 "a hung control daemon: no task lost, the run ends (--retries 1: no retry, no --timeout)"
 is "$(clients "$out")" 4 "every client task done, under MPS"
 is "$(outside "$out")" 0 "none ran without MPS"
 like "$err" "its control daemon did not answer" "the hang is noticed by its deadline"
@@ -67,7 +67,7 @@ is "$(count_daemons)" 0 "and nothing left running"
 
 # --- the server hung: its daemon waits on it and does not answer either ------------------------
 rm -f hung
-run env GPUPACK_MPS_TIMEOUT=1 $G run --gpus 0 -j 4 --retries 0 --json sh task.sh ::: 1 2 s 3 4
+run env GPUPACK_MPS_TIMEOUT=1 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 s 3 4
 is "$rc" 0 "a hung server: no task lost"
 is "$(clients "$out")" 4 "every client task done, under MPS"
 like "$err" "did not answer" "noticed by the deadline"
@@ -75,7 +75,7 @@ is "$(count_daemons)" 0 "and nothing left running"
 
 # --- the restart limit --------------------------------------------------------------------------
 rm -f killed
-run env GPUPACK_MPS_RESTARTS=1 $G run --gpus 0 -j 2 --retries 0 --joblog jl2 sh task.sh ::: 1 K 2 K 3 4 5 6
+run env GPUPACK_MPS_RESTARTS=1 $G run --gpus 0 -j 2 --retries 1 --joblog jl2 sh task.sh ::: 1 K 2 K 3 4 5 6
 is "$rc" 255 "a daemon that keeps dying: past the restart limit the run stops (exit 255)"
 is "$(printf '%s\n' "$err" | grep -c 'MPS on')" 2 "one line for the restart, one for the stop"
 like "$err" "gpupack: run: MPS on $U0: its control daemon \\(pid [0-9]+\\) died, after 1 restart of its daemon; stopping the run \\(--resume runs the tasks it took\\)" \
@@ -83,7 +83,7 @@ like "$err" "gpupack: run: MPS on $U0: its control daemon \\(pid [0-9]+\\) died,
 is "$(awk -F'\t' 'NR > 1 && $7 != 0' jl2 | wc -l | tr -d ' ')" 0 "no task was recorded as failed"
 is "$(count_daemons)" 0 "nothing left running"
 touch calm
-run R -j 2 --retries 0 --joblog jl2 --resume sh task.sh ::: 1 K 2 K 3 4 5 6
+run R -j 2 --retries 1 --joblog jl2 --resume sh task.sh ::: 1 K 2 K 3 4 5 6
 is "$rc" 0 "--resume then finishes the run"
 is "$(awk -F'\t' 'NR > 1 { print $1 }' jl2 | sort -n | tr '\n' ' ')" "1 2 3 4 5 6 7 8 " \
 	"every task ended exactly once"

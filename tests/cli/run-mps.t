@@ -65,7 +65,7 @@ echo "$1 $(date +%s.%N) end" >>others.log
 exit $rc
 SH
 run R -j 8 --retries 1 --json --joblog fault.jl sh task.sh ::: a b c d f
-is "$rc" 1 "one faulting task: only it fails (--retries 1)"
+is "$rc" 1 "one faulting task: only it fails (--retries 1: no retry)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' fault.jl | wc -l | tr -d ' ')" 4 "the four clients it hit all end done"
 is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' fault.jl)" 1 "the faulting task failed"
 json=$(printf '%s\n' "$out" | tail -n 1)
@@ -109,8 +109,8 @@ if [ "$1" = k ]; then
 fi
 exec "$CLIENT" --ms 1200
 SH
-run R -j 8 --retries 0 --json sh killer.sh ::: a b c k
-is "$rc" 0 "a killed MPS server loses no task (--retries 0)"
+run R -j 8 --retries 1 --json sh killer.sh ::: a b c k
+is "$rc" 0 "a killed MPS server loses no task (--retries 1: no retry)"
 ok "$( [ -e killed ]; echo $?)" "(the server was killed)"
 ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.reruns >= 3 and .retries == 0 and
 	.rerun_reasons["MPS fault"] == .reruns and .devices[0].mps_restarts == 1' >/dev/null; echo $?)" \
