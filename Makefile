@@ -195,7 +195,11 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean
+# mutation testing (not part of check or CI): MUTATE_FLAGS="-n 200 -s 13", see tests/mutate.sh
+mutate:
+	sh tests/mutate.sh $(MUTATE_FLAGS)
+
+.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)

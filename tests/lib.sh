@@ -32,6 +32,8 @@ ok() {
 	else
 		echo "not ok $_tap_n - $2"
 		_tap_fail=$((_tap_fail + 1))
+		# tests/mutate.sh: one failure is all it needs to know
+		[ -n "${TAP_BAIL:-}" ] && exit 1
 	fi
 }
 
