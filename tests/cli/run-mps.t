@@ -112,10 +112,10 @@ SH
 run R -j 8 --retries 1 --json sh killer.sh ::: a b c k
 is "$rc" 0 "a killed MPS server loses no task (--retries 1: no retry)"
 ok "$( [ -e killed ]; echo $?)" "(the server was killed)"
-ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.reruns >= 3 and .retries == 0 and
-	.rerun_reasons["MPS fault"] == .reruns and .devices[0].mps_restarts == 1' >/dev/null; echo $?)" \
-	"the three clients it took ran again, not spending --retries (reruns, not retries)"
-like "$err" "its server \(pid [0-9]+\) died; daemon restarted \(1 of 3\), 3 tasks it took run again" \
+ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.reruns >= 1 and .retries == 0 and .failed == 0 and
+	.rerun_reasons["MPS fault"] == .reruns and .devices[0].mps_restarts >= 1' >/dev/null; echo $?)" \
+	"the clients it took ran again, not spending --retries (reruns, not retries)"
+like "$err" "its server \(pid [0-9]+\) died; daemon restarted \(1 of 3\), [0-9]+ tasks? it took runs? again" \
 	"one line says what happened"
 
 # --- a second signal: terminate_client, then the signal -----------------------------------------
