@@ -136,11 +136,13 @@ health_next(const struct farm *f)
 int
 health_ready(struct farm *f, struct group *g, double now)
 {
+	/* cheap (its /proc entry): a task must not start where it would run without MPS */
+	char why[96];
+
 	if (!g->mps || g->mps_down)
 		return !g->mps_down;
-	/* cheap (its /proc entry): a task must not start where it would run without MPS */
-	if (!farm_mps_alive(g))
-		fault(f, g, "its control daemon died", now);
+	if (!farm_mps_alive(g, why, sizeof why))
+		fault(f, g, why, now);
 	return !g->mps_down && f->stop == 0;
 }
 

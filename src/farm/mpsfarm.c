@@ -169,9 +169,13 @@ restart(struct group *g)
 }
 
 int
-farm_mps_alive(const struct group *g)
+farm_mps_alive(const struct group *g, char *why, size_t size)
 {
-	return g->mps && mps_pid_alive(g->mps);
+	if (g->mps && mps_pid_alive(g->mps))
+		return 1;
+	if (why)
+		snprintf(why, size, "its control daemon (pid %ld) died", g->mps ? (long)g->mps->pid : 0L);
+	return 0;
 }
 
 int
@@ -182,10 +186,8 @@ farm_mps_probe(struct group *g, char *why, size_t size)
 	int n = 0, rc = 0;
 	char cmd[96] = "get_server_list\n";
 
-	if (!farm_mps_alive(g)) {
-		snprintf(why, size, "its control daemon (pid %ld) died", (long)g->mps->pid);
+	if (!farm_mps_alive(g, why, size))
 		return -1;
-	}
 	/*
 	 * One run of the control program, with a time limit: the server list,
 	 * and the state of the server known so far (a daemon waiting on a
@@ -195,9 +197,8 @@ farm_mps_probe(struct group *g, char *why, size_t size)
 		snprintf(cmd, sizeof cmd, "get_server_list\nget_server_status %ld\n", (long)g->mps_server);
 	sbuf_init(&r);
 	if (mps_commands(g->mps, cmd, &r) < 0) {
-		if (!farm_mps_alive(g))
-			snprintf(why, size, "its control daemon (pid %ld) died", (long)g->mps->pid);
-		else
+		/* gone meanwhile (said by farm_mps_alive), or there and silent */
+		if (farm_mps_alive(g, why, size))
 			snprintf(why, size, "its control daemon did not answer (%s)", err_msg());
 		err_clear();
 		sbuf_free(&r);

@@ -32,8 +32,8 @@ void farm_mps_terminate(const struct group *g, pid_t pgid);
  * (our daemons only).
  */
 int farm_mps_blocked(struct group *g, double now);
-/* Is g's daemon process alive (pid and start time; asks it nothing)? */
-int farm_mps_alive(const struct group *g);
+/* Is g's daemon process alive (pid and start time; asks it nothing)? If not, why says so. */
+int farm_mps_alive(const struct group *g, char *why, size_t size);
 /*
  * Is g's daemon well? It must be alive, answer the control program within
  * the time limit ($GPUPACK_MPS_TIMEOUT), and the server that served our
