@@ -131,7 +131,7 @@ test_begin(void)
 	char path[256], side[300], *data;
 	size_t len;
 	struct journal j;
-	struct joblog_rec r = {4, 1795312283.903, 0.25, 2, 0, 0, "echo"};
+	struct joblog_rec r = {4, 1795312283.903, 0.25, 2, 0, 0, "echo", NULL};
 	const char *torn = "Seq\tHost\n3\t:\t1\t1\t0\t0\t0\t0\tx\n1";
 	int fd;
 
