@@ -165,27 +165,37 @@ fi
 # ---- which tests exercise a file ---------------------------------------------------------------
 # Unit tests first (fast), then the shell tests, cheapest first.
 tests_for() {
+	u=build/tests/unit
 	case $1 in
-	src/util/proc.c) echo "build/tests/unit/test_util tests/cli/run-guard.t" ;;
-	src/util/fs.c) echo "build/tests/unit/test_util build/tests/unit/test_farm_journal tests/cli/hostile.t tests/cli/mps-hostile.t tests/cli/mps.t" ;;
-	src/util/units.c|src/util/str.c|src/util/json.c|src/util/table.c) echo "build/tests/unit/test_util build/tests/unit/test_farm_task tests/cli/run.t tests/cli/devices.t" ;;
-	src/util/*) echo "build/tests/unit/test_util tests/cli/run.t tests/cli/devices.t" ;;
-	src/farm/journal.c) echo "build/tests/unit/test_farm_journal tests/cli/run-torn.t tests/cli/run-journal.t tests/cli/hostile.t" ;;
-	src/farm/guard.c) echo "tests/cli/run-guard.t tests/cli/mps-hostile.t" ;;
-	src/farm/health.c|src/farm/mpsfarm.c) echo "tests/cli/run-mps.t tests/cli/run-mps-faults.t tests/cli/mps-hostile.t" ;;
-	src/farm/slot.c) echo "build/tests/unit/test_farm_slot tests/cli/run-place.t tests/cli/run.t" ;;
-	src/farm/task.c|src/farm/input.c|src/farm/cmdline.c|src/farm/shell.c) echo "build/tests/unit/test_farm_task tests/cli/run.t tests/cli/run-parallel.t tests/cli/hostile.t" ;;
-	src/farm/output.c|src/farm/deliver.c) echo "build/tests/unit/test_farm_journal tests/cli/run.t tests/cli/run-parallel.t" ;;
-	src/farm/*) echo "build/tests/unit/test_farm_slot build/tests/unit/test_farm_task tests/cli/run.t tests/cli/run-journal.t tests/cli/run-signals.t tests/cli/run-torn.t tests/cli/hostile.t tests/cli/run-shard.t tests/cli/run-place.t tests/cli/run-mps.t" ;;
-	src/share/mps*.c) echo "build/tests/unit/test_mps tests/cli/mps-hostile.t tests/cli/mps.t tests/cli/mps-exec.t tests/cli/run-mps-faults.t tests/cli/devices.t" ;;
-	src/share/mig*.c) echo "build/tests/unit/test_mig_plan tests/cli/mig.t" ;;
-	src/share/timeslice.c) echo "tests/cli/timeslice.t" ;;
-	src/gpu/topology*.c|src/gpu/sim.c) echo "build/tests/unit/test_topology tests/cli/devices.t tests/cli/mig.t tests/cli/hostile.t" ;;
-	src/gpu/nvml*.c) echo "build/tests/unit/test_nvml tests/cli/nvml.t" ;;
-	src/gpu/select.c) echo "build/tests/unit/test_util tests/cli/run-place.t tests/cli/devices.t" ;;
-	src/gpu/backend.c) echo "build/tests/unit/test_topology build/tests/unit/test_util tests/cli/devices.t" ;;
-	*) echo "build/tests/unit/test_util tests/cli/run.t tests/cli/devices.t" ;;
+	src/util/proc.c) t="$u/test_util tests/cli/run-guard.t tests/cli/mps-hostile.t" ;;
+	src/util/fs.c) t="$u/test_util $u/test_farm_journal $u/test_mps tests/cli/hostile.t tests/cli/mps-dir.t tests/cli/mps-hostile.t tests/cli/mps.t tests/cli/run.t" ;;
+	src/util/units.c|src/util/str.c|src/util/json.c|src/util/table.c) t="$u/test_util $u/test_farm_input $u/test_farm_cmdline tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
+	src/util/*) t="$u/test_util tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
+	src/farm/journal.c) t="$u/test_farm_journal tests/cli/run-torn.t tests/cli/hostile.t tests/cli/run-journal.t tests/cli/run.t" ;;
+	src/farm/guard.c) t="tests/cli/mps-hostile.t tests/cli/run-guard.t" ;;
+	src/farm/health.c|src/farm/mpsfarm.c) t="tests/cli/mps-hostile.t tests/cli/run-mps-faults.t tests/cli/run-mps.t" ;;
+	src/farm/slot.c) t="$u/test_farm_slot tests/cli/run-place.t tests/cli/run.t" ;;
+	src/farm/cmdline.c|src/farm/shell.c) t="$u/test_farm_cmdline tests/cli/run-parallel.t tests/cli/run.t" ;;
+	src/farm/task.c|src/farm/input.c) t="$u/test_farm_input tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
+	src/farm/output.c|src/farm/deliver.c) t="$u/test_farm_journal tests/cli/run-journal.t tests/cli/run-parallel.t tests/cli/run.t" ;;
+	src/farm/opts.c) t="tests/cli/usage.t tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
+	src/farm/nodes*.c) t="tests/cli/run-nodes.t" ;;
+	src/farm/*) t="$u/test_farm_slot $u/test_farm_input $u/test_farm_cmdline tests/cli/run-torn.t tests/cli/hostile.t tests/cli/usage.t tests/cli/run-journal.t tests/cli/run-place.t tests/cli/run-signals.t tests/cli/run-parallel.t tests/cli/run.t tests/cli/run-mps.t tests/cli/run-guard.t" ;;
+	src/share/mps*.c) t="$u/test_mps tests/cli/mps-dir.t tests/cli/mps-hostile.t tests/cli/mps-exec.t tests/cli/devices.t tests/cli/jobmps.t tests/cli/mps.t tests/cli/run-mps-faults.t" ;;
+	src/share/mig*.c) t="$u/test_mig_plan tests/cli/mig.t" ;;
+	src/share/*) t="tests/cli/timeslice.t tests/cli/devices.t tests/cli/run-place.t" ;;
+	src/gpu/topology*.c|src/gpu/sim.c) t="$u/test_topology $u/test_util tests/cli/hostile.t tests/cli/timeslice.t tests/cli/devices.t tests/cli/run-place.t tests/cli/mig.t" ;;
+	src/gpu/nvml*.c) t="$u/test_nvml tests/cli/nvml.t tests/cli/devices.t" ;;
+	src/gpu/*) t="$u/test_topology $u/test_util tests/cli/devices.t tests/cli/run-place.t tests/cli/run.t" ;;
+	*) t="$u/test_util tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
 	esac
+	# only tests this tree has (a name in the table that is gone would make every mutant stillborn)
+	for x in $t; do
+		case $x in
+		build/*) [ -f "${x#build/}.c" ] && echo "$x" ;;
+		*) [ -f "$x" ] && echo "$x" ;;
+		esac
+	done
 }
 
 # ---- the workers --------------------------------------------------------------------------------
@@ -238,7 +248,8 @@ worker() {
 		i=$((i + 1))
 		[ $(((i - 1) % JOBS)) -eq $(($1 - 1)) ] || continue
 		file=$(printf '%s' "$m" | cut -f1)
-		cp "$SRC/$file" "$w/$file.orig"
+		# the original from the scratch copy: the working tree may change meanwhile
+		cp "$w/$file" "$w/$file.orig"
 		if ! apply "$w" "$m"; then
 			printf 'stale\t%s\n' "$m"
 			continue
@@ -263,6 +274,7 @@ worker() {
 }
 
 start=$(date +%s)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "mutate: $(wc -l <"$SCRATCH/candidates") candidates in $DIRS; $(wc -l <"$SCRATCH/sample") sampled (seed $SEED); $JOBS workers" >&2
 for j in $(seq "$JOBS"); do prepare "$j" & done
 wait
@@ -284,7 +296,7 @@ EQUIV=tests/mutate-equivalent.txt
 mkdir -p "$(dirname "$REPORT")"
 awk -F'\t' -v seed="$SEED" -v count="$COUNT" -v secs="$((end - start))" -v jobs="$JOBS" \
     -v dirs="$DIRS" -v commit="$(git rev-parse --short HEAD)$(git diff --quiet || echo +changes)" \
-    -v cands="$(wc -l <"$SCRATCH/candidates")" -v host="$(uname -n), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+    -v cands="$(wc -l <"$SCRATCH/candidates")" -v host="$(uname -n), $(nproc) cores, load average $load0 at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
     -v equiv="$EQUIV" '
 BEGIN {
 	while ((getline l < equiv) > 0) {
