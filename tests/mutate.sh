@@ -215,7 +215,7 @@ prepare() {
 # Run one test in worker dir w: 0 passed, 1 failed, 124 timed out. Shell tests stop at their first failure.
 run_one() {
 	(cd "$1" && GPUPACK="$1/build/gpupack" GPUPACK_BUILD="$1/build" GPUPACK_SRC="$1" TAP_BAIL=1 \
-		timeout -s KILL "${MUTATE_TEST_TIMEOUT:-120}" sh tests/run-test "$2" >/dev/null 2>&1)
+		timeout -s KILL "${MUTATE_TEST_TIMEOUT:-120}" sh tests/run-test "$2" </dev/null >/dev/null 2>&1)
 	rc=$?
 	[ $rc -eq 137 ] && return 124
 	[ $rc -eq 0 ] && return 0
@@ -240,7 +240,8 @@ apply() {
 	}' && mv "$1/$(printf '%s' "$2" | cut -f1).mut" "$1/$(printf '%s' "$2" | cut -f1)"
 }
 
-# Worker $1 takes every JOBS-th mutant of the sample; one result line per mutant.
+# Worker $1 takes every JOBS-th mutant of the sample; one result line per mutant. Builds and
+# tests read /dev/null: the sample is this loop's stdin, and `gpupack run` reads its input there.
 worker() {
 	w=$SCRATCH/w$1
 	i=0
