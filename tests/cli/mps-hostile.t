@@ -119,13 +119,13 @@ $G run --gpus 0 --share mps -j 2 "$CLIENT" --ms 20000 --pidfile p.{} ::: 1 2 >k.
 gp=$!
 _mps_pids="$_mps_pids $gp"
 i=0
-while { [ ! -s p.1 ] || [ ! -s p.2 ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while { [ ! -s p.1 ] || [ ! -s p.2 ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 dpid=$(daemon_pid "$U0")
 ok "$([ -n "$dpid" ] && alive "$dpid"; echo $?)" "the run's daemon runs (pid $dpid)"
 guard=$(ps -o pid=,comm= --ppid "$gp" | awk '$2 == "gpupack-guard" { print $1 }')
 kill -9 "$gp"
 i=0
-while alive "$dpid" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while alive "$dpid" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 ok "$(! alive "$dpid"; echo $?)" "kill -9 of gpupack: its watchdog stopped the run's daemon"
 is "$(count_daemons)" 0 "no daemon left"
 
@@ -135,7 +135,7 @@ $G run --gpus 0 --share mps -j 2 "$CLIENT" --ms 20000 --pidfile p.{} ::: 1 2 >k.
 gp=$!
 _mps_pids="$_mps_pids $gp"
 i=0
-while { [ ! -s p.1 ] || [ ! -s p.2 ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while { [ ! -s p.1 ] || [ ! -s p.2 ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 dpid=$(daemon_pid "$U0")
 guard=$(ps -o pid=,comm= --ppid "$gp" | awk '$2 == "gpupack-guard" { print $1 }')
 kill -9 "$guard" "$gp"

@@ -85,7 +85,7 @@ start_client() {
 	_mps_pids="$_mps_pids $pid"
 	eval "$(echo "$name" | tr '[:lower:]' '[:upper:]')=$pid"
 	i=0
-	while [ ! -s "$T/$name.out" ] && [ "$i" -lt 100 ]; do
+	while [ ! -s "$T/$name.out" ] && [ "$i" -lt 600 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done

@@ -34,7 +34,7 @@ carriers() { "$TOOLS/run-carriers" "$1"; }
 # wait_for N: until N tasks have started
 wait_for() {
 	i=0
-	while [ "$(cat effects 2>/dev/null | grep -c '^start')" -lt "$1" ] && [ $i -lt 400 ]; do
+	while [ "$(cat effects 2>/dev/null | grep -c '^start')" -lt "$1" ] && [ $i -lt 1200 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
@@ -57,7 +57,7 @@ ok $((n < 8)) "the tasks and their helpers run ($n processes)"
 kill -9 "$gpid"
 wait "$gpid" 2>/dev/null
 i=0
-while [ -n "$(carriers "$tok")" ] && [ $i -lt 100 ]; do
+while [ -n "$(carriers "$tok")" ] && [ $i -lt 600 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done

@@ -125,11 +125,11 @@ rm -f pid1 pid2
 $G run --gpus 0 -j 2 "$CLIENT" --pidfile pid{} ::: 1 2 >sig.out 2>sig.err &
 gpid=$!
 i=0
-while { [ ! -s pid1 ] || [ ! -s pid2 ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while { [ ! -s pid1 ] || [ ! -s pid2 ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 # registered with the daemon once both show in its client list
 i=0
 while [ "$(echo ps | CUDA_MPS_PIPE_DIRECTORY=$(echo "$STATE"/mps/*/pipe) "$GPUPACK_MPS_CONTROL" | grep -c fake-mps-client)" -lt 2 ] &&
-	[ $i -lt 200 ]; do
+	[ $i -lt 1200 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done
