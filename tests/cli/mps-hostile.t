@@ -102,7 +102,7 @@ fi
 exit \$rc
 SH
 chmod +x swap-control
-run K env GPUPACK_MPS_CONTROL="$T/swap-control" $G mps start --gpu 0
+run K env GPUPACK_MPS_CONTROL="$T/swap-control" GPUPACK_MPS_TIMEOUT=30 $G mps start --gpu 0
 ok "$([ -e swapped ]; echo $?)" "(the directory was swapped while the daemon started)"
 is "$rc" 3 "a component swapped for a symlink mid-start: refused (exit 3)"
 one_line "$err" "one line"

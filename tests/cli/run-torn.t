@@ -15,7 +15,7 @@ cd "$T" || exit 1
 seqs() { awk -F'\t' 'NR > 1 { print $1 }' "$1" | sort -n | tr '\n' ' '; }
 
 # --- a torn tail is cut before --resume appends ------------------------------------------
-run R --joblog jl echo ::: a b c
+run R --joblog jl -j 1 echo ::: a b c
 printf '1' >>jl
 run R --joblog jl --resume -k echo ::: a b c d e f g h i j k l
 is "$rc" 0 "--resume after a torn tail runs"
@@ -33,7 +33,7 @@ is "$(seqs jl2)" "1 " "and one record"
 
 # a torn record in the middle is no record: its task runs again on --resume
 rm -f jl*
-run R --joblog jl echo ::: a b c
+run R --joblog jl -j 1 echo ::: a b c
 head -c -12 jl >jl.cut && mv jl.cut jl && printf '\n' >>jl
 run R --joblog jl --resume echo ::: a b c
 is "$(seqs jl)" "1 2 3 3 " "a record torn before its newline is run again, the whole ones not"
