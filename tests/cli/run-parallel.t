@@ -45,3 +45,15 @@ is "$got" "$want" "stdin lines"
 got=$(gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -k echo got {.} :::: - <list 2>&1)
 is "$got" "$want" ":::: - is stdin"
 same "empty input line" echo "[{}]" ::: '' x
+
+# --- forms make mutate found unchecked (bench/results/2026-11-22-mutation.md) -----------------
+same "--dry-run: {%} is the first slot" --dry-run echo {%} ::: a
+same "-j N%: accepted" -j 50% echo ::: a b
+run_rc() { "$@" >/dev/null 2>&1; echo $?; }
+want=$(run_rc parallel --will-cite -j 1 --halt soon,fail=2 false ::: 1 2 3 4)
+got=$(run_rc gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 1 --halt soon,fail=2 false ::: 1 2 3 4)
+is "$got" "$want" "--halt soon,fail=2: the exit status counts the failures, as parallel's"
+rm -rf R
+gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --results R echo ::: a >/dev/null 2>&1
+got=$(run_rc gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --results R echo ::: a)
+is "$got" 0 "--results into a tree an earlier run made: its directories are reused"
