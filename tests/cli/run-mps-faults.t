@@ -87,3 +87,10 @@ run R -j 2 --retries 1 --joblog jl2 --resume sh task.sh ::: 1 K 2 K 3 4 5 6
 is "$rc" 0 "--resume then finishes the run"
 is "$(awk -F'\t' 'NR > 1 { print $1 }' jl2 | sort -n | tr '\n' ' ')" "1 2 3 4 5 6 7 8 " \
 	"every task ended exactly once"
+
+# GPUPACK_MPS_RESTARTS=0: no restart, the first fault stops the run
+rm -f killed
+run env GPUPACK_MPS_RESTARTS=0 $G run --gpus 0 -j 2 --retries 1 sh task.sh ::: 1 k 2
+is "$rc" 255 "GPUPACK_MPS_RESTARTS=0: the first daemon death stops the run"
+like "$err" "after 0 restarts of its daemon; stopping the run" "saying so"
+is "$(count_daemons)" 0 "nothing left running"
