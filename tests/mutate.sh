@@ -178,9 +178,9 @@ tests_for() {
 	src/farm/cmdline.c|src/farm/shell.c) t="$u/test_farm_cmdline tests/cli/run-parallel.t tests/cli/run.t" ;;
 	src/farm/task.c|src/farm/input.c) t="$u/test_farm_input tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
 	src/farm/output.c|src/farm/deliver.c) t="$u/test_farm_journal tests/cli/run-journal.t tests/cli/run-parallel.t tests/cli/run.t" ;;
-	src/farm/opts.c) t="tests/cli/usage.t tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
+	src/farm/opts.c) t="tests/cli/usage.t tests/cli/run-shard.t tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
 	src/farm/nodes*.c) t="tests/cli/run-nodes.t" ;;
-	src/farm/*) t="$u/test_farm_slot $u/test_farm_input $u/test_farm_cmdline tests/cli/run-torn.t tests/cli/hostile.t tests/cli/usage.t tests/cli/run-journal.t tests/cli/run-place.t tests/cli/run-signals.t tests/cli/run-parallel.t tests/cli/run.t tests/cli/run-mps.t tests/cli/run-guard.t" ;;
+	src/farm/*) t="$u/test_farm_slot $u/test_farm_input $u/test_farm_cmdline tests/cli/run-torn.t tests/cli/hostile.t tests/cli/usage.t tests/cli/run-shard.t tests/cli/run-journal.t tests/cli/run-place.t tests/cli/run-signals.t tests/cli/run-parallel.t tests/cli/run.t tests/cli/run-mps.t tests/cli/run-guard.t" ;;
 	src/share/mps*.c) t="$u/test_mps tests/cli/mps-dir.t tests/cli/mps-hostile.t tests/cli/mps-exec.t tests/cli/devices.t tests/cli/jobmps.t tests/cli/mps.t tests/cli/run-mps-faults.t" ;;
 	src/share/mig*.c) t="$u/test_mig_plan tests/cli/mig.t" ;;
 	src/share/*) t="tests/cli/timeslice.t tests/cli/devices.t tests/cli/run-place.t" ;;
