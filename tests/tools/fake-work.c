@@ -477,6 +477,8 @@ farm_task(int argc, char **argv)
 					fprintf(stderr, "fake-work: farm: CUDA error: out of memory (cudaMalloc of "
 					    "%.0f MiB, %.0f of %.0f in use)\n", c.task_mib, fakedev_used_mib(s),
 					    c.dev_mib);
+					/* freed: under ASan a leak report would follow the message the farm reads */
+					free(s);
 					return 1;
 				}
 				phase = 1;
