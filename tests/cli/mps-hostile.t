@@ -96,6 +96,10 @@ cat >swap-control <<SH
 "$TOOLS/fake-mps-control" "\$@"
 rc=\$?
 if [ "\${1:-}" = -d ] && [ ! -e "$T/swapped" ]; then
+	# once the daemon is up in the real directory (on a loaded machine it may not be yet when
+	# -d returns, and would then itself be sent through the link: the limit doc/mps.md states)
+	i=0
+	while [ ! -s "$D0/pipe/nvidia-cuda-mps-control.pid" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
 	touch "$T/swapped"
 	mv "$D0" "$D0.real" && ln -s "$T/target" "$D0"
 fi
