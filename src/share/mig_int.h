@@ -151,6 +151,7 @@ struct search {
 	struct mig_score bs;
 	int have;
 	long nodes, limit;
+	long budget;                  /* the whole plan's work budget (limit is the current search's) */
 	int aborted;
 	/* scratch for the level being filled */
 	long double *dyn;             /* [ngpus * MIG_MAX_PROFILES]: best reduced value of one instance */
@@ -161,6 +162,7 @@ struct search {
 	int optimal;                  /* every level proven */
 	int gap_level;                /* the first level not proven (0: none) */
 	long double gap_mag;          /* mag when it stopped (its bound is root) */
+	struct mig_lattice *lat;      /* the values each level can take (mig_lattice.c) */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -253,16 +255,26 @@ void mig_usearch_free(struct usearch *s);
 int mig_need_sms(const struct mig_gpu *g, double share);
 /* The value of an instance of profile p holding n units of mem bytes in all. */
 long double mig_inst_value(const struct search *s, const struct mig_profile *pr, int n, uint64_t mem);
-/* The first plans: first fit both ways and the unit search. */
-void mig_search_first(struct search *s, const struct mig_request *reqs, int nunits);
 /* The search of node s->lo, s->hi at level s->lvl with the current prices, within limit nodes. */
 void mig_search_dfs(struct search *s, long limit);
 /* s->cur with score s->sc (and s->rem) as a candidate for the best plan. */
 void mig_search_offer(struct search *s);
+/* -------------------------------------------------------------- mig_heur.c */
+
+/* The first plans: first fit both ways and the unit search. */
+void mig_search_first(struct search *s, const struct mig_request *reqs, int nunits);
+/* s->cur, its score computed, with the units left[] not placed, as a candidate. */
+void mig_search_offer_cur(struct search *s, const int *left);
+/* s->cur completed: the units left[] placed first fit where they go, instances shrunk, offered. */
+void mig_search_complete(struct search *s, int *left);
+/* Ruin and recreate: each GPU's and pair of GPUs' loads refilled first fit; a better plan becomes the best. */
+void mig_search_improve(struct search *s);
 /* A plan's value at level lvl (more is better). */
 long double mig_level_value(const struct mig_score *sc, int lvl);
-/* Could a plan whose value at this level is at most bound beat the best one? */
+/* Could a plan of the node whose value at this level is at most bound beat the best one? */
 int mig_could_beat(const struct search *s, long double bound);
+/* The same for a bound already rounded (mig_lattice_round) in its own node. */
+int mig_could_beat_rounded(const struct search *s, long double bound);
 /* The size of the numbers the bound sums at the current prices. */
 void mig_search_magnitude(struct search *s);
 
@@ -286,6 +298,17 @@ void mig_bound_instances(struct search *s, int j, const int *rem, long double *b
  */
 void mig_price_instances(struct search *s, int j, const int *rem, long double *best, int *x);
 long double mig_price_gpu(const struct search *s, int j, const long double *best, int *row);
+
+/* ------------------------------------------------------------ mig_lattice.c */
+
+uint64_t mig_gcd64(uint64_t a, uint64_t b);
+/* The achievable totals of SMs, operations and instance memory of s's GPUs. */
+void mig_lattice_init(struct search *s);
+void mig_lattice_free(struct search *s);
+/* The node s->lo, s->hi begins: the waste's residues it allows. */
+void mig_lattice_node(struct search *s);
+/* An upper bound on the level's value in the node, moved down to a value a plan can take (-1e30: none). */
+long double mig_lattice_round(const struct search *s, long double bound);
 
 /* ------------------------------------------------------------- mig_master.c */
 

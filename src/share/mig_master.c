@@ -433,6 +433,7 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 	unsigned char *keep = xcalloc(s->npool + 1, 1);
 	long pivots = 0;
 
+	mig_lattice_node(s);
 	memset(&ms, 0, sizeof ms);
 	ms.nk = s->nk;
 	ms.group = xcalloc((size_t)s->ngpus + 1, sizeof *ms.group);

@@ -188,18 +188,6 @@ class_on_gpu(const struct search *s, struct sgpu *sg, int k)
 			sg->fit[k] |= 1u << p;
 }
 
-static uint64_t
-gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 static void
 search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
     struct gtable *tab, int *cls, long limit)
@@ -212,6 +200,7 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 	s->ngpus = ngpus;
 	s->tab = tab;
 	s->limit = limit;
+	s->budget = limit;
 	s->k = xcalloc((size_t)nreqs + 1, sizeof *s->k);
 	s->nk = make_classes(reqs, nreqs, s->k, cls);
 	nk = (size_t)s->nk + 1;
@@ -259,9 +248,9 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 
 		for (j = 0; j < ngpus; j++) {
 			for (int p = 0; p < s->sg[j].g->nprofiles; p++)
-				d = gcd64(d, s->sg[j].g->profiles[p].mem_bytes);
+				d = mig_gcd64(d, s->sg[j].g->profiles[p].mem_bytes);
 			for (int k = 0; k < s->nk; k++)
-				d = gcd64(d, s->sg[j].mem[k]);
+				d = mig_gcd64(d, s->sg[j].mem[k]);
 		}
 		s->waste_step = (long double)(d ? d : 1) / MIG_GIB;
 		for (j = 0; j < ngpus; j++)
@@ -543,6 +532,7 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 	}
 	search_init(&s, gpus, ngpus, eff, nreqs, tab, cls, node_limit > 0 ? node_limit : MIG_NODE_LIMIT);
 	s.cls = cls;
+	mig_lattice_init(&s);
 	mig_search_run(&s, eff, nunits);
 	out->nunits = nunits;
 	out->units = xcalloc((size_t)nunits + 1, sizeof *out->units);
@@ -556,6 +546,7 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 	plan_bound(&s, out);
 	free(cls);
 	free(eff);
+	mig_lattice_free(&s);
 	search_free(&s);
 	mig_tables_free(tab, ngpus);
 	return 0;

@@ -650,7 +650,7 @@ dive(struct search *s, struct mig_lpsol *sol)
 		}
 		sc.ops += s->cur[j].x ? s->cur[j].x->ops : 0;
 	}
-	/* GPUs left get the empty load */
+	/* GPUs left get the empty load; then the units left go where they fit */
 	for (int j = 0; j < s->ngpus; j++)
 		if (!done[j]) {
 			const struct geo *e = s->sg[j].t->ngeo ? mig_gtable_find(s->sg[j].t, 0) : NULL;
@@ -659,14 +659,11 @@ dive(struct search *s, struct mig_lpsol *sol)
 			s->cur[j].nslots = 0;
 			sc.ops += e ? e->ops : 0;
 		}
-	for (int k = 0; k < nk; k++) {
+	for (int k = 0; k < nk; k++)
 		s->hi[k] = s->k[k].n;
-		s->rem[k] = left[k];
-	}
 	memcpy(s->lvl_rhs, rhs, sizeof rhs);
-	s->sc = sc;
 	TRACE("dive: %d %.3f %d %d\n", sc.satisfied, (double)sc.waste / (1 << 30), sc.sms, sc.ops);
-	mig_search_offer(s);
+	mig_search_complete(s, left);
 	free(s->grp_fixed);
 	s->grp_fixed = NULL;
 	free(left);
@@ -680,7 +677,7 @@ prove_level(struct search *s, long total)
 	struct open o = {NULL, 0, 0, s->nk};
 	struct mig_lpsol sol;
 	int dived = 0; /* the first nodes dive (last pushed first) for plans, then the best bound goes first */
-	int *lo = xcalloc((size_t)s->nk * 2 + 1, sizeof *lo), *hi = lo + s->nk, ret = 0;
+	int *lo = xcalloc((size_t)s->nk * 2 + 1, sizeof *lo), *hi = lo + s->nk, ret = 0, all = 0;
 
 	memset(&sol, 0, sizeof sol);
 	sol.placed = xcalloc((size_t)s->nk + 1, sizeof *sol.placed);
@@ -689,9 +686,16 @@ prove_level(struct search *s, long total)
 	mig_bound_level_start(s);
 	if (s->nodes < total)
 		dive(s, &sol);
+	mig_search_improve(s);
+	s->inc = mig_level_value(&s->bs, s->lvl);
+	for (int k = 0; k < s->nk; k++)
+		all += s->k[k].n;
+	/* a plan that satisfies every unit: the later levels' plans place every unit of every class */
+	all = s->have && s->lvl >= 2 && s->bs.satisfied == all;
 	for (int k = 0; k < s->nk; k++) {
 		hi[k] = s->k[k].n;
-		s->lo[k] = 0;
+		lo[k] = all ? hi[k] : 0;
+		s->lo[k] = lo[k];
 		s->hi[k] = hi[k];
 	}
 	if (s->nodes >= total) {
@@ -723,7 +727,7 @@ prove_level(struct search *s, long total)
 		int st, k;
 		double at = 0;
 
-		if (s->have && !mig_could_beat(s, x.bound)) {
+		if (s->have && !mig_could_beat_rounded(s, x.bound)) {
 			node_free(&x);
 			continue;
 		}
@@ -748,15 +752,17 @@ prove_level(struct search *s, long total)
 		if (!mig_could_beat(s, s->root))
 			continue;
 		if (st == MIG_LP_OPTIMAL && split(s, &sol, &k, &b, &at)) {
+			long double rb = mig_lattice_round(s, s->root); /* the children's, in this node's lattice */
+
 			memcpy(lo, s->lo, sizeof *lo * (size_t)s->nk);
 			memcpy(hi, s->hi, sizeof *hi * (size_t)s->nk);
 			if (k >= 0) {
 				/* up first: plans that place more come from the dive */
 				hi[k] = (int)floor(at);
-				push(&o, s->root, lo, hi, s->br, s->nbr, NULL);
+				push(&o, rb, lo, hi, s->br, s->nbr, NULL);
 				hi[k] = s->hi[k];
 				lo[k] = (int)ceil(at);
-				push(&o, s->root, lo, hi, s->br, s->nbr, NULL);
+				push(&o, rb, lo, hi, s->br, s->nbr, NULL);
 			} else {
 				struct mig_branch up = b;
 
@@ -764,8 +770,8 @@ prove_level(struct search *s, long total)
 				b.hi = (int)floor(at);
 				up.lo = (int)ceil(at);
 				up.hi = 1 << 20;
-				push(&o, s->root, lo, hi, s->br, s->nbr, &b);
-				push(&o, s->root, lo, hi, s->br, s->nbr, &up);
+				push(&o, rb, lo, hi, s->br, s->nbr, &b);
+				push(&o, rb, lo, hi, s->br, s->nbr, &up);
 			}
 			continue;
 		}
@@ -795,6 +801,15 @@ prove_level(struct search *s, long total)
 		}
 	}
 done:
+	if (ret < 0) {
+		/* this node's bound in the root's lattice (the open ones' are rounded in their parents') */
+		for (int k = 0; k < s->nk; k++) {
+			s->hi[k] = s->k[k].n;
+			s->lo[k] = all ? s->hi[k] : 0;
+		}
+		mig_lattice_node(s);
+		s->root = mig_lattice_round(s, s->root);
+	}
 	/* not proven: the largest bound left, this node's and the open ones' */
 	for (size_t i = 0; i < o.n; i++) {
 		if (ret < 0 && o.v[i].bound > s->root)

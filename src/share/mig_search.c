@@ -70,11 +70,20 @@ mig_level_value(const struct mig_score *sc, int lvl)
  * 1e-14 * mag; pruning waits until the bound is that far below.
  */
 int
-mig_could_beat(const struct search *s, long double bound)
+mig_could_beat_rounded(const struct search *s, long double bound)
 {
 	if (!s->have)
 		return 1;
 	return bound + 1e-14L * s->mag >= s->inc + s->step;
+}
+
+/* The bound first moved down to the next value a plan of the node can take (mig_lattice.c). */
+int
+mig_could_beat(const struct search *s, long double bound)
+{
+	if (!mig_could_beat_rounded(s, bound))
+		return 0; /* rounding only lowers it */
+	return s->lvl == 1 || mig_could_beat_rounded(s, mig_lattice_round(s, bound));
 }
 
 /* ------------------------------------------------------------ load order */
@@ -495,182 +504,6 @@ make_orders(struct search *s)
 	}
 }
 
-/* ------------------------------------------------------ a first plan, fast */
-
-/*
- * First fit: units one at a time (largest first, or smallest first), each
- * into an instance it can share, else into a new instance of the cheapest
- * profile that fits it on the first GPU whose geometry table still has a row
- * for it, else nowhere. Good plans are what make the bound prune; the
- * search proves or improves on this one.
- */
-static void
-greedy(struct search *s, int ascending)
-{
-	int idx[s->nk + 1], n = 0;
-	struct mig_score sc = {0, 0, 0, 0};
-
-	for (int j = 0; j < s->ngpus; j++) {
-		s->cur[j].x = NULL;
-		s->cur[j].nslots = 0;
-		for (int i = 0; i < MIG_MAX_INST; i++)
-			memset(s->cur[j].slot[i].cnt, 0, sizeof *s->cur[j].slot[i].cnt * (size_t)s->nk);
-	}
-	for (int k = 0; k < s->nk; k++) {
-		int i = n++;
-
-		while (i > 0 && (ascending ? s->k[idx[i - 1]].mem > s->k[k].mem : s->k[idx[i - 1]].mem < s->k[k].mem)) {
-			idx[i] = idx[i - 1];
-			i--;
-		}
-		idx[i] = k;
-	}
-	for (int q = 0; q < n; q++) {
-		int k = ascending ? idx[q] : idx[q];
-
-		for (int u = 0; u < s->k[k].n; u++) {
-			int done = 0;
-
-			for (int j = 0; j < s->ngpus && !done; j++) {
-				const struct sgpu *sg = &s->sg[j];
-				struct load *ld = &s->cur[j];
-
-				for (int i = 0; i < ld->nslots && sg->small[k] && !done; i++) {
-					struct slot *sl = &ld->slot[i];
-					const struct mig_profile *pr = &sg->g->profiles[sl->profile];
-
-					if (sl->big < 0 && sl->mem + sg->mem[k] <= pr->mem_bytes && sl->need + sg->need[k] <= pr->sms) {
-						sl->cnt[k]++;
-						sl->nunits++;
-						sl->mem += sg->mem[k];
-						sl->need += sg->need[k];
-						done = 1;
-					}
-				}
-			}
-			for (int j = 0; j < s->ngpus && !done; j++) {
-				const struct sgpu *sg = &s->sg[j];
-				struct load *ld = &s->cur[j];
-				uint64_t key = ld->x ? ld->x->key : 0;
-				int best = -1;
-
-				if (ld->nslots >= MIG_MAX_INST)
-					continue;
-				for (int p = 0; p < sg->g->nprofiles; p++) {
-					const struct mig_profile *pr = &sg->g->profiles[p];
-
-					if (sg->small[k] ? sg->need[k] > pr->sms : !(sg->fit[k] >> p & 1))
-						continue;
-					if ((key >> (4 * p) & 15) == 15 || !mig_gtable_find(sg->t, key + ((uint64_t)1 << (4 * p))))
-						continue;
-					if (best < 0 || pr->mem_bytes < sg->g->profiles[best].mem_bytes ||
-					    (pr->mem_bytes == sg->g->profiles[best].mem_bytes && pr->sms < sg->g->profiles[best].sms))
-						best = p;
-				}
-				if (best >= 0) {
-					struct slot *sl = &ld->slot[ld->nslots++];
-
-					ld->x = mig_gtable_find(sg->t, key + ((uint64_t)1 << (4 * best)));
-					sl->profile = best;
-					sl->big = sg->small[k] ? -1 : k;
-					sl->nunits = 1;
-					sl->mem = sg->mem[k];
-					sl->need = sg->need[k];
-					memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
-					if (sg->small[k])
-						sl->cnt[k] = 1;
-					done = 1;
-				}
-			}
-		}
-	}
-	for (int j = 0; j < s->ngpus; j++)
-		for (int i = 0; i < s->cur[j].nslots; i++) {
-			const struct slot *sl = &s->cur[j].slot[i];
-			const struct mig_profile *pr = &s->sg[j].g->profiles[sl->profile];
-
-			sc.satisfied += sl->nunits;
-			sc.waste += pr->mem_bytes - sl->mem;
-			sc.sms += pr->sms;
-		}
-	for (int j = 0; j < s->ngpus; j++)
-		sc.ops += s->cur[j].x ? s->cur[j].x->ops : 0;
-	s->sc = sc;
-	leaf(s);
-}
-
-/* The best plan of the unit search (mig_unitsearch.c) as loads, a candidate for the best. */
-static void
-seed(struct search *s, const struct usearch *us)
-{
-	struct mig_score sc = {0, 0, 0, 0};
-
-	if (!us->found)
-		return;
-	for (int j = 0; j < s->ngpus; j++) {
-		const struct sgpu *sg = &s->sg[j];
-		const struct gstate *st = &us->best_gs[sg->gpu];
-		struct load *ld = &s->cur[j];
-
-		ld->x = mig_gtable_find(sg->t, st->key);
-		ld->nslots = st->nopen;
-		for (int o = 0; o < st->nopen; o++) {
-			struct slot *sl = &ld->slot[o];
-			const struct mig_profile *pr = &sg->g->profiles[st->open[o].profile];
-
-			sl->profile = st->open[o].profile;
-			sl->big = -1;
-			sl->nunits = 0;
-			sl->mem = 0;
-			sl->need = 0;
-			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
-			for (int u = 0; u < us->nunits; u++) {
-				int k = s->cls[us->units[u].req];
-
-				if (us->best_ag[u] != sg->gpu || us->best_ai[u] != o)
-					continue;
-				if (st->open[o].exclusive)
-					sl->big = k;
-				else
-					sl->cnt[k]++;
-				sl->nunits++;
-				sl->mem += sg->mem[k];
-				sl->need += sg->need[k];
-			}
-			sc.satisfied += sl->nunits;
-			sc.waste += pr->mem_bytes - sl->mem;
-			sc.sms += pr->sms;
-		}
-		sc.ops += ld->x ? ld->x->ops : 0;
-	}
-	s->sc = sc;
-	leaf(s);
-}
-
-/*
- * The unit search, least needy units first then largest first, each with an
- * eighth of the budget: good plans quickly.
- */
-static void
-first_plans(struct search *s, const struct mig_request *reqs, int nunits)
-{
-	struct usearch a, b;
-	long limit = s->limit / 64 + 1;
-
-	mig_usearch_init(&a, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 1);
-	mig_usearch_unit(&a, 0);
-	s->nodes += a.nodes;
-	seed(s, &a);
-	mig_usearch_init(&b, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 0);
-	b.best = a.best;
-	b.have_best = a.have_best;
-	mig_usearch_unit(&b, 0);
-	s->nodes += b.nodes;
-	seed(s, &b);
-	mig_usearch_free(&a);
-	mig_usearch_free(&b);
-}
-
 /* --------------------------------------------------------------- running */
 
 static void
@@ -714,19 +547,4 @@ mig_search_magnitude(struct search *s)
 			    g->profiles[p].max_count;
 	}
 	s->mag = m;
-}
-
-void
-mig_search_first(struct search *s, const struct mig_request *reqs, int nunits)
-{
-	s->lvl = 1;
-	for (int k = 0; k < s->nk; k++) {
-		s->pi[k] = 0;
-		s->lo[k] = 0;
-		s->hi[k] = s->k[k].n;
-		s->rem[k] = s->k[k].n;
-	}
-	greedy(s, 0);
-	greedy(s, 1);
-	first_plans(s, reqs, nunits);
 }
