@@ -1,6 +1,6 @@
 #!/bin/sh
 # mig-plan.sh: the MIG planner on 50 request units over 8 GPUs (issue 14: every plan
-# proven optimal, each in under 100 ms). Three measurements:
+# proven optimal, each in under 100 ms). Four measurements:
 #   1. the planner alone (tests/tools/mig_plan_bench.c): 20 mixes shaped like a node's queue
 #      (3 to 10 job classes, 50 jobs split among them: named profiles, memory sizes from a menu
 #      of common sizes with or without a compute share, small jobs below the smallest profile
@@ -10,7 +10,8 @@
 #      bound there, the work units spent;
 #   2. harder mixes: 20 classes of distinct sizes each (the planner must stay correct and
 #      bounded, and say how far from optimal it may be);
-#   3. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
+#   3. the same mixes with twice the budget (summaries: what more work would prove);
+#   4. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
 #      FILE` with 50 units, wall clock of the process, best and worst of 10.
 # Writes bench/results/mig-plan.md (or $1).
 #   bench/mig-plan.sh [RESULT_FILE]
@@ -57,6 +58,13 @@ ms_now() { date +%s%N; }
 	echo
 	"$tool" "$csv" H100-80GB 8 50 5 20
 	echo
+	limit=$(sed -n 's/^#define MIG_NODE_LIMIT \([0-9]*\)L.*/\1/p' src/share/mig.h)
+	echo "## Twice the budget ($((2 * limit)) units): the same 60 mixes, summaries"
+	echo
+	for p in A100-40GB H100-80GB H200-141GB; do
+		"$tool" "$csv" "$p" 8 50 20 0 $((2 * limit)) | tail -1
+		echo
+	done
 	echo "## The whole command on topologies/h100-80gb-x8.topo"
 	echo
 	req=$(mktemp)
