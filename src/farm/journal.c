@@ -334,27 +334,6 @@ journal_check(struct journal *j, const char *path, int append, int resume, int r
 	return 0;
 }
 
-/* write() all of buf, through short writes; -1 with errno from the failing call. */
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int
 journal_begin(struct journal *j)
 {

@@ -3,6 +3,7 @@
  */
 #include "farm/output.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -49,22 +50,6 @@ open_spill(void)
 		return err_sys(EXIT_ENV, "temporary file for task output in %s", dir);
 	unlink(path);
 	return fd;
-}
-
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int

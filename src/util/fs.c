@@ -292,10 +292,31 @@ read_file(const char *path, char **data, size_t *len)
 }
 
 int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int
 write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len, int mode)
 {
 	char tmp[NAME_MAX + 1];
-	size_t off = 0;
 	int fd;
 
 	if ((size_t)snprintf(tmp, sizeof tmp, ".%s.tmp.%ld", name, (long)getpid()) >= sizeof tmp)
@@ -306,18 +327,9 @@ write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len, 
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return err_sys(EXIT_ENV, "cannot create %s", tmp);
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			err_sys(EXIT_ENV, "cannot write %s", tmp);
-			goto fail;
-		}
-		off += (size_t)n;
+	if (write_all(fd, data, len) < 0) {
+		err_sys(EXIT_ENV, "cannot write %s", tmp);
+		goto fail;
 	}
 	if (fsync(fd) < 0) {
 		err_sys(EXIT_ENV, "cannot sync %s", tmp);
