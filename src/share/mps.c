@@ -165,10 +165,28 @@ apply_limits(const struct mps_daemon *d)
 }
 
 /* Kill our own daemon process (verified by start time) and clear its directories. */
+/* proc_each: a child of the daemon being replaced (a server it started): killed */
+static int
+kill_child(const struct proc_stat *st, void *arg)
+{
+	if (st->ppid == *(const pid_t *)arg)
+		kill(st->pid, SIGKILL);
+	return 0;
+}
+
 static void
 clean_stale(struct mps_daemon *d, int dirfd)
 {
 	if (d->pid > 0 && mps_pid_matches(d)) {
+		/*
+		 * Its servers first, the daemon held still meanwhile: once it is
+		 * gone they are orphans no record names, and a server it started
+		 * after the last look (for clients reconnecting after their server
+		 * died) was seen on an H100 to break the daemon that replaced it
+		 * a few seconds later, through the pipe directory they share.
+		 */
+		kill(d->pid, SIGSTOP);
+		proc_each(kill_child, &d->pid);
 		kill(d->pid, SIGKILL);
 		for (int i = 0; i < 100 && mps_pid_matches(d); i++)
 			mps_sleep_ms(10);

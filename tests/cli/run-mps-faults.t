@@ -54,6 +54,28 @@ is "$(awk -F'\t' 'NR > 1 { print $1 }' jl1 | sort -n | uniq -d)" "" "each task j
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' jl1 | wc -l | tr -d ' ')" 7 "and done"
 is "$(count_daemons)" 0 "the restarted daemon is stopped at the end"
 
+# --- the server killed beside one gpupack was not told of ---------------------------------------
+# FAKE_MPS_SPARE_SERVER: the first daemon also runs a server no record names, which outlives it
+# and then removes the control socket at its pipe path, as a real server left by a replaced daemon
+# was seen to do on an H100. The restart must end the old daemon's servers too, or the new daemon
+# is broken a moment later (a second restart, tasks run again for nothing).
+cat >srvkill.sh <<'SH'
+if [ "$1" = k ]; then
+	sleep 0.4
+	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
+	pkill -9 -P "$d" -f fake-mps-server
+	exit 0
+fi
+exec "$CLIENT" --ms 1500
+SH
+run env FAKE_MPS_SPARE_SERVER="$T/spare" $G run --gpus 0 -j 4 --retries 1 --json sh srvkill.sh ::: 1 2 3 k 4 5 6 7 8
+is "$rc" 0 "the server killed beside one no record names: no task lost"
+is "$(outside "$out")" 0 "none ran without MPS"
+ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .devices[0].mps_restarts == 1' \
+	>/dev/null; echo $?)" "one restart: the old daemon's other server was ended with it"
+is "$(printf '%s\n' "$err" | grep -c 'MPS on')" 1 "one line, for the one restart"
+is "$(count_daemons)" 0 "nothing left running"
+
 # --- the daemon hung: noticed by its deadline -------------------------------------------------
 rm -f hung
 run env GPUPACK_MPS_TIMEOUT=3 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 h 3 4

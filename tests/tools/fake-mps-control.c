@@ -38,6 +38,15 @@
  *                      the daemon answers. Until the daemon is killed.
  *   x_limits           one line: "sm=P mem=SIZE|none priority=N" (what it was told).
  *
+ * FAKE_MPS_SPARE_SERVER=FILE in the daemon's environment, FILE absent: the
+ * daemon creates FILE and starts a server gpupack is not told of (as a real
+ * daemon starts a new server for clients that reconnect after their server
+ * died), one that outlives the daemon and, for 2 s after the daemon is gone,
+ * removes any control socket at its pipe path: what a real server left
+ * behind by a killed daemon is seen to do to the daemon that replaces it (on
+ * an H100 a second restart followed, "Cannot send command to MPS control
+ * daemon process").
+ *
  * The private client protocol (fake-mps-client.c): a connection whose first
  * line is "client PID COMMAND" registers a client; the daemon starts the
  * server process lazily, answers "ok SERVER_PID SM MEM PRIORITY DEVICES", keeps the
@@ -590,6 +599,12 @@ daemon_main(void)
 	fprintf(f, "%ld\n", (long)getpid());
 	fclose(f);
 	logf_("control.log", "Control", "Starting control daemon using socket %s", sock_path);
+	if (getenv("FAKE_MPS_SPARE_SERVER") && *getenv("FAKE_MPS_SPARE_SERVER") &&
+	    open(getenv("FAKE_MPS_SPARE_SERVER"), O_WRONLY | O_CREAT | O_EXCL, 0600) >= 0 && (p = fork()) == 0) {
+		close(lfd);
+		execl("/proc/self/exe", "fake-mps-spare", (char *)NULL);
+		_exit(1);
+	}
 	serve(lfd);
 	return 0;
 }
@@ -633,6 +648,17 @@ main(int argc, char **argv)
 	snprintf(sock_path, sizeof sock_path, "%s/control", pipe_dir);
 	snprintf(pid_path, sizeof pid_path, "%s/nvidia-cuda-mps-control.pid", pipe_dir);
 	snprintf(device, sizeof device, "%s", cvd && *cvd ? cvd : "GPU-00000000-fake");
+	if (strcmp(argv[0], "fake-mps-spare") == 0) {
+		pid_t parent = getppid();
+
+		while (getppid() == parent)
+			usleep(20 * 1000);
+		for (int i = 0; i < 100; i++) {
+			unlink(sock_path);
+			usleep(20 * 1000);
+		}
+		return 0;
+	}
 	if (strcmp(argv[0], "fake-mps-server") == 0) {
 		for (;;)
 			pause();
