@@ -31,7 +31,10 @@ farm_job() {
 	job_script "$name.sh" <<EOF
 #!/bin/sh
 export GPUPACK_SIM=$SL_TOPO
+# each node's gpupack keeps its own state (the watchdog's record of the run), the job user's:
+# the test's own GPUPACK_STATE_DIR (root's) is exported into the job and is not
 srun --ntasks-per-node=1 sh -c '
+	export GPUPACK_STATE_DIR=$O/state-$name.\$SLURMD_NODENAME
 	[ "\$SLURMD_NODENAME" = n4 ] && export FARM_TASK_SCALE=3
 	exec $GPUPACK run --share timeslice -j $J $* --joblog $O/$name.log \
 		$TOOLS/farm-task --ms $ms --mark $O/$name.marks :::: $O/in'

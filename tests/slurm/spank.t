@@ -139,6 +139,8 @@ is "$(all_left)" "" "after a killed step: nothing left"
 S=$(job_script farm.sh <<EOF
 #!/bin/sh
 export GPUPACK_SIM=$SL_TOPO GPUPACK_MPS_CONTROL=$TOOLS/fake-mps-control
+# the user's own state (the run's watchdog record): the test's GPUPACK_STATE_DIR is root's
+export GPUPACK_STATE_DIR=\$PROBE_OUT/state-\$SLURM_JOB_ID
 for d in \$GPUPACK_MPS_DIR/GPU-*; do sed -n 's/^pid=//p' \$d/daemon; done | sort >"\$PROBE_OUT/before-\$SLURM_JOB_ID"
 $GPUPACK run --share mps -j 2 $PROBE_CLIENT --ms 50 --pidfile "\$PROBE_OUT/p-\$SLURM_JOB_ID-{}" ::: 1 2 3 4 5 6 7 8 >"\$PROBE_OUT/farm-\$SLURM_JOB_ID"
 echo "rc=\$?" >>"\$PROBE_OUT/farm-\$SLURM_JOB_ID"
