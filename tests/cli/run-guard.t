@@ -62,6 +62,13 @@ while [ -n "$(carriers "$tok")" ] && [ $i -lt 600 ]; do
 	i=$((i + 1))
 done
 is "$(carriers "$tok" | wc -l)" 0 "after kill -9 no process of the run is left, helpers that left the group included"
+# the watchdog ends the tasks first, then removes the run's record and exits: give it its moment
+# (on a loaded machine it can come well after the last task died)
+i=0
+while st=$(ps -o stat= -p "$guard" 2>/dev/null) && [ -n "$st" ] && [ "${st#Z}" = "$st" ] && [ $i -lt 600 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
 st=$(ps -o stat= -p "$guard" 2>/dev/null)
 ok "$([ -z "$st" ] || [ "${st#Z}" != "$st" ]; echo $?)" "and the watchdog is gone too"
 before=$(grep -c "^helper 1 " effects)
