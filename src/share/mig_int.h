@@ -283,6 +283,15 @@ void mig_search_magnitude(struct search *s);
 /* Every level of the objective in order; the best plan ends in s->best. */
 void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits);
 
+/* ---------------------------------------------------------------- mig_dp.c */
+
+/*
+ * Levels 2 to 4 at once by dynamic programming over the GPUs, for plans
+ * placing s->bs.satisfied units (proven the most), within limit work: 1 the
+ * best plan is proven optimal (a better one found replaces it), 0 gave up.
+ */
+int mig_dp_run(struct search *s, long limit);
+
 /* -------------------------------------------------------------- mig_bound.c */
 
 #define MIG_GIB 1073741824.0L

@@ -850,6 +850,14 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 			gap_mag = 1;
 			s->gap_mag = s->mag;
 		}
+		/*
+		 * With the most units proven, the DP over the GPUs settles the
+		 * other levels at once where the classes are few (mig_dp.c).
+		 */
+		if (s->lvl == 1 && s->gap_level == 0 && (mig_search_improve(s), mig_dp_run(s, (total - s->nodes) / 2))) {
+			s->lvl = 4;
+			break;
+		}
 	}
 	s->lvl = s->gap_level ? s->gap_level : 4;
 	if (gap_mag) {

@@ -950,6 +950,52 @@ test_lattice(void)
 	    (p.gap_level == 0 || p.gap_level > 2) && p.bound_waste == p.score.waste;
 	ok(cond, "8 A100s, 50 small jobs: waste %.2f GiB proven (gap level %d, waste bound %.2f GiB)",
 	    p.score.waste / 1073741824.0, p.gap_level, p.bound_waste / 1073741824.0);
+	/*
+	 * The whole objective, from an independent DP over the GPUs (Python, on
+	 * tests/tools/mig_check.py's own geometry enumeration): 448 SMs, 9
+	 * operations. The branch and price alone stopped at 504 SMs unproven.
+	 */
+	ok(p.optimal && p.score.sms == 448 && p.score.ops == 9, "8 A100s, 50 small jobs: %d SMs, %d operations, proven %d",
+	    p.score.sms, p.score.ops, p.optimal);
+	mig_plan_free(&p);
+}
+
+/*
+ * A mix the DP over the GPUs (mig_dp.c) proves: 8 H100s, GPU 1 busy, 19
+ * 1g.20gb, 18 2g.20gb, 4 jobs of 24 GiB, 9 of 4 GiB: 38 placed, 8.11 GiB
+ * wasted, 894 SMs, 33 operations, the optimum an independent DP (Python,
+ * on mig_check.py's geometry enumeration) finds; the branch and price alone
+ * stopped at 35 operations unproven.
+ */
+static void
+test_dp(void)
+{
+	struct product *h100 = product_get("H100-80GB");
+	struct mig_gpu g[8];
+	struct mig_request r[4];
+	struct mig_plan p;
+
+	if (!h100) {
+		ok(0, "H100-80GB in the CSV");
+		return;
+	}
+	for (int i = 0; i < 8; i++) {
+		g[i] = gpu_of(h100, i);
+		if (i == 1 || i == 5) {
+			g[i].nexisting = 1;
+			g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
+			    .busy = i == 1, .npids = i == 1, .pids = {4242}};
+		}
+	}
+	mig_parse_spec("19x1g.20gb", &r[0]);
+	mig_parse_spec("18x2g.20gb", &r[1]);
+	mig_parse_spec("4x24G", &r[2]);
+	mig_parse_spec("9x4G", &r[3]);
+	if (plan_one(g, 8, r, 4, &p) < 0)
+		return;
+	ok(p.optimal && p.score.satisfied == 38 && p.score.waste == (uint64_t)8304 << 20 && p.score.sms == 894 &&
+	    p.score.ops == 33, "8 H100s, 50 jobs: %d placed, waste %.4f GiB, %d SMs, %d operations, proven %d",
+	    p.score.satisfied, p.score.waste / 1073741824.0, p.score.sms, p.score.ops, p.optimal);
 	mig_plan_free(&p);
 }
 
@@ -1040,6 +1086,7 @@ main(void)
 	test_optimal();
 	test_bounds_hold();
 	test_lattice();
+	test_dp();
 	test_plan_file();
 	return done_testing();
 }
