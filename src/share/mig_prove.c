@@ -826,7 +826,7 @@ done:
 void
 mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 {
-	long total = s->limit;
+	long total = s->limit, reserve = 0;
 	long double gap = 0;
 	int gap_mag = 0;
 
@@ -840,7 +840,7 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		 * values (no longer a proof, a better plan); the gap is the first
 		 * level's that was not proven.
 		 */
-		long left = total - s->nodes, mine = left * s->lvl / (s->lvl + 1);
+		long left = total - reserve - s->nodes, mine = left * s->lvl / (s->lvl + 1);
 
 		if (s->lvl == 4)
 			mine = left;
@@ -852,12 +852,23 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		}
 		/*
 		 * With the most units proven, the DP over the GPUs settles the
-		 * other levels at once where the classes are few (mig_dp.c).
+		 * other levels at once where the classes are few (mig_dp.c): a
+		 * third of the work now, and a third of what is then left kept
+		 * for a second try with the plan the branch and price improves
+		 * (the DP prunes by the best plan: a better one makes it faster).
 		 */
-		if (s->lvl == 1 && s->gap_level == 0 && (mig_search_improve(s), mig_dp_run(s, (total - s->nodes) / 2))) {
-			s->lvl = 4;
-			break;
+		if (s->lvl == 1 && s->gap_level == 0) {
+			mig_search_improve(s);
+			if (mig_dp_run(s, (total - s->nodes) / 3)) {
+				s->lvl = 4;
+				break;
+			}
+			reserve = (total - s->nodes) / 3;
 		}
+	}
+	if (reserve > 0 && s->gap_level > 1 && mig_dp_run(s, total - s->nodes)) {
+		s->gap_level = 0;
+		gap_mag = 0;
 	}
 	s->lvl = s->gap_level ? s->gap_level : 4;
 	if (gap_mag) {

@@ -1,0 +1,158 @@
+/*
+ * mig_dp: what the DP over the GPUs' files share (src/share/mig_dp*.c only;
+ * doc/mig.md, "The search"): the packed vectors of units, a GPU's moves,
+ * the layers of states, the bounds. mig_dp.c runs the DP, mig_dpmoves.c
+ * builds each GPU's moves, mig_dpbound.c bounds what is still to come.
+ * Not an API.
+ */
+#ifndef GPUPACK_SHARE_MIG_DP_H
+#define GPUPACK_SHARE_MIG_DP_H
+
+#include "share/mig_int.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NONE UINT64_MAX
+#define DP_UNITS 1          /* the DP's steps per work unit: a move tried costs about a quarter of a search node */
+#define MAX_OPTIONS 20000   /* contents of one instance before the DP gives up */
+
+#define BEAM 48             /* states per layer of the first, heuristic pass */
+#define PRE_ITERS 10        /* subgradient steps for the first prices */
+#define LAG_ITERS 60        /* and for the moves' prices */
+#define TOL_BYTES 4096.0    /* against the prices' rounding: a bound loosened by 4 KiB */
+
+/* An open-addressed hash from packed vectors to indices. */
+struct hmap {
+	uint64_t *key;
+	int *val;
+	size_t cap, n;
+};
+
+void mig_dp_hm_init(struct hmap *h, size_t want);
+void mig_dp_hm_free(struct hmap *h);
+/* The value slot of key k; a new key gets -1. */
+int *mig_dp_hm_get(struct hmap *h, uint64_t k);
+
+/*
+ * Units per class packed in one word: class k in a field of b[k] + 1 bits
+ * at off[k]. A state holds each count biased by c[k] = 2^b[k] - 1 - n[k],
+ * so that adding a plain vector sets the field's top (guard) bit exactly
+ * when the count passes n[k]: one addition and one mask per move.
+ */
+struct vec {
+	int nk;
+	int *off, *b;
+	uint64_t bias, guard;
+};
+
+/* A vector of units some load (or instance) of a GPU holds. */
+struct item {
+	uint64_t v;                   /* plain packed counts */
+	int units;
+	uint64_t mem;                 /* their memory on that GPU */
+	double rc;                    /* waste less the first prices' value of the units (0 before them) */
+};
+
+/* GPU j's moves: each vector with the best row that holds it. */
+struct move {
+	uint64_t v;
+	int units;
+	uint64_t waste;
+	int sms, ops;
+	const struct geo *x;          /* NULL: the empty load */
+};
+
+struct gmap {
+	struct move *m;
+	size_t n, cap;
+	int maxunits;
+};
+
+struct state {
+	uint64_t key;                 /* biased */
+	int units;
+	uint64_t waste;
+	int sms, ops;
+	int prev;                     /* its state in the layer before */
+	int move;                     /* GPU's move that led here */
+	uint64_t lb;                  /* the least waste a plan through it can have (orders the beam) */
+};
+
+struct layer {
+	struct state *st;
+	size_t n, cap;
+};
+
+struct dp {
+	struct search *s;
+	struct vec vc;
+	int target;                   /* S: the units every plan of the level places */
+	struct mig_score inc;         /* the best plan: only strictly better ones are kept */
+	/*
+	 * Where every unit is placed and each class's memory is the same on
+	 * every GPU, the placed memory is one number and the instances' memory
+	 * a multiple of dm, the gcd of all profiles' memories: a plan's waste
+	 * is the best plan's less a multiple of dm (0: no such lattice).
+	 */
+	uint64_t dm;
+	long work, limit;
+	int aborted;
+	/* lower bounds of what a unit still to place adds (over all GPUs) */
+	uint64_t *wmin;               /* [k] waste; NONE: placed nowhere */
+	uint64_t *smin;               /* [k] SMs, in 1/1024 */
+	int *wordr, *sordr;           /* classes by wmin, by smin */
+	/*
+	 * Lagrangian bounds (prices pw, ps per unit of each class, for the
+	 * waste and for the SMs): whatever GPUs j.. add is at least hw[j]
+	 * (hs[j]) plus the prices of the units they place (the cheapest
+	 * `need` of those left), for any prices; the prices only make it tight.
+	 */
+	double *pw, *ps, *hw, *hs;
+	int *pwordr, *psordr;
+	/*
+	 * The first prices pp (before the moves exist, preprice()): a bound
+	 * L0 on the waste of every plan, hq[j] GPU j's part of it, cmin[j] the
+	 * least a further instance of GPU j can add at pp.
+	 */
+	double *pp, *hq, *cmin, L0;
+	int priced;
+};
+
+/* What building GPU j's moves needs: its instances' contents per profile. */
+struct build {
+	struct dp *d;
+	int j;
+	const struct gtable *t;
+	struct item *opt[MIG_MAX_PROFILES];
+	size_t nopt[MIG_MAX_PROFILES];
+	int count[MIG_MAX_PROFILES];
+	int ninst, maxrow;
+	struct gmap *g;
+	struct hmap idx;              /* vector -> its move */
+};
+
+/* Units of class k in a packed vector (biased or not, as stored). */
+int mig_dp_field(const struct vec *vc, uint64_t key, int k);
+/* Is (waste w, m in 1/1024 SMs, o operations), a lower bound of a plan, at least the best plan's? */
+int mig_dp_no_better(const struct dp *d, uint64_t w, uint64_t m, int o);
+/* Spend w work; 1 once the DP's share is spent. */
+int mig_dp_spend(struct dp *d, long w);
+
+/* mig_dpmoves.c */
+void mig_dp_build_init(struct dp *d, int j, struct build *b);
+void mig_dp_build_free(struct build *b);
+/* GPU b->j's moves into g: each vector some row holds, with the best such row. */
+void mig_dp_moves(struct dp *d, struct build *b, struct gmap *g);
+
+/* mig_dpbound.c */
+void mig_dp_lattice(struct dp *d);
+void mig_dp_bounds_init(struct dp *d);
+void mig_dp_preprice(struct dp *d, struct build *bl);
+void mig_dp_prices(struct dp *d, struct gmap *gm);
+void mig_dp_filter_moves(struct dp *d, struct gmap *gm);
+/* The units of each class a state (biased key) has not placed. */
+void mig_dp_lefts(const struct dp *d, uint64_t key, int *left);
+int mig_dp_rest_bounds(const struct dp *d, const int *left, int need, int j, uint64_t waste, uint64_t *lw, uint64_t *ls);
+
+#endif

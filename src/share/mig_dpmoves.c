@@ -1,0 +1,205 @@
+/*
+ * mig_dpmoves: GPU j's moves for the DP over the GPUs (mig_dp.c): every
+ * vector of units some row of its geometry table can hold (each instance
+ * one exclusive unit or shared units), with the best such row's waste,
+ * SMs and operations. The rows are walked as a tree (a row with one more
+ * instance is a child; a sub-row of a row is a row), a child's vectors its
+ * parent's plus one content of the new instance; contents and partial rows
+ * that cannot be in a plan better than the best one are dropped on the way.
+ */
+#include "share/mig.h"
+#include "share/mig_dp.h"
+#include "util/str.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every content one instance of profile p of GPU j can have: one exclusive unit, or shared units. */
+static void
+packs(struct dp *d, int j, const struct mig_profile *pr, int k, uint64_t v, int units, uint64_t mem, int need,
+    struct item **out, size_t *n, size_t *cap)
+{
+	const struct search *s = d->s;
+	const struct sgpu *sg = &s->sg[j];
+
+	if (d->aborted)
+		return;
+	if (k == s->nk) {
+		/* an instance wasting more than the best plan does in all is in no better plan */
+		if (units > 0 && pr->mem_bytes - mem <= d->inc.waste) {
+			if (*n >= MAX_OPTIONS) {
+				d->aborted = 1;
+				return;
+			}
+			xgrow(out, cap, *n + 1, sizeof **out);
+			(*out)[(*n)++] = (struct item){v, units, mem, 0};
+		}
+		return;
+	}
+	packs(d, j, pr, k + 1, v, units, mem, need, out, n, cap);
+	if (!sg->small[k])
+		return;
+	for (int c = 1; c <= s->k[k].n && units + c <= d->target; c++) {
+		if (mem + (uint64_t)c * sg->mem[k] > pr->mem_bytes || need + c * sg->need[k] > pr->sms)
+			break;
+		packs(d, j, pr, k + 1, v + ((uint64_t)c << d->vc.off[k]), units + c, mem + (uint64_t)c * sg->mem[k],
+		    need + c * sg->need[k], out, n, cap);
+	}
+}
+
+static void
+options(struct dp *d, int j, int p, struct item **out, size_t *n)
+{
+	const struct search *s = d->s;
+	const struct sgpu *sg = &s->sg[j];
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (int k = 0; k < s->nk; k++)
+		if (s->k[k].n > 0 && (sg->fit[k] >> p & 1) && sg->g->profiles[p].mem_bytes - sg->mem[k] <= d->inc.waste) {
+			xgrow(out, &cap, *n + 1, sizeof **out);
+			(*out)[(*n)++] = (struct item){(uint64_t)1 << d->vc.off[k], 1, sg->mem[k], 0};
+		}
+	packs(d, j, &sg->g->profiles[p], 0, 0, 0, 0, 0, out, n, &cap);
+}
+
+
+/* Vectors cur (biased: their counts past n[k] show) held by a row of key with mem, sms: moves. */
+static void
+row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo *x, uint64_t mem, int sms)
+{
+	struct dp *d = b->d;
+	int ops = x ? x->ops : 0;
+
+	for (size_t i = 0; i < ncur; i++) {
+		uint64_t w = mem - cur[i].mem, v = cur[i].v - d->vc.bias;
+		int *at;
+		struct move *m;
+
+		if (mig_dp_no_better(d, w, (uint64_t)sms * 1024, ops))
+			continue;
+		at = mig_dp_hm_get(&b->idx, v);
+		if (*at < 0) {
+			xgrow(&b->g->m, &b->g->cap, b->g->n + 1, sizeof *b->g->m);
+			*at = (int)b->g->n++;
+			b->g->m[*at] = (struct move){v, cur[i].units, w, sms, ops, x};
+			if (cur[i].units > b->g->maxunits)
+				b->g->maxunits = cur[i].units;
+			continue;
+		}
+		m = &b->g->m[*at];
+		if (w < m->waste || (w == m->waste && (sms < m->sms || (sms == m->sms && ops < m->ops))))
+			*m = (struct move){v, cur[i].units, w, sms, ops, x};
+	}
+}
+
+/*
+ * The rows of GPU j's table as a tree (a row with one more instance of
+ * profile q >= the last added is its child; a sub-row of a row is a row):
+ * the vectors a row holds are its parent's plus one content of q's.
+ */
+static void
+rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur, uint64_t mem, int sms)
+{
+	struct dp *d = b->d;
+	const struct mig_gpu *g = d->s->sg[b->j].g;
+
+	for (int q = p0; q < g->nprofiles && !d->aborted; q++) {
+		const struct mig_profile *pr = &g->profiles[q];
+		uint64_t nkey = key + ((uint64_t)1 << (4 * q));
+		const struct geo *x;
+		struct item *nxt = NULL;
+		size_t nn = 0, cap = 0;
+		struct hmap seen;
+
+		if (b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
+			continue;
+		mig_dp_hm_init(&seen, ncur);
+		for (size_t i = 0; i < ncur && !mig_dp_spend(d, (long)b->nopt[q] / 4 + 1); i++)
+			for (size_t o = 0; o < b->nopt[q]; o++) {
+				uint64_t v = cur[i].v + b->opt[q][o].v;
+				int units = cur[i].units + b->opt[q][o].units;
+				uint64_t m = cur[i].mem + b->opt[q][o].mem;
+				int *at;
+
+				double rc = cur[i].rc + b->opt[q][o].rc;
+
+				/* past n[k], past S, or wasting more than the best plan already (waste only grows) */
+				if ((v & d->vc.guard) || units > d->target ||
+				    mig_dp_no_better(d, mem + pr->mem_bytes - m, (uint64_t)(sms + pr->sms) * 1024, -1))
+					continue;
+				/* or, at the first prices, with all the instances it may still get at their best */
+				if (d->priced) {
+					double lb = d->L0 - d->hq[b->j] + rc +
+					    (b->maxrow - b->ninst - 1) * d->cmin[b->j] - TOL_BYTES;
+
+					if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1))
+						continue;
+				}
+				at = mig_dp_hm_get(&seen, v);
+				if (*at >= 0)
+					continue;
+				xgrow(&nxt, &cap, nn + 1, sizeof *nxt);
+				*at = (int)nn;
+				nxt[nn++] = (struct item){v, units, m, rc};
+			}
+		mig_dp_hm_free(&seen);
+		if (!d->aborted && nn > 0) {
+			b->count[q]++;
+			b->ninst++;
+			row_moves(b, nxt, nn, x, mem + pr->mem_bytes, sms + pr->sms);
+			rows(b, q, nkey, nxt, nn, mem + pr->mem_bytes, sms + pr->sms);
+			b->count[q]--;
+			b->ninst--;
+		}
+		free(nxt);
+	}
+}
+
+/* GPU j's instance contents, per profile (b->opt), and the most instances a row of its table has. */
+void
+mig_dp_build_init(struct dp *d, int j, struct build *b)
+{
+	const struct gtable *t = d->s->sg[j].t;
+
+	memset(b, 0, sizeof *b);
+	b->d = d;
+	b->j = j;
+	b->t = t;
+	for (int p = 0; p < d->s->sg[j].g->nprofiles && !d->aborted; p++)
+		options(d, j, p, &b->opt[p], &b->nopt[p]);
+	for (size_t r = 0; r < t->ngeo; r++)
+		b->maxrow = t->geo[r].n > b->maxrow ? t->geo[r].n : b->maxrow;
+}
+
+void
+mig_dp_build_free(struct build *b)
+{
+	for (int p = 0; p < MIG_MAX_PROFILES; p++)
+		free(b->opt[p]);
+}
+
+void
+mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
+{
+	struct item zero = {d->vc.bias, 0, 0, 0};
+
+	b->g = g;
+	mig_dp_hm_init(&b->idx, 256);
+	/* each content's part of the first prices' bound */
+	for (int p = 0; p < MIG_MAX_PROFILES && d->priced; p++)
+		for (size_t o = 0; o < b->nopt[p]; o++) {
+			struct item *it = &b->opt[p][o];
+
+			it->rc = (double)(d->s->sg[b->j].g->profiles[p].mem_bytes - it->mem);
+			for (int k = 0; k < d->s->nk; k++)
+				it->rc -= d->pp[k] * mig_dp_field(&d->vc, it->v, k);
+		}
+	row_moves(b, &zero, 1, NULL, 0, 0);
+	if (!d->aborted)
+		rows(b, 0, 0, &zero, 1, 0, 0);
+	mig_dp_hm_free(&b->idx);
+}
+
