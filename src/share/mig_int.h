@@ -278,6 +278,22 @@ int mig_could_beat_rounded(const struct search *s, long double bound);
 /* The size of the numbers the bound sums at the current prices. */
 void mig_search_magnitude(struct search *s);
 
+/* ------------------------------------------------------------ mig_lpplan.c */
+
+struct mig_lpsol;
+/* How far v is from the nearest whole number. */
+double mig_lpsol_frac(double v);
+/* The LP's GPUs of group grp with row row; its instances of profile p there; what they hold (kind, p, k). */
+double mig_lpsol_rows(const struct mig_lpsol *sol, int grp, int row);
+double mig_lpsol_profiles(const struct search *s, const struct mig_lpsol *sol, int grp, int p);
+double mig_lpsol_content(const struct search *s, const struct mig_lpsol *sol, int grp, int kind, int p, int k);
+/* s->fixed from the LP's whole rows per group (-1: not whole numbers). */
+int mig_fix_rows(struct search *s, const struct mig_lpsol *sol);
+/* The plan of a node whose LP counts are whole numbers, offered (-1: none built). */
+int mig_node_plan(struct search *s, const struct mig_lpsol *sol);
+/* Round the LP one GPU at a time into a plan, offered. */
+void mig_dive(struct search *s, struct mig_lpsol *sol);
+
 /* -------------------------------------------------------------- mig_prove.c */
 
 /* Every level of the objective in order; the best plan ends in s->best. */
