@@ -397,11 +397,7 @@ mig_dp_run(struct search *s, long limit)
 	d.s = s;
 	d.target = s->bs.satisfied;
 	d.inc = s->bs;
-	d.limit = limit * DP_UNITS;
-#ifdef MIG_TRACE
-	if (getenv("MIG_DP_LIMIT"))
-		d.limit = atol(getenv("MIG_DP_LIMIT"));
-#endif
+	d.limit = limit;
 	if (!s->have || vec_init(&d.vc, s) < 0)
 		goto out;
 	mig_dp_bounds_init(&d);
@@ -436,7 +432,7 @@ mig_dp_run(struct search *s, long limit)
 	}
 	if (!d.aborted && layers(&d, gm, ly, restu, 0))
 		ret = take_best(&d, gm, ly) >= 0;
-	s->nodes += d.work / DP_UNITS;
+	s->nodes += d.work;
 #ifdef MIG_TRACE
 	{
 		struct timespec te;

@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #define NONE UINT64_MAX
-#define DP_UNITS 1          /* the DP's steps per work unit: a move tried costs about a quarter of a search node */
 #define MAX_OPTIONS 20000   /* contents of one instance before the DP gives up */
 
 #define BEAM 48             /* states per layer of the first, heuristic pass */
