@@ -248,3 +248,14 @@ fi
 rm -rf "$T/nostate"
 GPUPACK_STATE_DIR="$T/nostate" gp --sim "$TOPO/h100-80gb.topo" devices >/dev/null 2>&1
 ok "$([ ! -e "$T/nostate" ]; echo $?)" "devices creates no state directory (no MPS daemon managed yet)"
+
+# --- --sim NAME: a shipped topology by name, from the build tree or the installed share -------
+mkdir -p "$T/cwd/tree" "$T/cwd/share"
+cp "$TOPO/h100-80gb.topo" "$T/cwd/tree/only-here.topo"
+cp "$TOPO/h100-80gb.topo" "$T/cwd/share/only-here.topo"
+run sh -c 'cd "$1/cwd" && exec $2 --sim h100-80gb devices' sh "$T" "$GPUPACK"
+is "$rc" 0 "--sim h100-80gb from another directory: found in the build tree"
+like "$out" "H100" "and it is the H100"
+run sh -c 'cd "$1/cwd" && exec $2 --sim only-here devices' sh "$T" "$GPUPACK"
+ok "$([ "$rc" -ne 0 ]; echo $?)" "a name is not looked up in the directories ./tree or ./share"
+like "$err" "only-here" "the error names what was asked"

@@ -51,6 +51,8 @@ is "$(marks)" $N "every input ran to its end"
 is "$(grep -c 'ran twice' "$T"/out.n* "$T"/err.n* | awk -F: '{s+=$2} END {print s}')" 0 "none twice"
 is "$(tail -n +2 "$L" | wc -l):$(records)" "$N:$N" "the joblog has one record per input"
 is "$(tail -n +2 "$L" | cut -f7,8 | sort -u | tr '\t' ' ')" "0 0" "all ended well"
+tail -n +2 "$L" | cut -f1 | sort -n -c 2>/dev/null
+ok $? "the merged joblog is in Seq order"
 is "$(head -n 1 "$L")" "$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand')" \
 	"it is a GNU parallel joblog"
 SLOW=$(tail -n +2 "$L" | awk -F'\t' '$2 == "n2"' | wc -l)
@@ -87,6 +89,8 @@ wait
 is "$(marks)" $N "a gpupack killed with -9: every input still ran to its end"
 is "$(tail -n +2 "$L" | wc -l):$(records)" "$N:$N" "one record per input"
 is "$(tail -n +2 "$L" | cut -f7,8 | sort -u | tr '\t' ' ')" "0 0" "all ended well"
+tail -n +2 "$L" | cut -f1 | sort -n -c 2>/dev/null
+ok $? "the merged joblog is in Seq order"
 like "$(cat "$T"/err.n0 "$T"/err.n1)" "warning: n2\\.2\\.$P2 went silent for [0-9]+ s: its unfinished tasks run again elsewhere" \
 	"the others said it was lost"
 RC=$(ls "$L.farm/lost/reclaim" | sed 's/\..*//' | sort -n)
@@ -159,6 +163,17 @@ is "$?" 255 "a gpupack declared lost stops (exit 255)"
 like "$(cat "$T/err.z0")" "declared this one lost" "and says why"
 
 # ---- refused ----------------------------------------------------------------------------------
+for name in none current identity; do
+	run env GPUPACK_FARM_RUN=$name "$GPUPACK" run --gpus 0 --joblog "$T/rsv" true ::: 1
+	is "$rc:$(printf '%s\n' "$err" | wc -l)" "255:1" "GPUPACK_FARM_RUN=$name, a name the farm's directory uses itself: refused"
+done
+like "$err" "GPUPACK_FARM_RUN=identity: a reserved name" "it says why"
+ok "$([ ! -e "$T/rsv.farm" ] && [ ! -e "$T/rsv" ] && echo 0 || echo 1)" "and creates nothing"
+run env GPUPACK_FARM_RUN='az.AZ-09_x y/z' SLURMD_NODENAME='nd.q-7_r s' "$GPUPACK" run --gpus 0 --joblog "$T/nm" true ::: 1
+is "$rc:$(ls "$T/nm.farm" | grep -v -e identity -e current)" "0:az.AZ-09_x_y_z" \
+	"a run's directory keeps letters, digits, '.', '-', '_' (anything else becomes _)"
+ls "$T/nm.farm/az.AZ-09_x_y_z/log" | grep -q '^nd.q-7_r_s'
+ok $? "so does a node's name in its log"
 run env SLURM_STEP_NUM_TASKS=3 SLURM_PROCID=0 SLURM_STEP_ID=0 SLURM_JOB_ID=9 "$GPUPACK" run --gpus 0 true ::: 1
 is "$rc" 255 "under srun with 3 tasks, no --joblog: refused"
 one_line "$err" "no --joblog: one line"

@@ -57,3 +57,9 @@ rm -rf R
 gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --results R echo ::: a >/dev/null 2>&1
 got=$(run_rc gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --results R echo ::: a)
 is "$got" 0 "--results into a tree an earlier run made: its directories are reused"
+printf 'a\0b\nc\n' >nul-inside
+want=$(parallel --will-cite -k -d '\n' echo :::: nul-inside 2>/dev/null)
+got=$(gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -k -d '\n' echo :::: nul-inside 2>/dev/null)
+is "$got" "$want" "a NUL inside a value (-d '\\n'): written as \\0, as parallel does"
+same "--colsep: a negated class with ] in it" --colsep '[^]\d]+' echo {1}-{2} ::: ']1x]2' 'a]b'
+same "--colsep: a class" --colsep '[,;]' echo {2}-{1} ::: 'a,b' 'c;d'

@@ -1,0 +1,50 @@
+#!/bin/sh
+# shellcheck disable=SC2016 # the tasks' own $0 is literal on purpose
+# run-forms.t: small forms of `gpupack run` whose result only shows in one
+# place: the slots -j N% gives (--json), the input a "command line too long"
+# error quotes, the shell picked from the process gpupack was started from.
+# Each was found unchecked by make mutate (tests/mutate.sh).
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+gp() {
+	# shellcheck disable=SC2086
+	$GPUPACK "$@"
+}
+R() { gp --sim "$TOPO/h100-80gb.topo" run --share timeslice "$@"; }
+cd "$T" || exit 1
+
+# --- -j N%: of the share mode's default (timeslice: 2 per device), rounded up ---------------
+slots() { R --json "$@" true ::: 1 2 3 4 5 6 7 8 9 10 2>/dev/null | tr ',' '\n' | sed -n 's/^"slots"://p'; }
+is "$(slots -j 50%)" 1 "-j 50%: half of 2"
+is "$(slots -j 150%)" 3 "-j 150%: 3"
+is "$(slots -j 75%)" 2 "-j 75%: 1.5 rounded up"
+is "$(slots -j 250%)" 5 "-j 250%: 5"
+is "$(slots -j 101%)" 3 "-j 101%: 2.02 rounded up"
+is "$(slots -j 1%)" 1 "-j 1%: at least 1"
+is "$(slots -j +3)" 5 "-j +3: 2 + 3"
+is "$(slots -j -1)" 1 "-j -1: 2 - 1"
+is "$(slots -j 3)" 3 "-j 3"
+
+# --- command line too long: the error quotes the input, cut after 50 characters -------------
+a50=$(printf '%050d' 0)
+run R -s 40 echo ::: "$a50"
+is "$rc" 255 "a command line over -s: refused"
+like "$err" "command line too long \(55 >= 40, GNU parallel's limit\) at input 1: ${a50}\$" \
+	"an input of 50 characters is quoted whole"
+run R -s 40 echo ::: "${a50}x"
+like "$err" "at input 1: ${a50}\.\.\.\$" "one of 51 is cut to 50 and ..."
+
+# --- the shell: with $PARALLEL_SHELL and $SHELL unset, the shell gpupack was started from ----
+# (a login shell's "-sh": the binary itself says which shell it is)
+BASH_EXE=$(readlink -f "$(command -v bash)")
+export G="$GPUPACK" SIM="$TOPO/h100-80gb.topo"
+# started_from SHELL: what a task's $0 is when gpupack runs under a login "-sh" that is SHELL
+started_from() {
+	env -u SHELL -u PARALLEL_SHELL bash -c 'exec -a -sh "$0" -c "\$G --sim \"\$SIM\" run --share timeslice echo \\\$0 ::: a; true"' "$1" 2>&1
+}
+is "$(started_from bash)" "$BASH_EXE a" "a login -sh that is bash: tasks run in bash"
+if command -v dash >/dev/null 2>&1; then
+	is "$(started_from dash)" "$(readlink -f "$(command -v dash)") a" "a login -sh that is dash: tasks run in dash"
+fi
+got=$(env -u SHELL -u PARALLEL_SHELL bash -c '$G --sim "$SIM" run --share timeslice echo \$0 ::: a; true' 2>&1)
+is "$got" "$BASH_EXE a" "started from bash: tasks run in bash"
