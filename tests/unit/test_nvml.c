@@ -10,8 +10,11 @@
 #include "util/err.h"
 #include "tap.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static char lib[4096], lib_old[4096], lib_broken[4096];
@@ -484,6 +487,64 @@ test_names(void)
 	is_int(gpu_nvml_cores_per_sm(3, 5), 0, "Kepler: unknown");
 }
 
+/* Descriptors open now. */
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+/*
+ * A farm samples the devices every tick for hours (-j auto): one snapshot
+ * must leave no descriptor behind. With few to spare, 200 snapshots still
+ * name the process each time.
+ */
+static void
+test_snapshots_leave_nothing_open(void)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	struct rlimit old, low;
+	char comm[64] = "";
+	int bad = 0, before, after;
+	FILE *f = fopen("/proc/self/comm", "r");
+
+	if (f) {
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	setup(NULL, NULL, NULL, NULL);
+	if (!ok(snap(&b, &sys, GPU_SNAP_PROCESSES) == 0, "a first snapshot (%s)", err_msg()))
+		return;
+	gpu_system_free(&sys);
+	before = open_fds();
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = (rlim_t)before + 24;
+	setrlimit(RLIMIT_NOFILE, &low);
+	for (int i = 0; i < 200; i++) {
+		memset(&sys, 0, sizeof sys);
+		if (gpu_snapshot(b, &sys, GPU_SNAP_PROCESSES) < 0 || sys.gpus[0].nprocs < 1 ||
+		    strcmp(sys.gpus[0].procs[0].name, comm) != 0)
+			bad++;
+		gpu_system_free(&sys);
+	}
+	after = open_fds();
+	setrlimit(RLIMIT_NOFILE, &old);
+	is_int(bad, 0, "200 snapshots with %d descriptors to spare: each names the process", 24);
+	is_int(after, before, "and leave as many descriptors open as before");
+	gpu_close(b);
+}
+
 int
 main(void)
 {
@@ -504,5 +565,6 @@ main(void)
 	test_old_driver();
 	test_errors();
 	test_missing_symbols();
+	test_snapshots_leave_nothing_open();
 	return done_testing();
 }
