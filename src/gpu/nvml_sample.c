@@ -133,20 +133,34 @@ out:
 	s->gpm_span = d->sm_active >= 0 ? d->span : 0;
 }
 
-/* Add the processes one list call gives (compute or MPS), without repeating a pid. */
+/*
+ * Add the processes one list call gives (compute or MPS), without repeating a
+ * pid. The driver fills nothing when there are more than the buffer holds
+ * (INSUFFICIENT_SIZE, with the count needed): ask again with room for them
+ * all; the first GPU_SAMPLE_PROCS are enough to learn a footprint.
+ */
 static void
 add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *), nvmlDevice_t h,
     struct gpu_sample *s)
 {
-	nvmlProcessInfo_v2_t v[GPU_SAMPLE_PROCS];
+	nvmlProcessInfo_v2_t *v = NULL;
 	unsigned count = GPU_SAMPLE_PROCS;
+	nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
 
 	if (!list)
 		return;
-	memset(v, 0, sizeof v);
-	/* more than fit: the first GPU_SAMPLE_PROCS are enough to learn a footprint */
-	if (list(h, &count, v) != NVML_SUCCESS)
+	for (int tries = 0; tries < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; tries++) {
+		unsigned want = count + 8;   /* room for processes that start meanwhile */
+
+		v = xrealloc(v, (size_t)want * sizeof *v);
+		memset(v, 0, (size_t)want * sizeof *v);
+		count = want;
+		rc = list(h, &count, v);
+	}
+	if (rc != NVML_SUCCESS) {
+		free(v);
 		return;
+	}
 	if (s->nprocs < 0)
 		s->nprocs = 0;
 	for (unsigned i = 0; i < count && i < GPU_SAMPLE_PROCS; i++) {
@@ -161,6 +175,7 @@ add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *)
 		s->procs[j].mem = v[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE_ULL ? 0 : v[i].usedGpuMemory;
 		s->nprocs++;
 	}
+	free(v);
 }
 
 /* The MIG device handle of GPU instance gi_id; -1 when there is none. */

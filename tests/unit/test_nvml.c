@@ -545,6 +545,57 @@ test_snapshots_leave_nothing_open(void)
 	gpu_close(b);
 }
 
+/* The load samples -j auto reads (nvml_sample.c): busy share, GPM, memory, processes. */
+static void
+test_sample(void)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	struct gpu_sample s;
+
+	setup(NULL, NULL, NULL, NULL);
+	if (!ok(snap(&b, &sys, 0) == 0, "h200: open for samples"))
+		return;
+	gpu_system_free(&sys);
+	if (!ok(b->sample != NULL, "the NVML backend samples"))
+		return;
+	is_int(b->sample(b, 0, -1, &s), 0, "a sample of GPU 0");
+	is_int((int)(s.busy * 100 + 0.5), 42, "busy share: the driver's 42%%");
+	is_int(s.mem_total, 143771ll << 20, "memory total");
+	is_int(s.mem_used, 572ll << 20, "memory used");
+	is_int(s.nprocs, 2, "two processes");
+	is_int(s.procs[0].pid, getpid(), "the first is this one");
+	is_int(s.procs[0].mem, 512ll << 20, "with its 512 MiB");
+	is_int(s.procs[1].mem, 0, "memory the driver does not give: 0");
+	ok(s.sm_active == -1 && s.gpm_span == 0, "GPM: nothing yet from a first sample");
+	usleep(150 * 1000);   /* GPM figures cover at least 0.1 s */
+	is_int(b->sample(b, 0, -1, &s), 0, "a second sample");
+	ok(s.sm_active == 0 && s.sm_occupancy == 0 && s.gpm_span > 0,
+	    "GPM: idle SMs over the span since the first (%g %g %g)", s.sm_active, s.sm_occupancy, s.gpm_span);
+	setenv("FAKENVML_NPROCS", "80", 1);
+	is_int(b->sample(b, 0, -1, &s), 0, "a sample with 80 processes");
+	is_int(s.nprocs, GPU_SAMPLE_PROCS, "more than the first buffer holds: the first GPU_SAMPLE_PROCS kept");
+	is_int(s.procs[0].pid, getpid(), "this one among them");
+	ok(b->sample(b, 5, -1, &s) < 0, "no GPU 5: an error");
+	err_clear();
+	gpu_close(b);
+
+	setup("h100-mig", NULL, NULL, NULL);
+	if (!ok(snap(&b, &sys, 0) == 0, "h100-mig: open for samples"))
+		return;
+	if (ok(sys.ngpus > 0 && sys.gpus[0].ngi > 0, "h100-mig: a GPU instance to sample")) {
+		int gi = (int)sys.gpus[0].gi[0].id;
+
+		is_int(b->sample(b, 0, gi, &s), 0, "a sample of a MIG GPU instance");
+		ok(s.busy == -1, "no busy share on a MIG device");
+		ok(s.mem_total > 0 && s.mem_total < sys.gpus[0].mem_total, "the MIG device's own memory");
+		ok(b->sample(b, 0, 999, &s) < 0, "no such GPU instance: an error");
+		err_clear();
+	}
+	gpu_system_free(&sys);
+	gpu_close(b);
+}
+
 int
 main(void)
 {
@@ -566,5 +617,6 @@ main(void)
 	test_errors();
 	test_missing_symbols();
 	test_snapshots_leave_nothing_open();
+	test_sample();
 	return done_testing();
 }
