@@ -5,25 +5,50 @@
 # make: a comparison flipped (== and !=, < and >=, > and <=), a condition
 # negated (if (x) -> if (!(x))), a call dropped (f(a); -> ;), or a constant
 # off by one (N -> N+1). Each is compiled and run against the tests that
-# exercise its file (fast unit tests first, each shell test stopping at its
-# first failure, all under a time limit): a test that fails kills it; one
-# that survives every test shows code the tests do not pin down. A mutant
-# that does not compile (-Werror) is stillborn and not counted.
+# exercise its file: first every unit test whose binary links the file's
+# code (found once, by linking each unit test against an archive of the
+# objects and reading which members the linker took), cheapest first, then
+# the shell tests the table below names for the file, cheapest and likeliest
+# killers first, each stopping at its first failure, all under a time limit.
+# A test that fails kills it; one that survives every test shows code the
+# tests do not pin down. A mutant that does not compile (-Werror) is
+# stillborn and not counted.
 #
-# The sample is reproducible: every candidate of the chosen folders is
-# listed in a fixed order, and a seeded generator (Park-Miller, exact in any
-# awk) picks COUNT of them. Two workers (JOBS) build in scratch copies of
-# the tree; the working tree is never touched.
+# The sanitizer pass: a survivor is built again with
+# -fsanitize=address,undefined (LeakSanitizer on) and
+# -ftrivial-auto-var-init=pattern (an uninitialised local holds garbage, not
+# whatever the stack had), and run against the same unit tests; a dropped
+# call (a free, close or fclose left out, an initialisation skipped) also
+# against the first SANTESTS (3) shell tests of its table, with that gpupack,
+# as make check's second half runs them: a leak, a use after free or a read
+# of what was never set kills it (a time-out there does not). One sanitizer
+# tree, built on first need and shared under a lock: only survivors pay for
+# it. -S skips the pass.
 #
-#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-l]
+# The sample is reproducible and stable: every candidate gets a hash of its
+# file, the text of its line (and which of identical lines it is), its column,
+# its kind and the seed; the COUNT smallest are the sample. A change to one
+# file changes only that file's candidates, so a survivor of one run is
+# still in the sample of the next unless its own line changed.
+#
+# Speed: each worker (JOBS) keeps a built scratch copy of the tree (the
+# working tree is never touched). A mutant rebuilds only its own object;
+# afterwards the original source and object are put back with their times,
+# so the next mutant compiles one file, not two, and only the binaries that
+# link it are relinked.
+#
+#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]
 #     -n  mutants to sample (200)        -s  seed (13)
 #     -j  parallel workers (2)           -o  the report (bench/results/mutation.md)
 #     -d  folders to mutate ("src/farm src/share src/gpu src/util")
+#     -m  run the mutants FILE lists (lines as -l prints them: to try survivors again)
 #     -l  list the candidates and the sample, build nothing
+#     -S  no sanitizer pass for surviving dropped calls
+#   MUTATE_TEST_TIMEOUT (120 s per test), SANTESTS (3 shell tests in the sanitizer pass)
 #
 # tests/mutate-equivalent.txt lists survivors that are equivalent to the
 # original (no test can kill them), each with why; the report counts them
-# apart. Needs: a C compiler, make, awk, timeout (coreutils), git.
+# apart. Needs: a C compiler, make, ar, awk, flock, timeout (coreutils), git.
 set -u
 
 COUNT=200
@@ -32,7 +57,10 @@ JOBS=2
 DIRS="src/farm src/share src/gpu src/util"
 REPORT=bench/results/mutation.md
 LIST=0
-while getopts n:s:j:o:d:l opt; do
+SAN=1
+SANTESTS=${SANTESTS:-3}
+MUTANTS=
+while getopts n:s:j:o:d:m:lS opt; do
 	case $opt in
 	n) COUNT=$OPTARG ;;
 	s) SEED=$OPTARG ;;
@@ -40,7 +68,9 @@ while getopts n:s:j:o:d:l opt; do
 	o) REPORT=$OPTARG ;;
 	d) DIRS=$OPTARG ;;
 	l) LIST=1 ;;
-	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-l]" >&2; exit 2 ;;
+	S) SAN=0 ;;
+	m) MUTANTS=$OPTARG ;;
+	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]" >&2; exit 2 ;;
 	esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,11 +79,20 @@ SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpupack-mutate.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT INT TERM
 
 # ---- candidates ----------------------------------------------------------------------------------
-# One line per candidate: FILE LINE COL OP ORIG REPL (tab-separated), in file and line order.
+# One line per candidate: FILE LINE COL OP ORIG REPL HASH (tab-separated), in file and line
+# order. HASH (below 2^31) is of the file, the line's text and which of identical lines it is,
+# the column, the kind and the seed: not of the line number, so that it survives edits elsewhere.
 # Strings, character constants, comments and preprocessor lines are never mutated.
 candidates() {
 	for f in $(find $DIRS -name '*.c' | LC_ALL=C sort); do
-		awk -v file="$f" '
+		LC_ALL=C awk -v file="$f" -v seed="$SEED" '
+		BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i }
+		function hash(s,    h, i, n) {
+			h = seed % 2147483646 + 1; n = length(s)
+			for (i = 1; i <= n; i++) h = (h * 131 + ord[substr(s, i, 1)] + 1) % 2147483647
+			for (i = 0; i < 3; i++) h = (h * 16807) % 2147483647
+			return h
+		}
 		function blank(s,    out, i, c, n, q) {
 			out = ""; n = length(s)
 			for (i = 1; i <= n; i++) {
@@ -80,7 +119,8 @@ candidates() {
 			return out
 		}
 		function emit(col, op, orig, repl) {
-			printf "%s\t%d\t%d\t%s\t%s\t%s\n", file, NR, col, op, orig, repl
+			printf "%s\t%d\t%d\t%s\t%s\t%s\t%d\n", file, NR, col, op, orig, repl,
+			    hash(file "\t" $0 "\t" occ "\t" col "\t" op "\t" repl)
 		}
 		# the matching ) of the ( at p in s (blanked), or 0
 		function close_paren(s, p,    d, i, c) {
@@ -93,6 +133,7 @@ candidates() {
 			return 0
 		}
 		{
+			occ = ++seen[$0]
 			b = blank($0)
 			if (b ~ /^[ \t]*#/) next
 			n = length(b)
@@ -136,85 +177,112 @@ candidates() {
 	done
 }
 
-# The sample: COUNT candidates picked by a Park-Miller generator seeded with SEED.
+# The sample: the COUNT candidates of smallest hash (ties: file and line order).
 sample() {
-	awk -F'\t' -v seed="$SEED" -v count="$COUNT" '
-	{ line[NR] = $0 }
-	END {
-		x = (seed % 2147483646) + 1
-		n = NR
-		for (i = 1; i <= n; i++) idx[i] = i
-		# a partial Fisher-Yates shuffle: the first count places
-		for (i = 1; i <= count && i <= n; i++) {
-			x = (x * 16807) % 2147483647
-			j = i + int(x % (n - i + 1))
-			t = idx[i]; idx[i] = idx[j]; idx[j] = t
-			print line[idx[i]]
-		}
-	}'
+	LC_ALL=C sort -t"$(printf '\t')" -k7,7n -k1,1 -k2,2n -k3,3n | head -n "$COUNT" | cut -f1-6
 }
 
 candidates >"$SCRATCH/candidates"
-sample <"$SCRATCH/candidates" | LC_ALL=C sort -t"$(printf '\t')" -k1,1 -k2,2n -k3,3n >"$SCRATCH/sample"
+if [ -n "$MUTANTS" ]; then grep -v '^#' "$MUTANTS" | cut -f1-6; else sample <"$SCRATCH/candidates"; fi | LC_ALL=C sort -t"$(printf '\t')" -k1,1 -k2,2n -k3,3n >"$SCRATCH/sample"
 if [ "$LIST" -eq 1 ]; then
 	echo "# $(wc -l <"$SCRATCH/candidates") candidates in $DIRS; sample of $COUNT, seed $SEED"
 	cat "$SCRATCH/sample"
 	exit 0
 fi
 
-# ---- which tests exercise a file ---------------------------------------------------------------
-# Unit tests first (fast), then the shell tests, cheapest first.
+# ---- which shell tests exercise a file --------------------------------------------------------
+# The unit tests come from what each links (units_for, below). Shell tests, cheapest and likeliest
+# killers first (seconds on an idle 2-core machine in brackets where they are more than a few).
 tests_for() {
-	u=build/tests/unit
+	c=tests/cli
 	case $1 in
-	src/util/proc.c) t="$u/test_util tests/cli/run-guard.t tests/cli/mps-hostile.t" ;;
-	src/util/fs.c) t="$u/test_util $u/test_farm_journal $u/test_mps tests/cli/hostile.t tests/cli/mps-dir.t tests/cli/mps-hostile.t tests/cli/mps.t tests/cli/run.t" ;;
-	src/util/units.c|src/util/str.c|src/util/json.c|src/util/table.c) t="$u/test_util $u/test_farm_input $u/test_farm_cmdline tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
-	src/util/*) t="$u/test_util tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
-	src/farm/journal.c) t="$u/test_farm_journal tests/cli/run-torn.t tests/cli/hostile.t tests/cli/run-journal.t tests/cli/run.t" ;;
-	src/farm/guard.c) t="tests/cli/mps-hostile.t tests/cli/run-guard.t" ;;
-	src/farm/health.c|src/farm/mpsfarm.c) t="tests/cli/mps-hostile.t tests/cli/run-mps-faults.t tests/cli/run-mps.t" ;;
-	src/farm/slot.c) t="$u/test_farm_slot tests/cli/run-place.t tests/cli/run.t" ;;
-	src/farm/cmdline.c|src/farm/shell.c) t="$u/test_farm_cmdline tests/cli/run-parallel.t tests/cli/run.t" ;;
-	src/farm/task.c|src/farm/input.c) t="$u/test_farm_input tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
-	src/farm/output.c|src/farm/deliver.c) t="$u/test_farm_journal tests/cli/run-journal.t tests/cli/run-parallel.t tests/cli/run.t" ;;
-	src/farm/opts.c) t="tests/cli/usage.t tests/cli/run-shard.t tests/cli/hostile.t tests/cli/run-parallel.t tests/cli/run.t" ;;
-	src/farm/nodes*.c) t="tests/cli/run-nodes.t" ;;
-	src/farm/*) t="$u/test_farm_slot $u/test_farm_input $u/test_farm_cmdline tests/cli/run-torn.t tests/cli/hostile.t tests/cli/usage.t tests/cli/run-shard.t tests/cli/run-journal.t tests/cli/run-place.t tests/cli/run-signals.t tests/cli/run-parallel.t tests/cli/run.t tests/cli/run-mps.t tests/cli/run-guard.t" ;;
-	src/share/mps*.c) t="$u/test_mps tests/cli/mps-dir.t tests/cli/mps-hostile.t tests/cli/mps-exec.t tests/cli/devices.t tests/cli/jobmps.t tests/cli/mps.t tests/cli/run-mps-faults.t" ;;
-	src/share/mig*.c) t="$u/test_mig_plan tests/cli/mig.t" ;;
-	src/share/*) t="tests/cli/timeslice.t tests/cli/devices.t tests/cli/run-place.t" ;;
-	src/gpu/topology*.c|src/gpu/sim.c) t="$u/test_topology $u/test_util tests/cli/hostile.t tests/cli/timeslice.t tests/cli/devices.t tests/cli/run-place.t tests/cli/mig.t" ;;
-	src/gpu/nvml*.c) t="$u/test_nvml tests/cli/nvml.t tests/cli/devices.t" ;;
-	src/gpu/*) t="$u/test_topology $u/test_util tests/cli/devices.t tests/cli/run-place.t tests/cli/run.t" ;;
-	*) t="$u/test_util tests/cli/usage.t tests/cli/devices.t tests/cli/run.t" ;;
+	src/util/proc.c) t="$c/mps-hostile.t $c/run-guard.t" ;;
+	src/util/fs.c) t="$c/hostile.t $c/mps-dir.t $c/mps-hostile.t $c/run-journal.t $c/run-torn.t $c/mps.t $c/run.t" ;;
+	src/util/units.c|src/util/str.c|src/util/json.c|src/util/table.c) t="$c/usage.t $c/devices.t $c/run-forms.t $c/run-parallel.t $c/run.t" ;;
+	src/util/*) t="$c/usage.t $c/devices.t $c/run-forms.t $c/run.t" ;;
+	src/farm/journal.c) t="$c/hostile.t $c/run-journal.t $c/run-torn.t $c/run.t" ;;
+	src/farm/guard.c) t="$c/mps-hostile.t $c/run-guard.t" ;;
+	src/farm/health.c|src/farm/mpsfarm.c) t="$c/mps-hostile.t $c/run-mps.t $c/run-mps-faults.t" ;;
+	src/farm/slot.c) t="$c/run-forms.t $c/run-place.t $c/run.t" ;;
+	src/farm/cmdline.c|src/farm/shell.c) t="$c/run-forms.t $c/run-parallel.t $c/run.t" ;;
+	src/farm/task.c|src/farm/input.c) t="$c/hostile.t $c/run-forms.t $c/run-parallel.t $c/run.t" ;;
+	src/farm/output.c|src/farm/deliver.c) t="$c/run-journal.t $c/run-parallel.t $c/run.t" ;;
+	src/farm/opts.c) t="$c/usage.t $c/run-forms.t $c/hostile.t $c/run-shard.t $c/run-parallel.t $c/run.t" ;;
+	src/farm/progress.c) t="$c/run-forms.t $c/run.t $c/run-mps-faults.t $c/run-auto.t" ;;
+	# -j auto (run-auto.t: ~50 s)
+	src/farm/auto.c|src/farm/control.c|src/farm/remember.c|src/farm/oom.c) t="$c/run-forms.t $c/run.t $c/run-auto.t" ;;
+	src/farm/nodes*.c) t="$c/run-nodes.t" ;;
+	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t" ;;
+	src/share/mps*.c) t="$c/mps-dir.t $c/mps-exec.t $c/mps-hostile.t $c/devices.t $c/jobmps.t $c/mps.t $c/run-mps-faults.t" ;;
+	# the MIG planner: mig-check.t (~60 s) compares plans with an independent checker's
+	src/share/mig*.c) t="$c/mig-apply.t $c/mig.t $c/mig-check.t" ;;
+	src/share/*) t="$c/timeslice.t $c/devices.t $c/run-place.t" ;;
+	src/gpu/topology*.c|src/gpu/sim.c) t="$c/hostile.t $c/devices.t $c/timeslice.t $c/run-place.t $c/mig.t" ;;
+	src/gpu/nvml*.c) t="$c/nvml.t $c/devices.t" ;;
+	src/gpu/*) t="$c/devices.t $c/run-place.t $c/run.t" ;;
+	*) t="$c/usage.t $c/devices.t $c/run.t" ;;
 	esac
-	# only tests this tree has (a name in the table that is gone would make every mutant stillborn)
+	# only tests this tree has (a name in the table that is gone would count as a kill)
 	for x in $t; do
-		case $x in
-		build/*) [ -f "${x#build/}.c" ] && echo "$x" ;;
-		*) [ -f "$x" ] && echo "$x" ;;
-		esac
+		[ -f "$x" ] && echo "$x"
 	done
 }
 
+# The unit tests that link FILE's code, cheapest first ($SCRATCH/reach: "MS TEST OBJECT" lines).
+units_for() {
+	awk -v o="build/${1%.c}.o" '$3 == o { print $2 }' "$SCRATCH/reach"
+}
+
 # ---- the workers --------------------------------------------------------------------------------
-# A scratch copy of the tree (as committed, plus the working tree's changes), built once.
+UNITS=$(ls tests/unit/test_*.c | sed 's|^|build/|;s|\.c$||')
+# A scratch copy of the tree (as committed, plus the working tree's changes).
+copy_tree() {
+	mkdir -p "$1"
+	git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - 2>/dev/null |
+	    tar -xf - -C "$1"
+}
+# ... built once per worker.
 prepare() {
 	w=$SCRATCH/w$1
-	mkdir -p "$w"
-	git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - 2>/dev/null |
-	    tar -xf - -C "$w"
-	(cd "$w" && make -s -j1 build/gpupack \
-		$(ls tests/unit/test_*.c | sed 's|^|build/|;s|\.c$||') \
+	copy_tree "$w"
+	(cd "$w" && make -s -j1 build/gpupack $UNITS \
 		$(ls tests/tools/*.c | sed 's|^|build/|;s|\.c$||') \
 		build/tests/fakenvml/libnvidia-ml.so.1 build/tests/fakenvml/old/libnvidia-ml.so.1 \
 		build/tests/fakenvml/broken/libnvidia-ml.so.1 build/tests/preload/full-disk.so >/dev/null 2>&1)
 }
 
-# Run one test in worker dir w: 0 passed, 1 failed, 124 timed out. Shell tests stop at their first failure.
+# Which objects each unit test links: the linker, given an archive of all objects instead of the
+# objects themselves, takes only the members the test needs (and what those need); --trace names
+# them. Each unit test also runs once here, unmutated, for its time (and it must pass).
+reach() {
+	w=$SCRATCH/w1
+	(
+		cd "$w" || exit 1
+		rm -f build/mutate-reach.a
+		ar rcsT build/mutate-reach.a $(find build/src -name '*.o' ! -path build/src/main.o ! -name 'spank*') || exit 1
+		for u in $UNITS; do
+			t0=$(date +%s%N)
+			if ! sh tests/run-test "$u" >/dev/null 2>&1; then
+				echo "mutate: $u fails on the unmutated tree" >&2
+				exit 1
+			fi
+			ms=$((($(date +%s%N) - t0) / 1000000))
+			${CC:-cc} -std=c11 -D_GNU_SOURCE -DGPUPACK_VERSION='"0"' -DGPUPACK_DATADIR='"/nonexistent"' \
+			    -Isrc -O0 -w -o /dev/null "${u#build/}.c" build/mutate-reach.a -ldl -lpthread -lm \
+			    -Wl,--trace 2>/dev/null | grep '^build/src/.*\.o$' |
+			    while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done
+		done
+	) | sort -n -k1,1 >"$SCRATCH/reach" || return 1
+	for u in $UNITS; do
+		grep -q "	$u	" "$SCRATCH/reach" || echo "mutate: warning: cannot tell what $u links: it runs for no mutant" >&2
+	done
+	[ -s "$SCRATCH/reach" ]
+}
+
+# Run one test in worker dir $1 (gpupack $3 and the tools' build dir $4, default its own): 0 passed,
+# 1 failed, 124 timed out. Shell tests stop at their first failure.
 run_one() {
-	(cd "$1" && GPUPACK="$1/build/gpupack" GPUPACK_BUILD="$1/build" GPUPACK_SRC="$1" TAP_BAIL=1 \
+	(cd "$1" && GPUPACK="${3:-$1/build/gpupack}" GPUPACK_BUILD="${4:-$1/build}" GPUPACK_SRC="$1" TAP_BAIL=1 \
 		timeout -s KILL "${MUTATE_TEST_TIMEOUT:-120}" sh tests/run-test "$2" </dev/null >/dev/null 2>&1)
 	rc=$?
 	[ $rc -eq 137 ] && return 124
@@ -240,6 +308,71 @@ apply() {
 	}' && mv "$1/$(printf '%s' "$2" | cut -f1).mut" "$1/$(printf '%s' "$2" | cut -f1)"
 }
 
+# ---- the sanitizer pass --------------------------------------------------------------------------
+SANF="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# The shared sanitizer tree, built by the first worker that needs it (under the lock), with its
+# unit tests run once unmutated: a tree where they fail (LeakSanitizer cannot run here, say) turns
+# the pass off rather than killing every mutant.
+san_prepare() {
+	s=$SCRATCH/san
+	[ -e "$s/.ready" ] && return 0
+	[ -e "$s/.broken" ] && return 1
+	t0=$(date +%s)
+	copy_tree "$s"
+	f="$SANF"
+	echo 'int main(void) { return 0; }' >"$SCRATCH/probe.c"
+	${CC:-cc} -ftrivial-auto-var-init=pattern -o "$SCRATCH/probe" "$SCRATCH/probe.c" 2>/dev/null &&
+	    f="$f -ftrivial-auto-var-init=pattern"
+	echo "$f" >"$s/.flags"
+	if (cd "$s" && make -s -j1 CFLAGS="-O1 -g $f" LDFLAGS="$f" build/gpupack $UNITS >/dev/null 2>&1); then
+		for u in $UNITS; do
+			if ! run_one "$s" "$u" "$s/build/gpupack" "$SCRATCH/w1/build"; then
+				echo "mutate: $u fails in the sanitizer build, unmutated: no sanitizer pass" >&2
+				touch "$s/.broken"
+				return 1
+			fi
+		done
+		touch "$s/.ready"
+		echo "mutate: the sanitizer tree built in $(($(date +%s) - t0)) s" >&2
+		return 0
+	fi
+	echo "mutate: the sanitizer build fails: no sanitizer pass" >&2
+	touch "$s/.broken"
+	return 1
+}
+
+# san_pass W FILE UNITS SHELLS: the mutant of worker W's FILE in the sanitizer tree; prints the
+# test that killed it, nothing when it survives.
+san_pass() {
+	(
+		flock 9
+		san_prepare || exit 0
+		s=$SCRATCH/san
+		obj=build/${2%.c}.o
+		cp -p "$s/$2" "$s/$2.orig"
+		cp -p "$s/$obj" "$s/$obj.orig"
+		cp "$1/$2" "$s/$2"
+		touch "$s/$2"
+		f=$(cat "$s/.flags")
+		if (cd "$s" && make -s CFLAGS="-O1 -g $f" LDFLAGS="$f" build/gpupack $3 >/dev/null 2>&1); then
+			n=0
+			for t in $3 $4; do
+				case $t in build/*) ;; *) n=$((n + 1)); [ $n -gt "$SANTESTS" ] && break ;; esac
+				case $t in
+				build/*) run_one "$s" "$t" "$s/build/gpupack" "$1/build" ;;
+				# the shell tests' tools and fake NVML from the worker's normal build
+				*) run_one "$1" "$t" "$s/build/gpupack" ;;
+				esac
+				# a failure kills; a time-out under the sanitizers' slowness proves nothing
+				[ $? -eq 1 ] && { echo "$t"; break; }
+			done
+		fi
+		mv -f "$s/$2.orig" "$s/$2"
+		mv -f "$s/$obj.orig" "$s/$obj"
+		(cd "$s" && rm -f build/gpupack $3)
+	) 9>"$SCRATCH/san.lock"
+}
+
 # Worker $1 takes every JOBS-th mutant of the sample; one result line per mutant. Builds and
 # tests read /dev/null: the sample is this loop's stdin, and `gpupack run` reads its input there.
 worker() {
@@ -249,27 +382,39 @@ worker() {
 		i=$((i + 1))
 		[ $(((i - 1) % JOBS)) -eq $(($1 - 1)) ] || continue
 		file=$(printf '%s' "$m" | cut -f1)
-		# the original from the scratch copy: the working tree may change meanwhile
-		cp "$w/$file" "$w/$file.orig"
-		if ! apply "$w" "$m"; then
-			printf 'stale\t%s\n' "$m"
-			continue
-		fi
+		op=$(printf '%s' "$m" | cut -f4)
+		obj=build/${file%.c}.o
+		units=$(units_for "$file")
+		# the originals, with their times, from the scratch copy (the working tree may change meanwhile)
+		cp -p "$w/$file" "$w/$file.orig"
+		cp -p "$w/$obj" "$w/$obj.orig"
 		t0=$(date +%s)
-		if ! (cd "$w" && make -s build/gpupack $(for t in $(tests_for "$file"); do case $t in build/*) echo "$t" ;; esac; done) >/dev/null 2>&1); then
+		if ! apply "$w" "$m"; then
+			res=stale
+		elif ! (cd "$w" && make -s build/gpupack $units </dev/null >/dev/null 2>&1); then
 			res=stillborn
 		else
 			res=survived
-			for t in $(tests_for "$file"); do
+			for t in $units $(tests_for "$file"); do
 				run_one "$w" "$t"
 				case $? in
 				1) res="killed $t"; break ;;
 				124) res="timeout $t"; break ;;
 				esac
 			done
+			# the sanitizer pass: the unit tests for every survivor, the shell tests too for a
+			# dropped call (where a leak or a skipped initialisation hides)
+			if [ "$res" = survived ] && [ "$SAN" -eq 1 ]; then
+				shells=
+				[ "$op" = call ] && shells=$(tests_for "$file")
+				k=$(san_pass "$w" "$file" "$units" "$shells" </dev/null)
+				[ -n "$k" ] && res="killed sanitizer:$k"
+			fi
 		fi
-		mv "$w/$file.orig" "$w/$file"
-		touch "$w/$file"
+		# put back the original and its object, times and all: make sees them as they were
+		mv -f "$w/$file.orig" "$w/$file"
+		mv -f "$w/$obj.orig" "$w/$obj"
+		(cd "$w" && rm -f build/gpupack $units)
 		printf '%s\t%s\t%ss\n' "$res" "$m" "$(($(date +%s) - t0))"
 	done <"$SCRATCH/sample"
 }
@@ -280,13 +425,17 @@ echo "mutate: $(wc -l <"$SCRATCH/candidates") candidates in $DIRS; $(wc -l <"$SC
 for j in $(seq "$JOBS"); do prepare "$j" & done
 wait
 for j in $(seq "$JOBS"); do
-	w=$SCRATCH/w$j
-	# the tests must pass on the unmutated tree, or nothing below means anything
-	if [ ! -x "$w/build/gpupack" ]; then
+	if [ ! -x "$SCRATCH/w$j/build/gpupack" ]; then
 		echo "mutate: the tree does not build" >&2
 		exit 1
 	fi
 done
+if ! reach; then
+	echo "mutate: could not tell which unit tests link what" >&2
+	exit 1
+fi
+echo "mutate: built and unit tests timed in $(($(date +%s) - start)) s" >&2
+# the shell tests are not run unmutated first (minutes): make check says they pass
 for j in $(seq "$JOBS"); do worker "$j" >"$SCRATCH/results.$j" & done
 wait
 end=$(date +%s)
