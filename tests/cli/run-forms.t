@@ -48,3 +48,11 @@ if command -v dash >/dev/null 2>&1; then
 fi
 got=$(env -u SHELL -u PARALLEL_SHELL bash -c '$G --sim "$SIM" run --share timeslice echo \$0 ::: a; true' 2>&1)
 is "$got" "$BASH_EXE a" "started from bash: tasks run in bash"
+
+# --- -j auto: a first run, with nothing remembered, starts from the default count ------------
+# (on every device: a second GPU of the same kind takes the first one's start, not a memory)
+if command -v jq >/dev/null 2>&1; then
+	got=$(gp --sim "$TOPO/h100-80gb-x8.topo" run --share timeslice --gpus 0,1 -j auto --json true ::: 1 2 3 2>/dev/null |
+		jq -r '[.devices[].auto.decisions[0] | "\(.limit) \(.why)"] | join(", ")')
+	is "$got" "2 start, 2 start" "-j auto, nothing remembered: each device's first decision is the start at 2"
+fi
