@@ -56,3 +56,13 @@ if command -v jq >/dev/null 2>&1; then
 		jq -r '[.devices[].auto.decisions[0] | "\(.limit) \(.why)"] | join(", ")')
 	is "$got" "2 start, 2 start" "-j auto, nothing remembered: each device's first decision is the start at 2"
 fi
+
+# --- --header with CRLF lines: the header's \r is not part of the last column's name --------
+printf 'xy\tz\r\n1\t2\r\n' >crlf.tsv
+got=$(R -k --header : --colsep '\t' echo {xy}-{z} :::: crlf.tsv 2>&1 | tr -d '\r')
+is "$got" "1-2" "a CRLF header names its last column without the \\r"
+
+# --- output beyond memory with nowhere to spill it: said, not silently dropped ---------------
+run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice 'head -c 1500000 /dev/zero' ::: 1
+like "$err" "warning: temporary file for task output in $T/none: No such file or directory" \
+	"a task's output over 1 MiB with TMPDIR missing: a warning names it"

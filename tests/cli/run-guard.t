@@ -115,3 +115,18 @@ mkfifo "$GPUPACK_STATE_DIR/runs/1-1"
 run timeout -s KILL 20 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice true ::: 1
 is "$rc" 0 "a FIFO among the run records does not stop a run"
 like "$err" "run record 1-1: .*FIFO" "and is named in a warning"
+
+# --- the watchdog killed alone: gpupack says so once and finishes its run -----------------
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 sleep ::: 3 3 3 >wout 2>werr &
+gpid=$!
+guard=
+i=0
+while [ -z "$guard" ] && [ $i -lt 300 ]; do
+	guard=$(ps -o pid=,comm= --ppid "$gpid" | awk '$2 == "gpupack-guard" { print $1 }')
+	[ -z "$guard" ] && sleep 0.1
+	i=$((i + 1))
+done
+kill -9 "$guard"
+wait "$gpid"
+is "$?" 0 "the watchdog killed alone: the run still completes"
+is "$(grep -c "the watchdog (pid $guard) died" werr)" 1 "and says once that the watchdog died"
