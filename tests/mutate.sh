@@ -212,7 +212,7 @@ tests_for() {
 	# -j auto (run-auto.t: ~50 s)
 	src/farm/auto.c|src/farm/control.c|src/farm/remember.c|src/farm/oom.c) t="$c/run-forms.t $c/run.t $c/run-auto.t" ;;
 	src/farm/nodes*.c) t="$c/run-nodes.t" ;;
-	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t" ;;
+	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t $c/run-nodes.t" ;;
 	src/share/mps*.c) t="$c/mps-dir.t $c/mps-exec.t $c/mps-hostile.t $c/devices.t $c/jobmps.t $c/mps.t $c/run-mps-faults.t" ;;
 	# the MIG planner: mig-check.t (~60 s) compares plans with an independent checker's
 	src/share/mig*.c) t="$c/mig-apply.t $c/mig.t $c/mig-check.t" ;;

@@ -193,3 +193,23 @@ like "$err" "written for another command" "it says why"
 run env SLURM_STEP_NUM_TASKS=3 SLURM_NTASKS=3 SLURM_PROCID=0 SLURM_STEP_ID=0 SLURM_JOB_ID=9 "$GPUPACK" run --gpus 0 \
 	--shard slurm --joblog "$T/s{shard}" true ::: 1 2 3
 is "$rc:$(tail -n +2 "$T/s0" | wc -l)" "0:1" "--shard still splits statically (and keeps its own joblog)"
+
+# ---- a task that dies of the signal that is stopping its gpupack (scancel signals both) --------
+# is not a failure: its end waits to see the gpupack stop, and the input stays for --resume
+rm -f "$T/tpid"
+printf '#!/bin/sh\n[ -e "%s.again" ] && { echo again >>"%s.again"; exit 0; }\necho $$ >"%s"\nexec sleep 30\n' \
+	"$T/tpid" "$T/tpid" "$T/tpid" >"$T/sigtask"
+chmod +x "$T/sigtask"
+member s0 0 GPUPACK_FARM_RUN=sig -- --gpus 0 --share timeslice -j 1 --joblog "$T/sig" "$T/sigtask" ::: 1
+S=$LAST
+i=0
+while [ ! -s "$T/tpid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$(cat "$T/tpid")"
+sleep 0.3
+kill -TERM "$S"
+wait "$S"
+touch "$T/tpid.again"
+run env GPUPACK_FARM_RUN=sig2 SLURMD_NODENAME=s0 "$GPUPACK" run --resume --gpus 0 --share timeslice -j 1 \
+	--joblog "$T/sig" "$T/sigtask" ::: 1
+is "$rc:$(grep -c again "$T/tpid.again")" "0:1" \
+	"a task killed by the signal that stops the farm is not recorded: --resume runs it"
