@@ -66,3 +66,12 @@ is "$got" "1-2" "a CRLF header names its last column without the \\r"
 run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice 'head -c 1500000 /dev/zero' ::: 1
 like "$err" "warning: temporary file for task output in $T/none: No such file or directory" \
 	"a task's output over 1 MiB with TMPDIR missing: a warning names it"
+
+# --- a command found on PATH: the first executable file of that name, as the shell finds it --
+mkdir -p "$T/pa" "$T/pb"
+printf '#!/bin/sh\necho a "$@"\n' >"$T/pa/mytool"
+printf '#!/bin/sh\necho b "$@"\n' >"$T/pb/mytool"
+chmod 644 "$T/pa/mytool"
+chmod 755 "$T/pb/mytool"
+got=$(PATH="$T/pa:$T/pb:$PATH" R mytool ::: 1 2>&1)
+is "$got" "b 1" "a file on PATH that is not executable is passed over"
