@@ -87,3 +87,11 @@ run R --joblog jl --resume --shell 'echo {}' ::: a b
 is "$rc" 255 "--resume with another command: exit 255"
 cmp -s jl jl.before
 ok $? "and the joblog is as it was"
+
+# --- an input that cannot be read (EIO from /proc/self/mem): one line, exit 255 -----------
+for form in ":::: /proc/self/mem" "::: a :::: /proc/self/mem"; do
+	# shellcheck disable=SC2086 # the form is words on purpose
+	run $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice echo $form
+	is "$rc" 255 "echo $form: an input read error stops the run (exit 255)"
+	like "$err" "input '/proc/self/mem': Input/output error" "and names the input"
+done

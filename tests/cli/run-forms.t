@@ -75,3 +75,5 @@ chmod 644 "$T/pa/mytool"
 chmod 755 "$T/pb/mytool"
 got=$(PATH="$T/pa:$T/pb:$PATH" R mytool ::: 1 2>&1)
 is "$got" "b 1" "a file on PATH that is not executable is passed over"
+got=$(env -u PATH $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice uname ::: -s 2>&1)
+is "$got" "$(uname -s)" "PATH unset: commands are found in /bin:/usr/bin"

@@ -63,3 +63,8 @@ got=$(gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -k -d '\n' echo ::::
 is "$got" "$want" "a NUL inside a value (-d '\\n'): written as \\0, as parallel does"
 same "--colsep: a negated class with ] in it" --colsep '[^]\d]+' echo {1}-{2} ::: ']1x]2' 'a]b'
 same "--colsep: a class" --colsep '[,;]' echo {2}-{1} ::: 'a,b' 'c;d'
+same "--colsep: an escaped dot outside a class" --colsep '\.' echo {2}-{1} ::: 'a.b' 'cxd.e'
+rm -rf R2 R3
+parallel --will-cite --results R2 --joblog jl2 echo ::: abc >/dev/null 2>&1
+gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --results R3 --joblog jl3 echo ::: abc >/dev/null 2>&1
+is "$(cut -f6 jl3 | tail -n 1)" "$(cut -f6 jl2 | tail -n 1)" "--results: the joblog's Receive counts the bytes written to the files"
