@@ -278,6 +278,9 @@ static const struct shape shapes[] = {
  * waited for (seen on two H200s: doubling blind put 24 tasks per GPU on at
  * once, 1.3x slower than 3).
  */
+static double first_busy;   /* the busy share the driver reports in first_steps */
+static int first_timeslice; /* first_steps without MPS */
+
 static int
 first_steps(double cores_each, int ncpu, int sm_after)
 {
@@ -286,6 +289,7 @@ first_steps(double cores_each, int ncpu, int sm_after)
 	struct ctl_signals s;
 	int limit = 4;
 
+	cfg.mps = !first_timeslice;
 	ctl_init(&c, &cfg, 0);
 	for (int i = 1; i <= 3; i++) {
 		memset(&s, 0, sizeof s);
@@ -293,7 +297,7 @@ first_steps(double cores_each, int ncpu, int sm_after)
 		s.running = limit;
 		s.unrevealed = limit;
 		s.demand = 1;
-		s.busy = 0;
+		s.busy = first_busy;
 		s.sm_active = i >= sm_after ? 0.4 : 0;
 		s.cpu_busy = cores_each * limit / ncpu < 1 ? cores_each * limit / ncpu : 1;
 		s.ncpu = ncpu;
@@ -317,6 +321,15 @@ test_first_steps(void)
 	is_int(first_steps(1.0, 32, 99), 32, "start-ups busy on the CPUs, GPU idle: the count doubles");
 	/* the CPUs full: start-ups still overlap, up to twice the CPUs */
 	is_int(first_steps(1.0, 4, 99), 8, "CPUs full of start-ups: up to twice the CPUs");
+	/* under MPS a GPU busy all the time says nothing: SM activity (40%) does, and leaves room */
+	first_busy = 1;
+	ok(first_steps(0.5, 32, 2) > 4, "MPS, busy 100%% but SMs 40%% active: the count grows (%d)",
+	    first_steps(0.5, 32, 2));
+	/* time-sliced, the busy share is the GPU's signal: busy all the time, no room for more */
+	first_timeslice = 1;
+	is_int(first_steps(1.0, 32, 99), 4, "time-sliced and busy 100%%: the count stays");
+	first_busy = 0;
+	first_timeslice = 0;
 }
 
 int
