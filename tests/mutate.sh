@@ -461,6 +461,7 @@ BEGIN {
 	if (res == "survived" && (key in why)) res = "equivalent"
 	n[file]++; nd[dir]++; tot++
 	if (res == "killed" || res == "timeout") { k[file]++; kd[dir]++; kill++ }
+	if ($1 ~ /sanitizer:/) sank++
 	if (res == "equivalent") { eq[file]++; eqd[dir]++; eqall++ }
 	if (res == "survived" || res == "equivalent")
 		surv[++ns] = sprintf("| %s:%d | %s | `%s` -> `%s` | %s |", file, $3, $5, $6, $7,
@@ -471,7 +472,8 @@ END {
 	printf "# Mutation testing: %d mutants of %s\n\n", tot, dirs
 	printf "`make mutate` (tests/mutate.sh): %d candidates, a sample of %d (seed %d), %d workers, %d s ", cands, count, seed, jobs, secs
 	printf "(%.1f min) on %s; commit %s. %d stillborn (did not compile) or stale, not counted.\n\n", secs / 60, host, commit, stillall
-	printf "Killed: a test failed or timed out. Equivalent: the mutant behaves as the original (listed in tests/mutate-equivalent.txt with why). Score = killed / (mutants - equivalent).\n\n"
+	printf "Killed: a test failed or timed out (%d of them only in the sanitizer pass: LeakSanitizer, ASan, UBSan, pattern-initialised locals). ", sank
+	printf "Equivalent: the mutant behaves as the original (listed in tests/mutate-equivalent.txt with why). Score = killed / (mutants - equivalent).\n\n"
 	printf "| folder | mutants | killed | equivalent | survived | score |\n|---|---|---|---|---|---|\n"
 	for (d in dirsv) {
 		m = nd[d] - eqd[d]
