@@ -63,7 +63,7 @@ got=$(R -k --header : --colsep '\t' echo {xy}-{z} :::: crlf.tsv 2>&1 | tr -d '\r
 is "$got" "1-2" "a CRLF header names its last column without the \\r"
 
 # --- output beyond memory with nowhere to spill it: said, not silently dropped ---------------
-run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice 'head -c 1500000 /dev/zero' ::: 1
+run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice 'yes | head -c 1500000; true' ::: 1
 like "$err" "warning: temporary file for task output in $T/none: No such file or directory" \
 	"a task's output over 1 MiB with TMPDIR missing: a warning names it"
 
