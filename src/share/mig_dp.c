@@ -379,14 +379,22 @@ take_best(struct dp *d, const struct gmap *gm, const struct layer *ly)
  * limit work: 1 the best plan is now proven optimal (replaced by a better
  * one the DP found), 0 gave up.
  */
+int mig_dp_disabled;
+
 int
 mig_dp_run(struct search *s, long limit)
 {
 	struct dp d;
-	struct gmap *gm = xcalloc((size_t)s->ngpus + 1, sizeof *gm);
-	struct layer *ly = xcalloc((size_t)s->ngpus + 1, sizeof *ly);
-	int *restu = xcalloc((size_t)s->ngpus + 1, sizeof *restu), ret = 0;
+	struct gmap *gm;
+	struct layer *ly;
+	int *restu, ret = 0;
 	struct build *bl = NULL;
+
+	if (mig_dp_disabled)
+		return 0;
+	gm = xcalloc((size_t)s->ngpus + 1, sizeof *gm);
+	ly = xcalloc((size_t)s->ngpus + 1, sizeof *ly);
+	restu = xcalloc((size_t)s->ngpus + 1, sizeof *restu);
 
 #ifdef MIG_TRACE
 	struct timespec t0;

@@ -307,6 +307,8 @@ void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits
  * best plan is proven optimal (a better one found replaces it), 0 gave up.
  */
 int mig_dp_run(struct search *s, long limit);
+/* Tests only: nonzero leaves the DP out, so that the branch and price is seen alone. */
+extern int mig_dp_disabled;
 
 /* -------------------------------------------------------------- mig_bound.c */
 

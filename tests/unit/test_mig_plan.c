@@ -6,6 +6,7 @@
  * Profiles come from data/mig-profiles.csv, every product in it.
  */
 #include "share/mig.h"
+#include "share/mig_int.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "tap.h"
@@ -822,8 +823,9 @@ small_mix(int pi, int seed, struct mig_gpu *g, struct mig_request *r, int *nr)
 	return ng;
 }
 
+/* Against the exhaustive optimum; who: "" or ", the branch and price alone" (mig_dp_disabled set). */
 static void
-test_optimal(void)
+test_optimal(const char *who)
 {
 	int worse = 0, cases = 0, notopt = 0;
 
@@ -852,8 +854,8 @@ test_optimal(void)
 			}
 			mig_plan_free(&p);
 		}
-	is_int(worse, 0, "%d small mixes on every product: the plan's score equals the exhaustive optimum", cases);
-	is_int(notopt, 0, "... and the planner proved each optimal itself");
+	is_int(worse, 0, "%d small mixes on every product%s: the plan's score equals the exhaustive optimum", cases, who);
+	is_int(notopt, 0, "... and the planner proved each optimal itself%s", who);
 }
 
 /*
@@ -964,6 +966,158 @@ test_lattice(void)
 	ok(p.optimal && p.score.sms == 448 && p.score.ops == 9,
 	    "8 A100s, 50 small jobs, 4x the budget: %d SMs, %d operations, proven %d", p.score.sms, p.score.ops, p.optimal);
 	mig_plan_free(&p);
+}
+
+/*
+ * Hand-made GPUs: a GPU whose one profile is the whole GPU, and one whose
+ * smallest profile is listed first and alone at its size (the products'
+ * tables hide mistakes there: their first profile has a "+me" twin of the
+ * same memory, and the whole-GPU profile shares its end with others).
+ */
+static void
+test_handmade(void)
+{
+	struct mig_gpu g;
+	struct mig_request r[1];
+	struct mig_plan p;
+
+	memset(&g, 0, sizeof g);
+	str_copy(g.uuid, "GPU-handmade-0", sizeof g.uuid);
+	g.nprofiles = 1;
+	g.profiles[0] = (struct mig_profile){.index = 0, .id = 0, .slices = 7, .mem_bytes = (uint64_t)40 << 30, .sms = 98,
+	    .max_count = 1, .nplacements = 1, .placements = {{0, 8}}};
+	str_copy(g.profiles[0].name, "7g.40gb", sizeof g.profiles[0].name);
+	mig_gpu_derive(&g);
+	mig_parse_spec("1x7g.40gb", &r[0]);
+	if (plan_one(&g, 1, r, 1, &p) < 0)
+		return;
+	ok(p.score.satisfied == 1 && p.optimal, "a GPU with one profile, the whole GPU: 1x7g.40gb placed (%d)",
+	    p.score.satisfied);
+	mig_plan_free(&p);
+
+	/* 1g.5gb (first, the only 5 GiB profile) and 7g.40gb: a 6 GiB job is no small job, it shares nothing */
+	g.nprofiles = 2;
+	g.profiles[1] = g.profiles[0];
+	g.profiles[1].index = 1;
+	g.profiles[0] = (struct mig_profile){.index = 0, .id = 19, .slices = 1, .mem_bytes = (uint64_t)5 << 30, .sms = 14,
+	    .max_count = 7, .nplacements = 7, .placements = {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}};
+	str_copy(g.profiles[0].name, "1g.5gb", sizeof g.profiles[0].name);
+	mig_gpu_derive(&g);
+	mig_parse_spec("2x6G", &r[0]);
+	if (plan_one(&g, 1, r, 1, &p) < 0)
+		return;
+	ok(p.score.satisfied == 1 && p.optimal,
+	    "2x6G where the smallest profile holds 5 GiB: one placed alone in the 7g, none shared (%d)",
+	    p.score.satisfied);
+	mig_plan_free(&p);
+}
+
+/*
+ * The planner's path, pinned: the same input always gives the same plan
+ * after the same work (doc/mig.md: it counts work, not time), so for a few
+ * node-sized mixes (8 GPUs, GPU 1 busy, GPU 5 idle, as bench/mig-plan.sh)
+ * the plan's score, whether it is proven, where not the level it stopped
+ * at, and the work units spent are recorded here. Any change to the search
+ * (its order, its bounds, its prices, its budget shares) moves one of them:
+ * a change made on purpose regenerates the table with
+ *   MIG_PLAN_GOLDEN_PRINT=1 build/tests/unit/test_mig_plan
+ * and says in its commit why the numbers moved.
+ */
+struct golden {
+	const char *product;
+	int seed, satisfied;
+	unsigned long long waste;
+	int sms, ops, optimal, gap_level;
+	long nodes;
+};
+
+/* With the DP (mig_dp.c), then the branch and price alone (mig_dp_disabled). */
+static const struct golden goldens[] = {
+	{"A100-40GB", 1, 24, 56623104000ULL, 700, 13, 1, 0, 55301},
+	{"A100-40GB", 2, 22, 66303557632ULL, 588, 22, 1, 0, 36232},
+	{"A100-40GB", 3, 28, 85966454784ULL, 742, 15, 1, 0, 170791},
+	{"A100-40GB", 4, 19, 2483027968ULL, 560, 10, 1, 0, 50162},
+	{"A100-40GB", 5, 25, 113934073856ULL, 616, 21, 1, 0, 67820},
+	{"H100-80GB", 1, 19, 169466658816ULL, 918, 20, 1, 0, 43896},
+	{"H100-80GB", 2, 17, 182368337920ULL, 908, 17, 1, 0, 40826},
+	{"H100-80GB", 3, 25, 5016387584ULL, 528, 20, 1, 0, 41850},
+	{"H100-80GB", 4, 23, 31289507840ULL, 870, 24, 1, 0, 84014},
+	{"H100-80GB", 5, 27, 180036304896ULL, 880, 12, 1, 0, 280588},
+	{"H200-141GB", 1, 27, 107994939392ULL, 314, 13, 0, 2, 500003},
+	{"H200-141GB", 2, 21, 347070267392ULL, 912, 20, 1, 0, 87715},
+	{"H200-141GB", 3, 15, 41741713408ULL, 516, 11, 1, 0, 64676},
+	{"H200-141GB", 4, 28, 57998835712ULL, 980, 22, 1, 0, 125365},
+	{"H200-141GB", 5, 36, 116551319552ULL, 926, 19, 1, 0, 302650},
+};
+
+static const struct golden goldens_bp[] = {
+	{"A100-40GB", 1, 24, 56623104000ULL, 700, 13, 0, 3, 344832},
+	{"A100-40GB", 2, 22, 66303557632ULL, 588, 22, 1, 0, 59275},
+	{"A100-40GB", 3, 28, 85966454784ULL, 742, 15, 1, 0, 108854},
+	{"A100-40GB", 4, 19, 2483027968ULL, 560, 10, 1, 0, 84359},
+	{"A100-40GB", 5, 25, 113934073856ULL, 616, 21, 0, 2, 306635},
+	{"H100-80GB", 1, 19, 169466658816ULL, 918, 20, 1, 0, 76015},
+	{"H100-80GB", 2, 17, 182368337920ULL, 908, 17, 1, 0, 68934},
+	{"H100-80GB", 3, 25, 5016387584ULL, 528, 20, 1, 0, 74549},
+	{"H100-80GB", 4, 23, 31289507840ULL, 870, 24, 1, 0, 119627},
+	{"H100-80GB", 5, 27, 180036304896ULL, 880, 12, 1, 0, 125626},
+	{"H200-141GB", 1, 27, 107994939392ULL, 314, 13, 0, 2, 357785},
+	{"H200-141GB", 2, 21, 347070267392ULL, 912, 20, 1, 0, 107507},
+	{"H200-141GB", 3, 15, 41741713408ULL, 516, 11, 1, 0, 56881},
+	{"H200-141GB", 4, 28, 57998835712ULL, 980, 22, 0, 2, 361171},
+	{"H200-141GB", 5, 36, 116551319552ULL, 926, 19, 1, 0, 160408},
+};
+
+static void
+test_golden(const struct golden *rec, int nrec, const char *who)
+{
+	static const char *const names[] = {"A100-40GB", "H100-80GB", "H200-141GB"};
+	int print = getenv("MIG_PLAN_GOLDEN_PRINT") != NULL, n = 0, bad = 0;
+
+	for (int pi = 0; pi < 3; pi++)
+		for (int seed = 1; seed <= 5; seed++) {
+			struct product *pr = product_get(names[pi]);
+			struct mig_gpu g[8];
+			struct mig_request r[12];
+			struct mig_plan p;
+			int nr;
+
+			if (!pr) {
+				ok(0, "%s in the CSV", names[pi]);
+				return;
+			}
+			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
+			for (int i = 0; i < 8; i++) {
+				g[i] = gpu_of(pr, i);
+				if (i == 1 || i == 5) {
+					g[i].nexisting = 1;
+					g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
+					    .busy = i == 1, .npids = i == 1, .pids = {4242}};
+				}
+			}
+			nr = 3 + (int)rnd(6);
+			for (int i = 0; i < nr; i++)
+				random_request(&g[0], &r[i], 12);
+			if (plan_one(g, 8, r, nr, &p) < 0)
+				return;
+			if (print)
+				printf("\t{\"%s\", %d, %d, %lluULL, %d, %d, %d, %d, %ld},\n", names[pi], seed, p.score.satisfied,
+				    (unsigned long long)p.score.waste, p.score.sms, p.score.ops, p.optimal, p.gap_level, p.nodes);
+			else if (n >= nrec || strcmp(rec[n].product, names[pi]) != 0 ||
+			    rec[n].seed != seed || rec[n].satisfied != p.score.satisfied ||
+			    rec[n].waste != (unsigned long long)p.score.waste || rec[n].sms != p.score.sms ||
+			    rec[n].ops != p.score.ops || rec[n].optimal != p.optimal ||
+			    rec[n].gap_level != p.gap_level || rec[n].nodes != p.nodes) {
+				bad++;
+				printf("# %s seed %d: %d units, waste %llu, %d SMs, %d ops, optimal %d, gap %d, work %ld: "
+				    "not as recorded\n", names[pi], seed, p.score.satisfied, (unsigned long long)p.score.waste,
+				    p.score.sms, p.score.ops, p.optimal, p.gap_level, p.nodes);
+			}
+			n++;
+			mig_plan_free(&p);
+		}
+	ok(!print && bad == 0 && n == nrec, "%d node-sized mixes%s: the same plans after the same work as recorded (%d differ)",
+	    n, who, bad);
 }
 
 /*
@@ -1089,10 +1243,19 @@ main(void)
 	test_parsers();
 	test_examples();
 	test_random_valid();
-	test_optimal();
+	test_optimal("");
 	test_bounds_hold();
 	test_lattice();
 	test_dp();
+	test_handmade();
+	test_golden(goldens, (int)(sizeof goldens / sizeof goldens[0]), "");
+	/* the branch and price alone, as where the DP gives up */
+	mig_dp_disabled = 1;
+	if (getenv("MIG_PLAN_GOLDEN_PRINT"))
+		printf("# branch and price alone\n");
+	test_golden(goldens_bp, (int)(sizeof goldens_bp / sizeof goldens_bp[0]), ", the branch and price alone");
+	test_optimal(", the branch and price alone");
+	mig_dp_disabled = 0;
 	test_plan_file();
 	return done_testing();
 }
