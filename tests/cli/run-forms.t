@@ -55,6 +55,10 @@ if command -v jq >/dev/null 2>&1; then
 	got=$(gp --sim "$TOPO/h100-80gb-x8.topo" run --share timeslice --gpus 0,1 -j auto --json true ::: 1 2 3 2>/dev/null |
 		jq -r '[.devices[].auto.decisions[0] | "\(.limit) \(.why)"] | join(", ")')
 	is "$got" "2 start, 2 start" "-j auto, nothing remembered: each device's first decision is the start at 2"
+	# each decision names its signals, known or null (a later one has read the CPUs)
+	got=$(R -j auto --json sleep ::: 0.3 0.3 0.3 0.3 0.3 0.3 2>/dev/null |
+		jq -r '[.devices[0].auto.decisions[] | has("rate") and has("gpu") and has("cpu")] | all')
+	is "$got" true "-j auto --json: every decision has rate, gpu and cpu"
 fi
 
 # --- --header with CRLF lines: the header's \r is not part of the last column's name --------
