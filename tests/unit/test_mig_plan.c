@@ -988,6 +988,9 @@ test_handmade(void)
 	    .max_count = 1, .nplacements = 1, .placements = {{0, 8}}};
 	str_copy(g.profiles[0].name, "7g.40gb", sizeof g.profiles[0].name);
 	mig_gpu_derive(&g);
+	ok(g.compute_slices == 7 && g.mem_slices == 8 && g.full_sms == 98,
+	    "its shape from its one placement: %d compute slices, %d memory slices, %d SMs", g.compute_slices, g.mem_slices,
+	    g.full_sms);
 	mig_parse_spec("1x7g.40gb", &r[0]);
 	if (plan_one(&g, 1, r, 1, &p) < 0)
 		return;
