@@ -116,3 +116,31 @@ run env GPUPACK_MPS_RESTARTS=0 $G run --gpus 0 -j 2 --retries 1 sh task.sh ::: 1
 is "$rc" 255 "GPUPACK_MPS_RESTARTS=0: the first daemon death stops the run"
 like "$err" "after 0 restarts of its daemon; stopping the run" "saying so"
 is "$(count_daemons)" 0 "nothing left running"
+
+# --- a daemon that cannot be restarted: the run stops with one line, nothing lost -----------------
+# The control program refuses to start a daemon once "nostart" exists; the task that kills the
+# daemon creates it first, so the restart fails: the device cannot run tasks under MPS any more.
+cat >ctl.sh <<SH
+#!/bin/sh
+[ "\$1" = -d ] && [ -e "$T/nostart" ] && { echo "ctl.sh: refusing to start" >&2; exit 1; }
+exec "$GPUPACK_MPS_CONTROL" "\$@"
+SH
+chmod +x ctl.sh
+cat >nostart.sh <<'SH'
+if [ "$1" = k ]; then
+	sleep 0.5
+	touch "$NOSTART"
+	kill -9 "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")"
+	exit 0
+fi
+exec "$CLIENT" --ms 1500
+SH
+rm -f nostart
+run env GPUPACK_MPS_CONTROL="$T/ctl.sh" NOSTART="$T/nostart" timeout 60 $G run --gpus 0 -j 2 --retries 1 \
+	--joblog jl3 sh nostart.sh ::: 1 k 2 3 4
+is "$rc" 255 "a daemon that cannot be restarted: the run stops (exit 255), not waits for ever"
+like "$err" "gpupack: run: MPS on $U0: its control daemon \\(pid [0-9]+\\) died; restarting its daemon: " \
+	"one line says what failed"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jl3 | sort -n | uniq -d)" "" "no task journaled twice"
+is "$(awk -F'\t' 'NR > 1 && $7 != 0' jl3 | wc -l | tr -d ' ')" 0 "none recorded as failed: --resume runs them"
+is "$(count_daemons)" 0 "nothing left running"

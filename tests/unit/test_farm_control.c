@@ -328,6 +328,9 @@ test_first_steps(void)
 	/* time-sliced, the busy share is the GPU's signal: busy all the time, no room for more */
 	first_timeslice = 1;
 	is_int(first_steps(1.0, 32, 99), 4, "time-sliced and busy 100%%: the count stays");
+	/* and busy a third of the time: the busy share, the only GPU signal there, leaves room */
+	first_busy = 0.3;
+	ok(first_steps(1.0, 32, 99) > 4, "time-sliced and busy 30%%: the count grows (%d)", first_steps(1.0, 32, 99));
 	first_busy = 0;
 	first_timeslice = 0;
 }
