@@ -916,6 +916,23 @@ test_bounds_hold(void)
 }
 
 /*
+ * A node as bench/mig-plan.sh plans it: 8 GPUs of product pr, GPU 1 with a
+ * busy instance of the first profile (never touched), GPU 5 an idle one.
+ */
+static void
+bench_node(const struct product *pr, struct mig_gpu *g)
+{
+	for (int i = 0; i < 8; i++) {
+		g[i] = gpu_of(pr, i);
+		if (i == 1 || i == 5) {
+			g[i].nexisting = 1;
+			g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
+			    .busy = i == 1, .npids = i == 1, .pids = {4242}};
+		}
+	}
+}
+
+/*
  * Waste comes in steps: on 8 A100s the instances' memory is a multiple of
  * 5 GiB, so 50 small jobs of 80.23 GiB in all waste at least 4.77 GiB
  * (85 GiB of instances), which proves the waste level where the LP alone
@@ -933,14 +950,7 @@ test_lattice(void)
 		ok(0, "A100-40GB in the CSV");
 		return;
 	}
-	for (int i = 0; i < 8; i++) {
-		g[i] = gpu_of(a100, i);
-		if (i == 1 || i == 5) {
-			g[i].nexisting = 1;
-			g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
-			    .busy = i == 1, .npids = i == 1, .pids = {4242}};
-		}
-	}
+	bench_node(a100, g);
 	mig_parse_spec("9x2G", &r[0]);
 	r[0].share = 0.05;
 	mig_parse_spec("3x7g.40gb", &r[1]);
@@ -1090,14 +1100,7 @@ test_golden(const struct golden *rec, int nrec, const char *who)
 				return;
 			}
 			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
-			for (int i = 0; i < 8; i++) {
-				g[i] = gpu_of(pr, i);
-				if (i == 1 || i == 5) {
-					g[i].nexisting = 1;
-					g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
-					    .busy = i == 1, .npids = i == 1, .pids = {4242}};
-				}
-			}
+			bench_node(pr, g);
 			nr = 3 + (int)rnd(6);
 			for (int i = 0; i < nr; i++)
 				random_request(&g[0], &r[i], 12);
@@ -1142,14 +1145,7 @@ test_dp(void)
 		ok(0, "H100-80GB in the CSV");
 		return;
 	}
-	for (int i = 0; i < 8; i++) {
-		g[i] = gpu_of(h100, i);
-		if (i == 1 || i == 5) {
-			g[i].nexisting = 1;
-			g[i].existing[0] = (struct mig_existing){.gi_id = 1, .profile = 0, .at = {i == 1 ? 0 : 1, 1},
-			    .busy = i == 1, .npids = i == 1, .pids = {4242}};
-		}
-	}
+	bench_node(h100, g);
 	mig_parse_spec("19x1g.20gb", &r[0]);
 	mig_parse_spec("18x2g.20gb", &r[1]);
 	mig_parse_spec("4x24G", &r[2]);
