@@ -114,9 +114,13 @@ least(const struct dp *d, const int *left, int need, const uint64_t *lb, const i
 
 /* -------------------------------------------------------------------- Lagrangian bounds */
 
-/* The least prices pr[] of `need` units of those left (left[k] of class k), order: pr ascending. */
+/*
+ * The least prices pr[] of `need` units of those left (left[k] of class k),
+ * order: pr ascending; g (may be NULL) gets the units taken of each class
+ * added (their part of a subgradient).
+ */
 static double
-cheapest(const struct dp *d, const int *left, int need, const double *pr, const int *order)
+cheapest(const struct dp *d, const int *left, int need, const double *pr, const int *order, double *g)
 {
 	double sum = 0;
 
@@ -124,9 +128,70 @@ cheapest(const struct dp *d, const int *left, int need, const double *pr, const 
 		int k = order[i], c = left[k] < need ? left[k] : need;
 
 		sum += c * pr[k];
+		if (g)
+			g[k] += c;
 		need -= c;
 	}
 	return sum;
+}
+
+/*
+ * Subgradient steps towards a target (the best plan's value): prices cur
+ * (n of them) move along g by the Polyak step, halved after 5 steps without
+ * a better bound; the best bound's prices are kept.
+ */
+struct subgrad {
+	double *cur, *g, best, scale;
+	int n, stall;
+};
+
+static void
+subgrad_init(struct subgrad *sg, int n)
+{
+	sg->cur = xcalloc((size_t)n + 1, sizeof *sg->cur);
+	sg->g = xcalloc((size_t)n + 1, sizeof *sg->g);
+	sg->best = -1e300;
+	sg->scale = 2;
+	sg->n = n;
+	sg->stall = 0;
+}
+
+static void
+subgrad_free(struct subgrad *sg)
+{
+	free(sg->cur);
+	free(sg->g);
+}
+
+/* The bound at sg->cur was L, its subgradient sg->g: keep the prices in keep if best, then step (0: no step left). */
+static int
+subgrad_step(struct subgrad *sg, double L, double target, double *keep)
+{
+	double norm = 0;
+
+	if (L > sg->best + 1e-9 * (1 + target)) {
+		sg->best = L;
+		memcpy(keep, sg->cur, sizeof *sg->cur * (size_t)sg->n);
+		sg->stall = 0;
+	} else if (++sg->stall >= 5) {
+		sg->scale /= 2;
+		sg->stall = 0;
+	}
+	for (int k = 0; k < sg->n; k++)
+		norm += sg->g[k] * sg->g[k];
+	if (norm == 0 || target - L <= 0)
+		return 0;
+	for (int k = 0; k < sg->n; k++)
+		sg->cur[k] += sg->scale * (target - L) / norm * sg->g[k];
+	return 1;
+}
+
+/* left[k] = the units of class k: nothing placed yet. */
+static void
+all_left(const struct dp *d, int *left)
+{
+	for (int k = 0; k < d->vc.nk; k++)
+		left[k] = d->s->k[k].n;
 }
 
 static void
@@ -166,18 +231,17 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 {
 	const struct search *s = d->s;
 	int nk = s->nk, G = s->ngpus;
-	double *cur = xcalloc((size_t)nk + 1, sizeof *cur), *gk = xcalloc((size_t)nk + 1, sizeof *gk);
-	double best = -1e300, scale = 2;
-	int *left = xcalloc((size_t)nk + 1, sizeof *left), stall = 0;
+	int *left = xcalloc((size_t)nk + 1, sizeof *left);
+	struct subgrad sg;
 
+	/* prices per class, and for the SMs (which 1) mu at [nk]: nk + 1 of them */
+	subgrad_init(&sg, nk + 1);
 	if (start)
-		memcpy(cur, start, sizeof *cur * (size_t)nk);
-
-	for (int k = 0; k < nk; k++)
-		left[k] = s->k[k].n;
+		memcpy(sg.cur, start, sizeof *sg.cur * (size_t)nk);
+	all_left(d, left);
 	for (int it = 0; it < LAG_ITERS && !mig_dp_spend(d, 1); it++) {
-		double L = which ? -cur[nk] * (double)d->inc.waste / (double)MIG_GIB : 0, norm = 0;
-		int need = d->target;
+		double *cur = sg.cur, *gk = sg.g;
+		double L = which ? -cur[nk] * (double)d->inc.waste / (double)MIG_GIB : 0;
 
 		for (int k = 0; k <= nk; k++)
 			gk[k] = 0;
@@ -206,28 +270,10 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 				gk[nk] += (double)mb->waste / (double)MIG_GIB;
 		}
 		price_order(d, cur, order);
-		L += cheapest(d, left, need, cur, order);
-		for (int i = 0; i < nk && need > 0; i++) {
-			int k = order[i], c = left[k] < need ? left[k] : need;
-
-			gk[k] += c;
-			need -= c;
-		}
-		if (L > best + 1e-9 * (1 + target)) {
-			best = L;
-			memcpy(pr, cur, sizeof *cur * (size_t)(nk + 1));
-			stall = 0;
-		} else if (++stall >= 5) {
-			scale /= 2;
-			stall = 0;
-		}
-		for (int k = 0; k <= nk; k++)
-			norm += gk[k] * gk[k];
-		if (norm == 0 || target - L <= 0)
+		L += cheapest(d, left, d->target, cur, order, gk);
+		if (!subgrad_step(&sg, L, target, pr))
 			break;
-		for (int k = 0; k <= nk; k++)
-			cur[k] += scale * (target - L) / norm * gk[k];
-		cur[nk] = which && cur[nk] > 0 ? cur[nk] : 0;
+		cur[nk] = which && cur[nk] > 0 ? cur[nk] : 0; /* mu >= 0 */
 	}
 	/* suffix sums at the best prices */
 	h[G] = 0;
@@ -244,8 +290,7 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 		h[j] = h[j + 1] + (gm[j].n ? hb : 0);
 	}
 	price_order(d, pr, order);
-	free(cur);
-	free(gk);
+	subgrad_free(&sg);
 	free(left);
 }
 
@@ -272,8 +317,8 @@ mig_dp_rest_bounds(const struct dp *d, const int *left, int need, int j, uint64_
 	if ((*lw = least(d, left, need, d->wmin, d->wordr)) == NONE ||
 	    (*ls = least(d, left, need, d->smin, d->sordr)) == NONE)
 		return 0;
-	w = d->hw[j] + cheapest(d, left, need, d->pw, d->pwordr) - TOL_BYTES;
-	m = (d->hs[j] + cheapest(d, left, need, d->ps, d->psordr) -
+	w = d->hw[j] + cheapest(d, left, need, d->pw, d->pwordr, NULL) - TOL_BYTES;
+	m = (d->hs[j] + cheapest(d, left, need, d->ps, d->psordr, NULL) -
 	    d->ps[d->vc.nk] * (((double)d->inc.waste - (double)waste) / (double)MIG_GIB)) * 1024 - 1;
 	if (w > (double)*lw)
 		*lw = (uint64_t)w;
@@ -290,12 +335,11 @@ mig_dp_filter_moves(struct dp *d, struct gmap *gm)
 	int G = s->ngpus, nk = s->nk;
 	int left[nk + 1];
 
-	for (int k = 0; k < nk; k++)
-		left[k] = s->k[k].n;
+	all_left(d, left);
 	for (int j = 0; j < G; j++) {
 		double hj = d->hw[j] - d->hw[j + 1], sj = d->hs[j] - d->hs[j + 1];
-		double lw = d->hw[0] + cheapest(d, left, d->target, d->pw, d->pwordr) - hj;
-		double ls = d->hs[0] + cheapest(d, left, d->target, d->ps, d->psordr) - sj -
+		double lw = d->hw[0] + cheapest(d, left, d->target, d->pw, d->pwordr, NULL) - hj;
+		double ls = d->hs[0] + cheapest(d, left, d->target, d->ps, d->psordr, NULL) - sj -
 		    d->ps[nk] * ((double)d->inc.waste / (double)MIG_GIB);
 		size_t w = 0;
 
@@ -335,11 +379,10 @@ mig_dp_prices(struct dp *d, struct gmap *gm)
 #ifdef MIG_TRACE
 	int left[nk + 1];
 
-	for (int k = 0; k < nk; k++)
-		left[k] = s->k[k].n;
+	all_left(d, left);
 	fprintf(stderr, "dp: S %d waste %.3f GiB >= %.3f, SMs %d >= %.1f\n", d->target, d->inc.waste / 1073741824.0,
-	    (d->hw[0] + cheapest(d, left, d->target, d->pw, d->pwordr)) / 1073741824.0, d->inc.sms,
-	    d->hs[0] + cheapest(d, left, d->target, d->ps, d->psordr));
+	    (d->hw[0] + cheapest(d, left, d->target, d->pw, d->pwordr, NULL)) / 1073741824.0, d->inc.sms,
+	    d->hs[0] + cheapest(d, left, d->target, d->ps, d->psordr, NULL));
 #endif
 	mig_dp_filter_moves(d, gm);
 }
@@ -357,21 +400,20 @@ void
 mig_dp_preprice(struct dp *d, struct build *bl)
 {
 	const struct search *s = d->s;
-	int G = s->ngpus, nk = s->nk, stall = 0;
-	double *cur = xcalloc((size_t)nk + 1, sizeof *cur), *gk = xcalloc((size_t)nk + 1, sizeof *gk);
-	double best = -1e300, scale = 2, target = (double)d->inc.waste;
+	int G = s->ngpus, nk = s->nk;
+	double target = (double)d->inc.waste;
 	int *left = xcalloc((size_t)nk + 1, sizeof *left), *order = xcalloc((size_t)nk + 1, sizeof *order);
+	struct subgrad sg;
 
 	d->pp = xcalloc((size_t)nk + 2 * (size_t)G + 2, sizeof *d->pp);
 	d->hq = d->pp + nk;
 	d->cmin = d->hq + G + 1;
-	for (int k = 0; k < nk; k++)
-		left[k] = s->k[k].n;
+	subgrad_init(&sg, nk);
+	all_left(d, left);
 	for (int it = 0; it <= PRE_ITERS && !d->aborted; it++) {
 		/* the last round only evaluates the best prices */
-		const double *pr = it == PRE_ITERS ? d->pp : cur;
-		double L = 0, norm = 0;
-		int need = d->target;
+		const double *pr = it == PRE_ITERS ? d->pp : sg.cur;
+		double *gk = sg.g, L = 0;
 
 		for (int k = 0; k < nk; k++)
 			gk[k] = 0;
@@ -433,36 +475,16 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 			}
 		}
 		price_order(d, pr, order);
-		L += cheapest(d, left, need, pr, order);
+		L += cheapest(d, left, d->target, pr, order, it == PRE_ITERS ? NULL : gk);
 		if (it == PRE_ITERS) {
 			d->L0 = L;
 			break;
 		}
-		for (int i = 0; i < nk && need > 0; i++) {
-			int k = order[i], n = left[k] < need ? left[k] : need;
-
-			gk[k] += n;
-			need -= n;
-		}
-		if (L > best + 1e-9 * (1 + target)) {
-			best = L;
-			memcpy(d->pp, cur, sizeof *cur * (size_t)nk);
-			stall = 0;
-		} else if (++stall >= 5) {
-			scale /= 2;
-			stall = 0;
-		}
-		for (int k = 0; k < nk; k++)
-			norm += gk[k] * gk[k];
-		if (norm == 0 || target - L <= 0)
+		if (!subgrad_step(&sg, L, target, d->pp))
 			it = PRE_ITERS - 1; /* no better step: evaluate the best prices */
-		else
-			for (int k = 0; k < nk; k++)
-				cur[k] += scale * (target - L) / norm * gk[k];
 	}
 	d->priced = !d->aborted;
-	free(cur);
-	free(gk);
+	subgrad_free(&sg);
 	free(left);
 	free(order);
 }

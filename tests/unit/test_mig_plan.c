@@ -916,12 +916,19 @@ test_bounds_hold(void)
 }
 
 /*
- * A node as bench/mig-plan.sh plans it: 8 GPUs of product pr, GPU 1 with a
- * busy instance of the first profile (never touched), GPU 5 an idle one.
+ * A node as bench/mig-plan.sh plans it: 8 GPUs of the product, GPU 1 with a
+ * busy instance of the first profile (never touched), GPU 5 an idle one
+ * (-1, said, if the CSV has no such product).
  */
-static void
-bench_node(const struct product *pr, struct mig_gpu *g)
+static int
+bench_node(const char *product, struct mig_gpu *g)
 {
+	const struct product *pr = product_get(product);
+
+	if (!pr) {
+		ok(0, "%s in the CSV", product);
+		return -1;
+	}
 	for (int i = 0; i < 8; i++) {
 		g[i] = gpu_of(pr, i);
 		if (i == 1 || i == 5) {
@@ -930,6 +937,7 @@ bench_node(const struct product *pr, struct mig_gpu *g)
 			    .busy = i == 1, .npids = i == 1, .pids = {4242}};
 		}
 	}
+	return 0;
 }
 
 /*
@@ -941,16 +949,12 @@ bench_node(const struct product *pr, struct mig_gpu *g)
 static void
 test_lattice(void)
 {
-	struct product *a100 = product_get("A100-40GB");
 	struct mig_gpu g[8];
 	struct mig_request r[3];
 	struct mig_plan p;
 
-	if (!a100) {
-		ok(0, "A100-40GB in the CSV");
+	if (bench_node("A100-40GB", g) < 0)
 		return;
-	}
-	bench_node(a100, g);
 	mig_parse_spec("9x2G", &r[0]);
 	r[0].share = 0.05;
 	mig_parse_spec("3x7g.40gb", &r[1]);
@@ -1089,18 +1093,14 @@ test_golden(const struct golden *rec, int nrec, const char *who)
 
 	for (int pi = 0; pi < 3; pi++)
 		for (int seed = 1; seed <= 5; seed++) {
-			struct product *pr = product_get(names[pi]);
 			struct mig_gpu g[8];
 			struct mig_request r[12];
 			struct mig_plan p;
 			int nr;
 
-			if (!pr) {
-				ok(0, "%s in the CSV", names[pi]);
+			if (bench_node(names[pi], g) < 0)
 				return;
-			}
 			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
-			bench_node(pr, g);
 			nr = 3 + (int)rnd(6);
 			for (int i = 0; i < nr; i++)
 				random_request(&g[0], &r[i], 12);
@@ -1136,16 +1136,12 @@ test_golden(const struct golden *rec, int nrec, const char *who)
 static void
 test_dp(void)
 {
-	struct product *h100 = product_get("H100-80GB");
 	struct mig_gpu g[8];
 	struct mig_request r[4];
 	struct mig_plan p;
 
-	if (!h100) {
-		ok(0, "H100-80GB in the CSV");
+	if (bench_node("H100-80GB", g) < 0)
 		return;
-	}
-	bench_node(h100, g);
 	mig_parse_spec("19x1g.20gb", &r[0]);
 	mig_parse_spec("18x2g.20gb", &r[1]);
 	mig_parse_spec("4x24G", &r[2]);
