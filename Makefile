@@ -77,7 +77,7 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 

@@ -138,6 +138,7 @@ struct search {
 	size_t pool_level, pool_level_n; /* the level's first columns: the best plan's loads, the empty ones */
 	double lp_obj;
 	long lp_pivots, lp_solves;
+	long lp_calls;                /* mig_lp_solve calls so far (mig_lp_fail_from counts them) */
 	int lp_columns;               /* columns the configuration LP generated (the last level's) */
 	int *rem;                     /* [k]: units of class k not placed yet */
 	/* the partial plan */
@@ -309,6 +310,14 @@ void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits
 int mig_dp_run(struct search *s, long limit);
 /* Tests only: nonzero leaves the DP out, so that the branch and price is seen alone. */
 extern int mig_dp_disabled;
+
+/*
+ * Tests only: from this call of the simplex on (counted over one plan, from
+ * 1), each is taken as failed, as a simplex that cannot finish would; 0
+ * none. What the planner does without an LP is then seen: the objective
+ * alone as the bound, the search over loads alone.
+ */
+extern long mig_lp_fail_from;
 
 /* -------------------------------------------------------------- mig_bound.c */
 

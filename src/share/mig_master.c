@@ -420,6 +420,8 @@ mig_pool_has_detail(const struct search *s)
 	return has_detail(s);
 }
 
+long mig_lp_fail_from;
+
 int
 mig_bound_node(struct search *s, struct mig_lpsol *sol)
 {
@@ -502,6 +504,9 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 	s->nodes += (long)lp.n * lp.m / 16 + (long)s->npool / 4; /* building it */
 	for (int it = 0; it < 400; it++) {
 		int st = mig_lp_solve(&lp), added = 0;
+
+		if (mig_lp_fail_from > 0 && ++s->lp_calls >= mig_lp_fail_from)
+			st = MIG_LP_FAIL; /* tests only */
 		long double scale = 1;
 
 		/* the LP's work counts against the budget: a pivot costs about MIG_PIVOT_WORK search nodes */
@@ -550,20 +555,15 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 		s->cw += s->lvl == 2;
 		s->cm += s->lvl == 3;
 		s->co += s->lvl == 4;
-	} else if (ok) {
-		take_duals(s, &ms, &lp, y, 1, 1);
 	} else {
-		/* no LP: the objective alone, a weaker bound, still valid */
-		for (int k = 0; k < s->nk; k++)
-			s->pi[k] = 0;
-		for (int i = 0; i < s->nbr; i++)
-			s->bradj[i] = 0;
-		s->cs = s->lvl == 1;
-		s->cw = s->lvl == 2;
-		s->cm = s->lvl == 3;
-		s->co = s->lvl == 4;
-		s->cconst = 0;
-		s->brconst = 0;
+		/*
+		 * The last optimal LP's duals; with none (the simplex failed
+		 * first) y is still all zeros, as it is written only where ok is
+		 * set, and zero duals are the objective alone: a weaker bound,
+		 * still valid. Whatever an earlier phase 1 left in the multipliers
+		 * is overwritten either way.
+		 */
+		take_duals(s, &ms, &lp, y, 1, 1);
 	}
 	s->lp_columns = lp.n;
 	s->lp_pivots += lp.pivots;

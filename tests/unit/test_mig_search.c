@@ -1,0 +1,226 @@
+/*
+ * test_mig_search: the MIG planner without its LP. Where the simplex cannot
+ * finish, the planner bounds by the objective alone and searches over loads
+ * (mig_search.c) with no prices: that path must still be exact, and a
+ * simplex failing midway (in the first plans' dive, at a node of the branch
+ * and price after its phase 1) must leave plans valid and bounds true.
+ * mig_lp_fail_from (tests only) makes the simplex fail from a given call
+ * on; mig_dp_disabled leaves the DP out, so that the search is what proves.
+ * The rules and the exhaustive optimum are tests/unit/mig_fixture.h's.
+ *
+ * Where no reference can say what the plan should be (the search's work,
+ * plans cut off early), the results are pinned per product, as
+ * test_mig_plan pins the planner's path: a change to the search or to the
+ * plans made without an LP shows, and one made on purpose regenerates them:
+ *   MIG_PLAN_GOLDEN_PRINT=1 build/tests/unit/test_mig_search
+ * saying in its commit why they moved.
+ */
+#include "mig_fixture.h"
+
+static int
+plan_at(const struct mig_gpu *g, int ng, const struct mig_request *r, int nr, long budget, long fail_from,
+    struct mig_plan *p)
+{
+	int rc;
+
+	mig_lp_fail_from = fail_from;
+	rc = mig_plan(g, ng, r, nr, budget, p);
+	mig_lp_fail_from = 0;
+	if (rc < 0)
+		printf("# mig_plan: %s\n", err_msg());
+	return rc;
+}
+
+/* What is pinned per product (see the top of the file). */
+struct pin {
+	const char *product;
+	long alone_work;      /* test_search_alone: the search's work on the product's small mixes */
+	long twin_work;       /* test_twins: on three twin GPUs */
+	long cut_satisfied;   /* test_lp_failing_midway: the plans' units satisfied, ... */
+	long cut_waste_mib;   /* ... waste in MiB, */
+	long cut_ops;         /* ... operations, */
+	int cut_proven;       /* ... how many proven */
+};
+
+static const struct pin pins[] = {
+	{"H200-141GB", 909794, 1659702, 669, 11219760, 580, 173},
+	{"H100-80GB", 783362, 1432945, 709, 4478304, 599, 175},
+	{"A100-40GB", 228887, 1536284, 750, 1890336, 660, 159},
+	{"A30-24GB", 33311, 542454, 727, 1098416, 460, 162},
+	{"A100-80GB", 846994, 1313960, 780, 4082064, 635, 160},
+};
+
+static struct pin got[16];
+
+static int
+print_pins(void)
+{
+	return getenv("MIG_PLAN_GOLDEN_PRINT") != NULL;
+}
+
+/*
+ * Every LP failing from the first: the objective alone bounds, the search
+ * over loads finds and proves the exhaustive optimum (with eight times the
+ * default budget: without prices two mixes need more). Half the mixes have
+ * two identical GPUs, whose loads the search keeps in one order so that a
+ * plan and its swap are searched once: an order that is not total loses
+ * plans.
+ */
+static void
+test_search_alone(void)
+{
+	long work[16] = {0};
+
+	mig_lp_fail_from = 1;
+	check_optimal(8 * MIG_NODE_LIMIT, ", every LP failing: the search alone", work);
+	mig_lp_fail_from = 0;
+	for (int pi = 0; pi < nproducts; pi++)
+		got[pi].alone_work = work[pi];
+}
+
+/*
+ * Three twin GPUs, too many plans for the exhaustive search: the search
+ * alone (every LP failing, a budget that cuts some off) against the whole
+ * planner. Its plan is valid, never better than one the planner proved
+ * optimal, and equal to it where both are proven.
+ */
+static void
+test_twins(void)
+{
+	char why[256] = "";
+	int bad = 0, cases = 0, both = 0;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= 10; seed++) {
+			struct mig_gpu g[3];
+			struct mig_request r[6];
+			struct mig_plan p, q;
+			int nr = 3 + seed % 3;
+
+			rng_state = (unsigned long long)seed * 15485863 + (unsigned long long)pi * 7;
+			for (int i = 0; i < 3; i++)
+				g[i] = gpu_of(&products[pi], i);
+			for (int i = 0; i < nr; i++)
+				random_request(&g[0], &r[i], 4);
+			mig_dp_disabled = 0;
+			if (plan_at(g, 3, r, nr, 0, 0, &q) < 0) {
+				bad++;
+				continue;
+			}
+			mig_dp_disabled = 1;
+			if (plan_at(g, 3, r, nr, 200000, 1, &p) < 0) {
+				bad++;
+				mig_plan_free(&q);
+				continue;
+			}
+			cases++;
+			got[pi].twin_work += p.nodes;
+			if (!validate(g, 3, r, nr, &p, why) || (q.optimal && mig_score_better(&p.score, &q.score)) ||
+			    (q.optimal && p.optimal && mig_score_better(&q.score, &p.score))) {
+				bad++;
+				printf("# %s seed %d: alone %s(%d,%llu,%d,%d) %s, the planner %s(%d,%llu,%d,%d)\n",
+				    products[pi].name, seed, p.optimal ? "proven " : "", p.score.satisfied,
+				    (unsigned long long)p.score.waste, p.score.sms, p.score.ops, why, q.optimal ? "proven " : "",
+				    q.score.satisfied, (unsigned long long)q.score.waste, q.score.sms, q.score.ops);
+			}
+			both += p.optimal && q.optimal;
+			mig_plan_free(&p);
+			mig_plan_free(&q);
+		}
+	is_int(bad, 0, "%d mixes on three twin GPUs, every LP failing: valid plans, none better than the planner's "
+	    "proven one, equal where both are proven (%d)", cases, both);
+}
+
+/*
+ * The simplex failing from its n-th call on, for n from 2 to 40, half the
+ * mixes with budgets that cut them off: the dive stops partway (the GPUs it
+ * leaves get the empty load), nodes of the branch and price lose their LP.
+ * Each plan is valid and its score is what it says; none is beaten where it
+ * says proven, nor below a bound it reports.
+ */
+static void
+test_lp_failing_midway(void)
+{
+	static const long from[] = {2, 3, 4, 5, 7, 10, 14, 20, 28, 40};
+	char why[256] = "";
+	int invalid = 0, wrong = 0, cases = 0, cut = 0;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= 25; seed++)
+			for (size_t f = 0; f < sizeof from / sizeof from[0]; f++) {
+				struct mig_gpu g[2];
+				struct mig_request r[4];
+				struct mig_plan p;
+				struct mig_score best;
+				int ng, nr;
+
+				rng_state = (unsigned long long)seed * 7351 + (unsigned long long)pi * 17;
+				ng = small_mix(pi, seed, g, r, &nr);
+				if (plan_at(g, ng, r, nr, f % 2 ? 0 : 100 + 30 * (long)f, from[f], &p) < 0)
+					continue;
+				best = brute_force(g, ng, r, nr);
+				cases++;
+				cut += !p.optimal;
+				got[pi].cut_satisfied += p.score.satisfied;
+				got[pi].cut_waste_mib += (long)(p.score.waste >> 20);
+				got[pi].cut_ops += p.score.ops;
+				got[pi].cut_proven += p.optimal;
+				if (!validate(g, ng, r, nr, &p, why)) {
+					invalid++;
+					printf("# %s seed %d, LP failing from call %ld: %s\n", products[pi].name, seed, from[f],
+					    why);
+				} else if (bound_beaten(&p, &best)) {
+					wrong++;
+					printf("# %s seed %d, LP failing from call %ld: gap level %d, plan (%d,%llu,%d,%d) "
+					    "exhaustive (%d,%llu,%d,%d)\n", products[pi].name, seed, from[f], p.gap_level,
+					    p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
+					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
+				}
+				mig_plan_free(&p);
+			}
+	is_int(invalid, 0, "%d plans with the LP failing midway: all valid", cases);
+	is_int(wrong, 0, "... none beaten by the exhaustive optimum where it says proven, nor below a bound it "
+	    "reports (%d not proven)", cut);
+}
+
+static void
+test_pins(void)
+{
+	int n = (int)(sizeof pins / sizeof pins[0]), bad = 0;
+
+	for (int pi = 0; pi < nproducts; pi++) {
+		const struct pin *w = pi < n ? &pins[pi] : NULL, *g = &got[pi];
+
+		if (print_pins()) {
+			printf("\t{\"%s\", %ld, %ld, %ld, %ld, %ld, %d},\n", products[pi].name, g->alone_work, g->twin_work,
+			    g->cut_satisfied, g->cut_waste_mib, g->cut_ops, g->cut_proven);
+			continue;
+		}
+		if (!w || strcmp(w->product, products[pi].name) != 0 || w->alone_work != g->alone_work ||
+		    w->twin_work != g->twin_work || w->cut_satisfied != g->cut_satisfied ||
+		    w->cut_waste_mib != g->cut_waste_mib || w->cut_ops != g->cut_ops || w->cut_proven != g->cut_proven) {
+			bad++;
+			printf("# %s: search work %ld, on twins %ld; cut off: %ld units, %ld MiB wasted, %ld ops, %d proven: "
+			    "not as recorded\n", products[pi].name, g->alone_work, g->twin_work, g->cut_satisfied,
+			    g->cut_waste_mib, g->cut_ops, g->cut_proven);
+		}
+	}
+	ok(!print_pins() && bad == 0 && n == nproducts, "%d products: the search's work and the plans made without an "
+	    "LP as recorded (%d differ)", nproducts, bad);
+}
+
+int
+main(void)
+{
+	int loaded = load_csv() == 0;
+
+	if (!ok(loaded && nproducts >= 4 && nproducts <= 16, "data/mig-profiles.csv: %d products", nproducts))
+		return done_testing();
+	mig_dp_disabled = 1;
+	test_search_alone();
+	test_twins();
+	test_lp_failing_midway();
+	mig_dp_disabled = 0;
+	test_pins();
+	return done_testing();
+}
