@@ -247,12 +247,17 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 			gk[k] = 0;
 		if (which)
 			gk[nk] = -(double)d->inc.waste / (double)MIG_GIB;
-		for (int j = 0; j < G; j++) {
-			double hb = 1e300;
-			const struct move *mb = NULL;
+		double hb = 1e300;
+		const struct move *mb = NULL;
 
-			mig_dp_spend(d, (long)gm[j].n * nk / 64 + 1);
-			for (size_t e = 0; e < gm[j].n; e++) {
+		for (int j = 0; j < G; j++) {
+			/* a twin has the GPU before it's moves, so the same best one */
+			if (!d->s->sg[j].twin) {
+				hb = 1e300;
+				mb = NULL;
+				mig_dp_spend(d, (long)gm[j].n * nk / 64 + 1);
+			}
+			for (size_t e = 0; !d->s->sg[j].twin && e < gm[j].n; e++) {
 				const struct move *m = &gm[j].m[e];
 				double r = own(m, which, cur[nk]);
 
@@ -277,9 +282,14 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 	}
 	/* suffix sums at the best prices */
 	h[G] = 0;
-	for (int j = G - 1; j >= 0; j--) {
-		double hb = 1e300;
+	double hb = 1e300;
 
+	for (int j = G - 1, twin = 0; j >= 0; twin = s->sg[j].twin, j--) {
+		if (twin) {
+			h[j] = h[j + 1] + (gm[j].n ? hb : 0); /* the GPU after it is its twin: the same moves */
+			continue;
+		}
+		hb = 1e300;
 		for (size_t e = 0; e < gm[j].n; e++) {
 			double r = own(&gm[j].m[e], which, pr[nk]);
 
@@ -417,15 +427,17 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 
 		for (int k = 0; k < nk; k++)
 			gk[k] = 0;
+		double c[MIG_MAX_PROFILES], hb = 0;
+		const struct item *arg[MIG_MAX_PROFILES];
+		const struct geo *xb = NULL;
+
 		for (int j = 0; j < G; j++) {
 			const struct build *b = &bl[j];
 			const struct mig_gpu *g = s->sg[j].g;
-			double c[MIG_MAX_PROFILES], hb = 0;
-			const struct item *arg[MIG_MAX_PROFILES];
-			const struct geo *xb = NULL;
 			long cost = 1;
 
-			for (int p = 0; p < g->nprofiles; p++) {
+			/* a twin has the GPU before it's table and contents: the same c, hb, xb */
+			for (int p = 0; !s->sg[j].twin && p < g->nprofiles; p++) {
 				c[p] = 1e300;
 				arg[p] = NULL;
 				for (size_t o = 0; o < b->nopt[p]; o++) {
@@ -441,7 +453,9 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 				}
 				cost += (long)b->nopt[p] * nk / 16;
 			}
-			for (size_t r = 0; r < b->t->ngeo; r++) {
+			if (!s->sg[j].twin)
+				hb = 0, xb = NULL;
+			for (size_t r = 0; !s->sg[j].twin && r < b->t->ngeo; r++) {
 				const struct geo *x = &b->t->geo[r];
 				double v = 0;
 
@@ -456,8 +470,8 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 					xb = x;
 				}
 			}
-			cost += (long)b->t->ngeo * g->nprofiles / 16;
-			mig_dp_spend(d, cost);
+			if (!s->sg[j].twin)
+				mig_dp_spend(d, cost + (long)b->t->ngeo * g->nprofiles / 16);
 			L += hb;
 			if (it == PRE_ITERS) {
 				d->hq[j] = hb;

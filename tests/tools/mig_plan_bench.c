@@ -8,6 +8,9 @@
  *
  *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]
  *
+ * MIG_PLAN_BENCH_ONLY=N plans mix N alone (the mixes come from the seed, so
+ * mix N is the same), to look at one mix with cc -DMIG_TRACE.
+ *
  * HARD_CLASSES > 0: every mix has that many classes of distinct sizes.
  */
 #include "share/mig.h"
@@ -286,6 +289,8 @@ main(int argc, char **argv)
 		double t0 = now_ms(), c0 = cpu_ms(), dt, dc;
 		char gap[96];
 
+		if (getenv("MIG_PLAN_BENCH_ONLY") && atoi(getenv("MIG_PLAN_BENCH_ONLY")) != m + 1)
+			continue; /* that mix alone (the mixes come from the seed, not from the plans) */
 		if (mig_plan(gpus, ngpus, req, n, limit, &p) < 0) {
 			fprintf(stderr, "mig_plan_bench: %s\n", err_msg());
 			return 4;
