@@ -301,6 +301,7 @@ prove_level(struct search *s, long total)
 		}
 	}
 done:
+	TRACE("lvl %d done ret %d root %.6Lf open %zu aborted %d\n", s->lvl, ret, s->root, o.n, s->aborted);
 	if (ret < 0) {
 		/* this node's bound in the root's lattice (the open ones' are rounded in their parents') */
 		for (int k = 0; k < s->nk; k++) {
@@ -309,6 +310,7 @@ done:
 		}
 		mig_lattice_node(s);
 		s->root = mig_lattice_round(s, s->root);
+		TRACE("lvl %d rounded root %.6Lf\n", s->lvl, s->root);
 	}
 	/* not proven: the largest bound left, this node's and the open ones' */
 	for (size_t i = 0; i < o.n; i++) {
@@ -328,7 +330,7 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 {
 	long total = s->limit, reserve = 0;
 	long double gap = 0;
-	int gap_mag = 0;
+	int gap_mag = 0, settled = 0;
 
 	mig_search_first(s, reqs, nunits);
 	s->gap_level = 0;
@@ -349,6 +351,19 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 			gap = s->root;
 			gap_mag = 1;
 			s->gap_mag = s->mag;
+		}
+		/*
+		 * A later level's plans may reach level 1's bound (its bound is
+		 * on every plan, whatever the later levels): the most units are
+		 * then proven after all, so the DP below gets its turn and the
+		 * later levels start again with that many units as their row.
+		 */
+		if (s->gap_level == 1 && s->lvl > 1 && !settled && s->have &&
+		    (long double)s->bs.satisfied >= floorl(gap + 1e-9L)) {
+			settled = 1;
+			s->gap_level = 0;
+			gap_mag = 0;
+			s->lvl = 1;
 		}
 		/*
 		 * With the most units proven, the DP over the GPUs settles the
