@@ -318,6 +318,12 @@ done:
 			s->root = o.v[i].bound;
 		node_free(&o.v[i]);
 	}
+	/*
+	 * Out of budget, but no node left may beat the best plan (found since
+	 * they were bounded, or their bounds rounded to its value): proven.
+	 */
+	if (ret < 0 && !mig_could_beat_rounded(s, s->root))
+		ret = 0;
 	free(o.v);
 	free(sol.placed);
 	free(sol.term);
@@ -329,7 +335,7 @@ void
 mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 {
 	long total = s->limit, reserve = 0;
-	long double gap = 0;
+	long double gap = 0, lbound[5] = {0}, lmag[5] = {0};
 	int gap_mag = 0, settled = 0;
 
 	mig_search_first(s, reqs, nunits);
@@ -346,7 +352,12 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 
 		if (s->lvl == 4)
 			mine = left;
-		if (prove_level(s, s->nodes + (mine > 0 ? mine : 0)) < 0 && s->gap_level == 0) {
+		int r = prove_level(s, s->nodes + (mine > 0 ? mine : 0));
+
+		/* what no plan meeting the earlier levels' rows beats at this level: its best plan's value, or the bound left */
+		lbound[s->lvl] = r == 0 ? mig_level_value(&s->bs, s->lvl) : s->root;
+		lmag[s->lvl] = s->mag;
+		if (r < 0 && s->gap_level == 0) {
 			s->gap_level = s->lvl;
 			gap = s->root;
 			gap_mag = 1;
@@ -384,6 +395,29 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 	if (reserve > 0 && s->gap_level > 1 && mig_dp_run(s, total - s->nodes)) {
 		s->gap_level = 0;
 		gap_mag = 0;
+	}
+	/*
+	 * The levels after one not proven went on with its best value then as
+	 * their row; each level's rows only loosen as the plan improves, so its
+	 * bound holds for the plans of the final values too. The gap is the
+	 * first level whose bound the final plan does not reach; where the
+	 * plan reaches every level's, it is proven after all.
+	 */
+	if (s->gap_level) {
+		s->gap_level = 0;
+		gap_mag = 0;
+		for (int l = 1; l <= 4 && !s->gap_level; l++) {
+			s->lvl = l;
+			s->inc = mig_level_value(&s->bs, l);
+			s->step = l == 2 ? s->waste_step : 1;
+			s->mag = lmag[l];
+			if (mig_could_beat_rounded(s, lbound[l])) {
+				s->gap_level = l;
+				gap = lbound[l];
+				gap_mag = 1;
+				s->gap_mag = lmag[l];
+			}
+		}
 	}
 	s->lvl = s->gap_level ? s->gap_level : 4;
 	if (gap_mag) {
