@@ -284,18 +284,28 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 	push(&ly[0], &h, &(struct state){d->vc.bias, 0, 0, 0, 0, -1, -1, 0});
 	mig_dp_hm_free(&h);
 	for (int j = 0; j < s->ngpus && !d->aborted; j++) {
-		long evals = 0;
-
 		mig_dp_hm_init(&h, ly[j].n * 4);
-		/* a move tried costs a quarter of a work unit; a bound or a state kept, one */
-		for (size_t a = 0; a < ly[j].n && !mig_dp_spend(d, (long)gm[j].n / 4 + 1 + evals); a++, evals = 0) {
+		/* a move tried costs a quarter of a work unit, a state's moves one more */
+		for (size_t a = 0; a < ly[j].n && !d->aborted; a++) {
 			const struct state *st = &ly[j].st[a];
+			double base = 0;
+			size_t e;
 
-			for (size_t e = 0; e < gm[j].n; e++) {
+			if (d->ordered) {
+				int left[s->nk + 1];
+
+				mig_dp_lefts(d, st->key, left);
+				base = (double)st->waste + mig_dp_state_base(d, left, d->target - st->units, j);
+			}
+			for (e = 0; e < gm[j].n; e++) {
 				const struct move *m = &gm[j].m[e];
 				struct state nx;
 				int need;
 				uint64_t lw = 0, ls = 0;
+
+				/* the moves by reduced waste: once past the best plan's waste, so are the rest */
+				if (d->ordered && base + m->rc > (double)d->inc.waste)
+					break;
 
 				nx.key = st->key + m->v;
 				nx.units = st->units + m->units;
@@ -310,7 +320,6 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				if (need > 0) {
 					int left[s->nk + 1];
 
-					evals++;
 					mig_dp_lefts(d, nx.key, left);
 					if (!mig_dp_rest_bounds(d, left, need, j + 1, nx.waste, &lw, &ls) ||
 					    mig_dp_no_better(d, nx.waste + lw, (uint64_t)nx.sms * 1024 + ls, nx.ops))
@@ -320,8 +329,8 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				nx.move = (int)e;
 				nx.lb = nx.waste + lw;
 				push(&ly[j + 1], &h, &nx);
-				evals++;
 			}
+			mig_dp_spend(d, (long)e / 4 + 1);
 		}
 		mig_dp_hm_free(&h);
 		if (beam && ly[j + 1].n > beam) {
@@ -426,8 +435,11 @@ mig_dp_run(struct search *s, long limit)
 		} else
 			mig_dp_moves(&d, &bl[j], &gm[j]);
 	}
-	if (!d.aborted)
+	if (!d.aborted) {
 		mig_dp_prices(&d, gm);
+		mig_dp_order_moves(&d, gm);
+		d.ordered = 1;
+	}
 	for (int j = s->ngpus - 1; j >= 0; j--)
 		restu[j] = restu[j + 1] + gm[j].maxunits;
 	/*

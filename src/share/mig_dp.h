@@ -60,6 +60,7 @@ struct move {
 	uint64_t waste;
 	int sms, ops;
 	const struct geo *x;          /* NULL: the empty load */
+	double rc;                    /* waste less the prices pw of its units (mig_dp_order_moves) */
 };
 
 struct gmap {
@@ -116,6 +117,7 @@ struct dp {
 	 */
 	double *pp, *hq, *cmin, L0;
 	int priced;
+	int ordered;                  /* the moves are in mig_dp_order_moves's order */
 };
 
 /* What building GPU j's moves needs: its instances' contents per profile. */
@@ -150,6 +152,8 @@ void mig_dp_bounds_init(struct dp *d);
 void mig_dp_preprice(struct dp *d, struct build *bl);
 void mig_dp_prices(struct dp *d, struct gmap *gm);
 void mig_dp_filter_moves(struct dp *d, struct gmap *gm);
+void mig_dp_order_moves(struct dp *d, struct gmap *gm);
+double mig_dp_state_base(const struct dp *d, const int *left, int need, int j);
 /* The units of each class a state (biased key) has not placed. */
 void mig_dp_lefts(const struct dp *d, uint64_t key, int *left);
 int mig_dp_rest_bounds(const struct dp *d, const int *left, int need, int j, uint64_t waste, uint64_t *lw, uint64_t *ls);

@@ -503,3 +503,48 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 	free(order);
 }
 
+
+static int
+move_rc_cmp(const void *a, const void *b)
+{
+	const struct move *x = a, *y = b;
+
+	if (x->rc != y->rc)
+		return x->rc < y->rc ? -1 : 1;
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+/*
+ * Each GPU's moves by their reduced waste rc = waste - pw . v, least first.
+ * For a state with units left[] and `need` to go at GPU j, every plan
+ * through it and move m wastes at least base + m.rc, base = its waste +
+ * hw[j + 1] + the cheapest `need` of left[] at pw (the cheapest `need`
+ * of the units left are at most the cheapest need - |v| of those left
+ * after m plus the prices of m's units): so once base + m.rc passes the
+ * best plan's waste, so do all the moves after m, unlooked at.
+ */
+void
+mig_dp_order_moves(struct dp *d, struct gmap *gm)
+{
+	const struct search *s = d->s;
+
+	for (int j = 0; j < s->ngpus; j++) {
+		for (size_t e = 0; e < gm[j].n; e++) {
+			struct move *m = &gm[j].m[e];
+
+			m->rc = (double)m->waste;
+			for (int k = 0; k < s->nk; k++)
+				m->rc -= d->pw[k] * mig_dp_field(&d->vc, m->v, k);
+		}
+		mig_dp_spend(d, (long)gm[j].n / 4 + 1);
+		if (gm[j].n > 1)
+			qsort(gm[j].m, gm[j].n, sizeof *gm[j].m, move_rc_cmp);
+	}
+}
+
+/* base above less the state's waste, and less TOL_BYTES against the prices' rounding. */
+double
+mig_dp_state_base(const struct dp *d, const int *left, int need, int j)
+{
+	return d->hw[j + 1] + cheapest(d, left, need, d->pw, d->pwordr, NULL) - TOL_BYTES;
+}

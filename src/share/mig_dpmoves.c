@@ -84,14 +84,14 @@ row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo
 		if (*at < 0) {
 			xgrow(&b->g->m, &b->g->cap, b->g->n + 1, sizeof *b->g->m);
 			*at = (int)b->g->n++;
-			b->g->m[*at] = (struct move){v, cur[i].units, w, sms, ops, x};
+			b->g->m[*at] = (struct move){v, cur[i].units, w, sms, ops, x, 0};
 			if (cur[i].units > b->g->maxunits)
 				b->g->maxunits = cur[i].units;
 			continue;
 		}
 		m = &b->g->m[*at];
 		if (w < m->waste || (w == m->waste && (sms < m->sms || (sms == m->sms && ops < m->ops))))
-			*m = (struct move){v, cur[i].units, w, sms, ops, x};
+			*m = (struct move){v, cur[i].units, w, sms, ops, x, 0};
 	}
 }
 
