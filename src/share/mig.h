@@ -131,6 +131,12 @@ struct mig_plan {
 /* What the proof's LP work costs in search nodes: a pivot (times m (n + m) / 1024), a pricing. */
 #define MIG_PIVOT_WORK 100L
 #define MIG_PRICE_WORK 20L
+/*
+ * One LP's column generation stops, with the duals it has (a looser bound,
+ * still valid), once it has spent 1 / this of the budget: an LP of
+ * thousands of columns could otherwise take seconds.
+ */
+#define MIG_LP_SHARE 8L
 
 /* Fill compute_slices, mem_slices and full_sms from the profiles. */
 void mig_gpu_derive(struct mig_gpu *g);

@@ -285,11 +285,16 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 	mig_dp_hm_free(&h);
 	for (int j = 0; j < s->ngpus && !d->aborted; j++) {
 		mig_dp_hm_init(&h, ly[j].n * 4);
-		/* a move tried costs a quarter of a work unit, a state's moves one more */
+		/*
+		 * a state's moves cost one work unit, each move tried a quarter,
+		 * each bound of what is to come (its time grows with the classes)
+		 * nk / EVAL_WORK
+		 */
 		for (size_t a = 0; a < ly[j].n && !d->aborted; a++) {
 			const struct state *st = &ly[j].st[a];
 			double base = 0;
 			size_t e;
+			long evals = 0;
 
 			if (d->ordered) {
 				int left[s->nk + 1];
@@ -320,6 +325,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				if (need > 0) {
 					int left[s->nk + 1];
 
+					evals++;
 					mig_dp_lefts(d, nx.key, left);
 					if (!mig_dp_rest_bounds(d, left, need, j + 1, nx.waste, &lw, &ls) ||
 					    mig_dp_no_better(d, nx.waste + lw, (uint64_t)nx.sms * 1024 + ls, nx.ops))
@@ -330,7 +336,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				nx.lb = nx.waste + lw;
 				push(&ly[j + 1], &h, &nx);
 			}
-			mig_dp_spend(d, (long)e / 4 + 1);
+			mig_dp_spend(d, (long)e / 4 + 1 + evals * s->nk / EVAL_WORK);
 		}
 		mig_dp_hm_free(&h);
 		if (beam && ly[j + 1].n > beam) {

@@ -20,6 +20,7 @@
 #define PRE_ITERS 10        /* subgradient steps for the first prices */
 #define LAG_ITERS 60        /* and for the moves' prices */
 #define TOL_BYTES 4096.0    /* against the prices' rounding: a bound loosened by 4 KiB */
+#define EVAL_WORK 32        /* a state's bound costs nk / EVAL_WORK work units */
 
 /* An open-addressed hash from packed vectors to indices. */
 struct hmap {

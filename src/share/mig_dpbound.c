@@ -234,6 +234,15 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 	int *left = xcalloc((size_t)nk + 1, sizeof *left);
 	struct subgrad sg;
 
+	/* each GPU's moves' counts unpacked once (the steps read them LAG_ITERS times) */
+	double **cf = xcalloc((size_t)G + 1, sizeof *cf);
+
+	for (int j = 0; j < G; j++) {
+		cf[j] = xcalloc(gm[j].n * (size_t)nk + 1, sizeof *cf[j]);
+		for (size_t e = 0; e < gm[j].n; e++)
+			for (int k = 0; k < nk; k++)
+				cf[j][e * (size_t)nk + (size_t)k] = mig_dp_field(&d->vc, gm[j].m[e].v, k);
+	}
 	/* prices per class, and for the SMs (which 1) mu at [nk]: nk + 1 of them */
 	subgrad_init(&sg, nk + 1);
 	if (start)
@@ -249,28 +258,31 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 			gk[nk] = -(double)d->inc.waste / (double)MIG_GIB;
 		double hb = 1e300;
 		const struct move *mb = NULL;
+		const double *cb = NULL;
 
 		for (int j = 0; j < G; j++) {
 			/* a twin has the GPU before it's moves, so the same best one */
-			if (!d->s->sg[j].twin) {
+			if (!s->sg[j].twin) {
 				hb = 1e300;
 				mb = NULL;
+				cb = NULL;
 				mig_dp_spend(d, (long)gm[j].n * nk / 64 + 1);
 			}
-			for (size_t e = 0; !d->s->sg[j].twin && e < gm[j].n; e++) {
-				const struct move *m = &gm[j].m[e];
-				double r = own(m, which, cur[nk]);
+			for (size_t e = 0; !s->sg[j].twin && e < gm[j].n; e++) {
+				const double *c = &cf[j][e * (size_t)nk];
+				double r = own(&gm[j].m[e], which, cur[nk]);
 
 				for (int k = 0; k < nk; k++)
-					r -= cur[k] * mig_dp_field(&d->vc, m->v, k);
+					r -= cur[k] * c[k];
 				if (r < hb) {
 					hb = r;
-					mb = m;
+					mb = &gm[j].m[e];
+					cb = c;
 				}
 			}
 			L += hb;
-			for (int k = 0; mb && k < nk; k++)
-				gk[k] -= mig_dp_field(&d->vc, mb->v, k);
+			for (int k = 0; cb && k < nk; k++)
+				gk[k] -= cb[k];
 			if (which && mb)
 				gk[nk] += (double)mb->waste / (double)MIG_GIB;
 		}
@@ -291,16 +303,20 @@ lagrange(struct dp *d, const struct gmap *gm, int which, double target, const do
 		}
 		hb = 1e300;
 		for (size_t e = 0; e < gm[j].n; e++) {
+			const double *c = &cf[j][e * (size_t)nk];
 			double r = own(&gm[j].m[e], which, pr[nk]);
 
 			for (int k = 0; k < nk; k++)
-				r -= pr[k] * mig_dp_field(&d->vc, gm[j].m[e].v, k);
+				r -= pr[k] * c[k];
 			hb = r < hb ? r : hb;
 		}
 		h[j] = h[j + 1] + (gm[j].n ? hb : 0);
 	}
 	price_order(d, pr, order);
 	subgrad_free(&sg);
+	for (int j = 0; j < G; j++)
+		free(cf[j]);
+	free(cf);
 	free(left);
 }
 

@@ -293,7 +293,7 @@ int mig_fix_rows(struct search *s, const struct mig_lpsol *sol);
 /* The plan of a node whose LP counts are whole numbers, offered (-1: none built). */
 int mig_node_plan(struct search *s, const struct mig_lpsol *sol);
 /* Round the LP one GPU at a time into a plan, offered. */
-void mig_dive(struct search *s, struct mig_lpsol *sol);
+void mig_dive(struct search *s, struct mig_lpsol *sol, long until);
 
 /* -------------------------------------------------------------- mig_prove.c */
 

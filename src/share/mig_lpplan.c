@@ -429,7 +429,7 @@ column_load(struct search *s, int col, int j, const int *left)
  * depend on this.
  */
 void
-mig_dive(struct search *s, struct mig_lpsol *sol)
+mig_dive(struct search *s, struct mig_lpsol *sol, long until)
 {
 	int ngroups = s->sg[s->ngpus - 1].grp + 1, nk = s->nk;
 	int *left = xcalloc((size_t)nk + 1, sizeof *left), *done = xcalloc((size_t)s->ngpus + 1, sizeof *done);
@@ -448,7 +448,7 @@ mig_dive(struct search *s, struct mig_lpsol *sol)
 		s->lo[k] = 0;
 	}
 	s->nbr = 0;
-	for (int step = 0; step < s->ngpus; step++) {
+	for (int step = 0; step < s->ngpus && s->nodes < until; step++) {
 		size_t best;
 		int j = 0;
 

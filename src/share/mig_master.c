@@ -501,6 +501,8 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 		obj = lp_column(s, &ms, s->pool + c * w, ms.col);
 		lp_map[mig_lp_add(&lp, ms.col, obj)] = c;
 	}
+	long start = s->nodes;
+
 	s->nodes += (long)lp.n * lp.m / 16 + (long)s->npool / 4; /* building it */
 	for (int it = 0; it < 400; it++) {
 		int st = mig_lp_solve(&lp), added = 0;
@@ -515,6 +517,18 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 		pivots = lp.pivots;
 		if (st == MIG_LP_FAIL)
 			break;
+		/*
+		 * Past its work, the last duals stand: the bound is priced from
+		 * them (mig_bound_root), valid for any duals, only looser.
+		 */
+		if (st == MIG_LP_OPTIMAL && s->nodes >= start + s->budget / MIG_LP_SHARE) {
+			memcpy(y, lp.y, sizeof *y * (size_t)ms.m);
+			s->lp_obj = lp.obj;
+			ok = 1;
+			if (sol)
+				aggregates(s, &ms, &lp, lp_map, sol);
+			break;
+		}
 		take_duals(s, &ms, &lp, lp.y, 1, st != MIG_LP_INFEASIBLE);
 		for (int k = 0; k < ms.m; k++)
 			scale += fabs(lp.y[k]);

@@ -9,7 +9,9 @@
  *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]
  *
  * MIG_PLAN_BENCH_ONLY=N plans mix N alone (the mixes come from the seed, so
- * mix N is the same), to look at one mix with cc -DMIG_TRACE.
+ * mix N is the same), to look at one mix with cc -DMIG_TRACE;
+ * MIG_PLAN_BENCH_SEED=N (N > 0) draws other mixes than the bench's, to check
+ * that a change helps beyond the mixes it was measured on.
  *
  * HARD_CLASSES > 0: every mix has that many classes of distinct sizes.
  */
@@ -259,6 +261,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "mig_plan_bench: no profiles for %s in %s\n", argv[2], argv[1]);
 		return 2;
 	}
+	if (getenv("MIG_PLAN_BENCH_SEED"))
+		rng += (unsigned long long)atoll(getenv("MIG_PLAN_BENCH_SEED")) * 0x9E3779B97F4A7C15ULL;
 	ngpus = atoi(argv[3]);
 	units = atoi(argv[4]);
 	mixes = atoi(argv[5]);
