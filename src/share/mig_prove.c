@@ -184,9 +184,9 @@ prove_level(struct search *s, long total)
 	s->inc = mig_level_value(&s->bs, s->lvl);
 	s->step = s->lvl == 2 ? s->waste_step : 1;
 	mig_bound_level_start(s);
-	/* the dive within a quarter of the level's work (each of its LPs may take much) */
+	/* the dive within half the level's work (each of its LPs may take much) */
 	if (s->nodes < total)
-		mig_dive(s, &sol, s->nodes + (total - s->nodes) / 4);
+		mig_dive(s, &sol, s->nodes + (total - s->nodes) / 2);
 	mig_search_improve(s);
 	s->inc = mig_level_value(&s->bs, s->lvl);
 	for (int k = 0; k < s->nk; k++)
