@@ -429,7 +429,7 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 	struct mig_lp lp;
 	double *b, *y, *yinf;
 	char *sense;
-	int *x = xcalloc((size_t)s->nk * MIG_MAX_PROFILES + 1, sizeof *x), ok = 0, infeasible = 0, r;
+	int *x = xcalloc((size_t)s->nk * MIG_MAX_PROFILES + 1, sizeof *x), ok = 0, cut = 0, infeasible = 0, r;
 	int *cnt = xcalloc((size_t)s->nk * MIG_MAX_INST + 1, sizeof *cnt);
 	size_t w = pool_width(s), first = s->npool, *lp_map;
 	unsigned char *keep = xcalloc(s->npool + 1, 1);
@@ -519,14 +519,14 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 			break;
 		/*
 		 * Past its work, the last duals stand: the bound is priced from
-		 * them (mig_bound_root), valid for any duals, only looser.
+		 * them (mig_bound_root), valid for any duals, only looser. The
+		 * LP is not solved, so the node is treated as one without an LP
+		 * (MIG_LP_FAIL): its solution fixes nothing.
 		 */
 		if (st == MIG_LP_OPTIMAL && s->nodes >= start + s->budget / MIG_LP_SHARE) {
 			memcpy(y, lp.y, sizeof *y * (size_t)ms.m);
 			s->lp_obj = lp.obj;
-			ok = 1;
-			if (sol)
-				aggregates(s, &ms, &lp, lp_map, sol);
+			ok = cut = 1;
 			break;
 		}
 		take_duals(s, &ms, &lp, lp.y, 1, st != MIG_LP_INFEASIBLE);
@@ -596,5 +596,5 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 	free(cnt);
 	free(keep);
 	free(lp_map);
-	return infeasible ? MIG_LP_INFEASIBLE : ok ? MIG_LP_OPTIMAL : MIG_LP_FAIL;
+	return infeasible ? MIG_LP_INFEASIBLE : ok && !cut ? MIG_LP_OPTIMAL : MIG_LP_FAIL;
 }
