@@ -9,7 +9,8 @@
 # rising then flat, rising then falling and flat from 1; start-up bound by the
 # CPUs; backing off when tasks run out of memory, with every task ending once
 # in the joblog; --mem, the 48 MPS clients, free memory, --total and
-# -j auto:N as bounds; counts remembered per command, and files it must
+# -j auto:N as bounds; a driver that lists no processes (blind: footprints from
+# the device's memory); counts remembered per command, and files it must
 # ignore; -j's errors. Ranges, not exact counts: CI machines are slow and
 # loaded, and only the direction of each decision is the controller's.
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -118,6 +119,19 @@ device curve=1:1 sm=1:0.1 start_ms=50 task_mib=900 dev_mib=800
 run A --joblog jl2 "$WORK" farm --work 0.1 ::: 1
 is "$rc" 1 "out of memory alone: the task fails"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .reruns)" 0 "and is not rerun"
+
+# --- blind: a driver that lists no processes -----------------------------------------------------
+# the process lists fail (NOT_SUPPORTED, as where the driver hides other containers' pids): every
+# running task counts as on the GPU, and a task's footprint is the device memory the farm added per
+# task running, the largest seen (fake-work tasks take 700 MiB once on the GPU, none before)
+device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
+export FAKENVML_FAIL=nvmlDeviceGetComputeRunningProcesses_v3=3,nvmlDeviceGetMPSComputeRunningProcesses_v3=3
+run A "$WORK" farm --work 0.3 ::: $(seq 24)
+unset FAKENVML_FAIL
+is "$rc" 0 "blind: the farm succeeds"
+fp=$(( $(jqd .auto.footprint) >> 20 ))
+between "$fp" 100 700
+ok $? "and learns a task's footprint from the device's memory, up to 700 MiB ($fp MiB)"
 
 # --- bounds --------------------------------------------------------------------------------------
 device curve=1:1,64:64 sm=1:0.01,64:1 start_ms=50 task_mib=700 dev_mib=81920
