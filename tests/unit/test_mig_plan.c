@@ -542,6 +542,28 @@ test_dp(void)
 	mig_plan_free(&p);
 }
 
+/* A class of requests as the tests below write them: count, profile ("" for none), MiB, share. */
+struct want {
+	int count;
+	const char *profile;
+	unsigned mib;
+	double share;
+};
+
+/* r[0..n-1] from w, labelled class1, class2, ... */
+static void
+requests_of(const struct want *w, int n, struct mig_request *r)
+{
+	for (int i = 0; i < n; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].count = w[i].count;
+		str_copy(r[i].profile, w[i].profile, sizeof r[i].profile);
+		r[i].mem_bytes = (uint64_t)w[i].mib << 20;
+		r[i].share = w[i].share;
+		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
+	}
+}
+
 /*
  * Level 1 proven late: on 8 A100s with this mix (bench mix 18), level 1's
  * share runs out with 44 units placed against a bound of 45, and level 2's
@@ -553,12 +575,7 @@ test_dp(void)
 static void
 test_level1_late(void)
 {
-	static const struct {
-		int count;
-		const char *profile;
-		unsigned mib;
-		double share;
-	} want[] = {{7, "", 2048, 0.05}, {8, "", 8192, 0}, {1, "", 2048, 0.15}, {3, "", 4096, 0},
+	static const struct want want[] = {{7, "", 2048, 0.05}, {8, "", 8192, 0}, {1, "", 2048, 0.15}, {3, "", 4096, 0},
 	    {10, "", 1024, 0.1}, {8, "1g.5gb", 0, 0}, {6, "", 20480, 0.5}, {1, "", 1024, 0.05},
 	    {4, "", 2048, 0.5}, {2, "", 1024, 0.02}};
 	struct mig_request r[10];
@@ -567,14 +584,7 @@ test_level1_late(void)
 
 	if (bench_node("A100-40GB", g) < 0)
 		return;
-	for (int i = 0; i < 10; i++) {
-		memset(&r[i], 0, sizeof r[i]);
-		r[i].count = want[i].count;
-		str_copy(r[i].profile, want[i].profile, sizeof r[i].profile);
-		r[i].mem_bytes = (uint64_t)want[i].mib << 20;
-		r[i].share = want[i].share;
-		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
-	}
+	requests_of(want, 10, r);
 	if (plan_one(g, 8, r, 10, &p) < 0)
 		return;
 	ok(p.score.satisfied == 45 && (p.optimal || (p.gap_level == 2 && p.bound_waste > 0 &&
@@ -595,12 +605,7 @@ test_level1_late(void)
 static void
 test_lp_capped(void)
 {
-	static const struct {
-		int count;
-		const char *profile;
-		unsigned mib;
-		double share;
-	} want[] = {{3, "7g.80gb", 0, 0}, {10, "", 2048, 0}, {5, "", 4096, 0.1}, {9, "", 1024, 0.05},
+	static const struct want want[] = {{3, "7g.80gb", 0, 0}, {10, "", 2048, 0}, {5, "", 4096, 0.1}, {9, "", 1024, 0.05},
 	    {7, "", 4096, 0}, {5, "", 8192, 0}, {5, "7g.80gb", 0, 0}, {2, "", 8192, 0}, {2, "", 40960, 0.2},
 	    {2, "", 16384, 0}};
 	struct mig_request r[10];
@@ -610,14 +615,7 @@ test_lp_capped(void)
 
 	if (bench_node("H100-80GB", g) < 0)
 		return;
-	for (int i = 0; i < 10; i++) {
-		memset(&r[i], 0, sizeof r[i]);
-		r[i].count = want[i].count;
-		str_copy(r[i].profile, want[i].profile, sizeof r[i].profile);
-		r[i].mem_bytes = (uint64_t)want[i].mib << 20;
-		r[i].share = want[i].share;
-		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
-	}
+	requests_of(want, 10, r);
 	if (plan_one(g, 8, r, 10, &p) < 0)
 		return;
 	cond = p.nodes <= 2 * MIG_NODE_LIMIT && validate(g, 8, r, 10, &p, why);
