@@ -506,11 +506,10 @@ mig_bound_node(struct search *s, struct mig_lpsol *sol)
 	s->nodes += (long)lp.n * lp.m / 16 + (long)s->npool / 4; /* building it */
 	for (int it = 0; it < 400; it++) {
 		int st = mig_lp_solve(&lp), added = 0;
+		long double scale = 1;
 
 		if (mig_lp_fail_from > 0 && ++s->lp_calls >= mig_lp_fail_from)
 			st = MIG_LP_FAIL; /* tests only */
-		long double scale = 1;
-
 		/* the LP's work counts against the budget: a pivot costs about MIG_PIVOT_WORK search nodes */
 		s->nodes += (lp.pivots - pivots) * (MIG_PIVOT_WORK * lp.m * (lp.n + lp.m) / 1024 + 1) +
 		    ms.ngroups * MIG_PRICE_WORK;
