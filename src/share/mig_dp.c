@@ -336,7 +336,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				nx.lb = nx.waste + lw;
 				push(&ly[j + 1], &h, &nx);
 			}
-			mig_dp_spend(d, (long)e / 4 + 1 + evals * s->nk / EVAL_WORK);
+			mig_dp_spend(d, (long)e / 4 + 1 + evals * s->nk * (d->pl ? 2 : 1) / EVAL_WORK);
 		}
 		mig_dp_hm_free(&h);
 		if (beam && ly[j + 1].n > beam) {
@@ -389,24 +389,47 @@ take_best(struct dp *d, const struct gmap *gm, const struct layer *ly)
 	return 1;
 }
 
-/*
- * Plans placing exactly s->bs.satisfied units (the proven most), at most
- * limit work: 1 the best plan is now proven optimal (replaced by a better
- * one the DP found), 0 gave up.
- */
-int mig_dp_disabled;
+/* The units of each class GPU j's load in the best plan holds, and what it adds to the score. */
+static struct move
+best_move(const struct dp *d, int j)
+{
+	const struct search *s = d->s;
+	const struct load *ld = &s->best[j];
+	struct move m = {0, 0, 0, 0, ld->x ? ld->x->ops : 0, ld->x, 0};
 
-int
-mig_dp_run(struct search *s, long limit)
+	for (int i = 0; i < ld->nslots; i++) {
+		const struct slot *sl = &ld->slot[i];
+		const struct mig_profile *pr = &s->sg[j].g->profiles[sl->profile];
+
+		m.units += sl->nunits;
+		m.waste += pr->mem_bytes - sl->mem;
+		m.sms += pr->sms;
+		if (sl->big >= 0)
+			m.v += (uint64_t)1 << d->vc.off[sl->big];
+		else
+			for (int k = 0; k < s->nk; k++)
+				m.v += (uint64_t)sl->cnt[k] << d->vc.off[k];
+	}
+	if (!m.units)
+		m.x = NULL, m.ops = 0; /* the DP's empty load */
+	return m;
+}
+
+/*
+ * The DP within limit work. keep (NULL: none) names GPUs whose loads stay
+ * as in the best plan: each has that one move, and the others' moves are
+ * built for the units those leave. 1: the best plan is optimal among the
+ * plans the run allows (replaced by a better one the DP found), 0 gave up.
+ */
+static int
+dp_run(struct search *s, long limit, const unsigned char *keep)
 {
 	struct dp d;
 	struct gmap *gm;
 	struct layer *ly;
-	int *restu, ret = 0;
+	int *restu, ret = 0, cap[s->nk + 1];
 	struct build *bl = NULL;
 
-	if (mig_dp_disabled)
-		return 0;
 	gm = xcalloc((size_t)s->ngpus + 1, sizeof *gm);
 	ly = xcalloc((size_t)s->ngpus + 1, sizeof *ly);
 	restu = xcalloc((size_t)s->ngpus + 1, sizeof *restu);
@@ -423,15 +446,45 @@ mig_dp_run(struct search *s, long limit)
 	d.limit = limit;
 	if (!s->have || vec_init(&d.vc, s) < 0)
 		goto out;
+	d.start = d.vc.bias;
+	for (int k = 0; k < s->nk; k++)
+		cap[k] = s->k[k].n;
+	/*
+	 * The kept GPUs' part of the best plan's score: while the moves are
+	 * built, a free GPU's move is held against what is left of it (the
+	 * other free GPUs add at least nothing).
+	 */
+	for (int j = 0; keep && j < s->ngpus; j++)
+		if (keep[j]) {
+			struct move m = best_move(&d, j);
+
+			d.start += m.v;
+			for (int k = 0; k < s->nk; k++)
+				cap[k] -= mig_dp_field(&d.vc, m.v, k);
+			d.inc.waste -= m.waste;
+			d.inc.sms -= m.sms;
+			d.inc.ops -= m.ops;
+		}
+	d.cap = cap;
 	mig_dp_bounds_init(&d);
 	mig_dp_lattice(&d);
 	bl = xcalloc((size_t)s->ngpus + 1, sizeof *bl);
+	/*
+	 * A local run's kept GPUs need no contents (their one move is known),
+	 * and its few units no first prices: the moves' prices below suffice.
+	 */
 	for (int j = 0; j < s->ngpus && !d.aborted; j++)
-		mig_dp_build_init(&d, j, &bl[j]);
-	if (!d.aborted)
+		if (!keep || !keep[j])
+			mig_dp_build_init(&d, j, &bl[j]);
+	if (!d.aborted && !keep)
 		mig_dp_preprice(&d, bl);
 	for (int j = 0; j < s->ngpus && !d.aborted; j++) {
-		if (s->sg[j].twin) {
+		if (keep && keep[j]) {
+			gm[j].m = xcalloc(1, sizeof *gm[j].m);
+			gm[j].m[0] = best_move(&d, j);
+			gm[j].n = gm[j].cap = 1;
+			gm[j].maxunits = gm[j].m[0].units;
+		} else if (s->sg[j].twin && !(keep && keep[j - 1])) {
 			/* the same moves as the GPU before it */
 			gm[j] = gm[j - 1];
 			gm[j].m = xcalloc(gm[j].n + 1, sizeof *gm[j].m);
@@ -440,7 +493,17 @@ mig_dp_run(struct search *s, long limit)
 			gm[j].cap = gm[j].n;
 		} else
 			mig_dp_moves(&d, &bl[j], &gm[j]);
+#ifdef MIG_TRACE
+		fprintf(stderr, "moves %d: %zu work %ld opts", j, gm[j].n, d.work);
+		for (int p = 0; p < MIG_MAX_PROFILES; p++)
+			fprintf(stderr, " %zu", bl[j].nopt[p]);
+		fprintf(stderr, " cap");
+		for (int k = 0; k < s->nk; k++)
+			fprintf(stderr, " %d", cap[k]);
+		fprintf(stderr, "\n");
+#endif
 	}
+	d.inc = s->bs;
 	if (!d.aborted) {
 		mig_dp_prices(&d, gm);
 		mig_dp_order_moves(&d, gm);
@@ -492,5 +555,65 @@ out:
 	free(d.pw);
 	free(d.hw);
 	free(d.pwordr);
+	free(d.pl);
+	free(d.hl);
+	free(d.plordr);
 	return ret;
+}
+
+/*
+ * Plans placing exactly s->bs.satisfied units (the proven most), at most
+ * limit work: 1 the best plan is now proven optimal (replaced by a better
+ * one the DP found), 0 gave up.
+ */
+int mig_dp_disabled;
+
+int
+mig_dp_run(struct search *s, long limit)
+{
+	return mig_dp_disabled ? 0 : dp_run(s, limit, NULL);
+}
+
+/*
+ * A better plan fast, which is what lets the DP and the bounds prune: for
+ * each pair of GPUs, the other GPUs' loads kept as in the best plan, the
+ * DP finds the best loads of the two for the units they hold and those no
+ * GPU holds (an exact search of that neighbourhood: few units, few
+ * states). Sweeps over the pairs until one finds nothing better, within
+ * limit work; each run gets at most a share of it.
+ */
+long mig_dp_local_found;
+
+void
+mig_dp_improve(struct search *s, long limit)
+{
+	unsigned char keep[s->ngpus + 1];
+	long end = s->nodes + limit, per = limit / MIG_DP_LOCAL_SHARE + 1;
+	int better = 1;
+
+	if (mig_dp_disabled || s->ngpus < 3)
+		return;
+	while (better && s->have) {
+		better = 0;
+		for (int a = 0; a < s->ngpus; a++)
+			for (int b = a + 1; b < s->ngpus; b++) {
+				struct mig_score was = s->bs;
+
+				if (!s->best[a].nslots && !s->best[b].nslots)
+					continue; /* what two empty GPUs could place, S says no plan does */
+				if (end - s->nodes <= 0)
+					return;
+				memset(keep, 1, (size_t)s->ngpus);
+				keep[a] = keep[b] = 0;
+				dp_run(s, end - s->nodes < per ? end - s->nodes : per, keep);
+				if (mig_score_better(&s->bs, &was)) {
+					better = 1;
+					mig_dp_local_found++;
+				}
+#ifdef MIG_TRACE
+				fprintf(stderr, "local %d %d: waste %.3f sms %d (was %.3f %d) work %ld of %ld\n", a, b,
+				    s->bs.waste / 1073741824.0, s->bs.sms, was.waste / 1073741824.0, was.sms, s->nodes, end);
+#endif
+			}
+	}
 }

@@ -20,6 +20,7 @@
 #define PRE_ITERS 10        /* subgradient steps for the first prices */
 #define LAG_ITERS 60        /* and for the moves' prices */
 #define TOL_BYTES 4096.0    /* against the prices' rounding: a bound loosened by 4 KiB */
+#define MIG_DP_LOCAL_SHARE 8 /* a local run (mig_dp_improve) gets at most 1 / this of its work */
 #define EVAL_WORK 32        /* a state's bound costs nk / EVAL_WORK work units */
 
 /* An open-addressed hash from packed vectors to indices. */
@@ -112,6 +113,13 @@ struct dp {
 	double *pw, *ps, *hw, *hs;
 	int *pwordr, *psordr;
 	/*
+	 * A second waste bound, from the waste level's root LP duals
+	 * (s->dp_lp_prices) by the same steps: tighter at the root, though not
+	 * for every state, so a state takes the larger (NULL: no LP prices).
+	 */
+	double *pl, *hl;
+	int *plordr;
+	/*
 	 * The first prices pp (before the moves exist, preprice()): a bound
 	 * L0 on the waste of every plan, hq[j] GPU j's part of it, cmin[j] the
 	 * least a further instance of GPU j can add at pp.
@@ -119,6 +127,14 @@ struct dp {
 	double *pp, *hq, *cmin, L0;
 	int priced;
 	int ordered;                  /* the moves are in mig_dp_order_moves's order */
+	/*
+	 * A local run (mig_dp_improve) keeps some GPUs' loads as they are:
+	 * start is the biased vector of the units those hold (where the free
+	 * GPUs' moves start, so that a move past what is left trips the
+	 * guard), cap[k] the units of class k left to the free GPUs.
+	 */
+	uint64_t start;
+	const int *cap;
 };
 
 /* What building GPU j's moves needs: its instances' contents per profile. */

@@ -344,6 +344,11 @@ mig_dp_rest_bounds(const struct dp *d, const int *left, int need, int j, uint64_
 	    (*ls = least(d, left, need, d->smin, d->sordr)) == NONE)
 		return 0;
 	w = d->hw[j] + cheapest(d, left, need, d->pw, d->pwordr, NULL) - TOL_BYTES;
+	if (d->pl) {
+		double w2 = d->hl[j] + cheapest(d, left, need, d->pl, d->plordr, NULL) - TOL_BYTES;
+
+		w = w2 > w ? w2 : w;
+	}
 	m = (d->hs[j] + cheapest(d, left, need, d->ps, d->psordr, NULL) -
 	    d->ps[d->vc.nk] * (((double)d->inc.waste - (double)waste) / (double)MIG_GIB)) * 1024 - 1;
 	if (w > (double)*lw)
@@ -401,6 +406,12 @@ mig_dp_prices(struct dp *d, struct gmap *gm)
 	d->pwordr = xcalloc((size_t)nk * 2 + 2, sizeof *d->pwordr);
 	d->psordr = d->pwordr + nk + 1;
 	lagrange(d, gm, 0, (double)d->inc.waste, d->priced ? d->pp : NULL, d->pw, d->hw, d->pwordr);
+	if (s->dp_lp_prices) {
+		d->pl = xcalloc((size_t)nk + 2, sizeof *d->pl);
+		d->hl = xcalloc((size_t)G + 2, sizeof *d->hl);
+		d->plordr = xcalloc((size_t)nk + 2, sizeof *d->plordr);
+		lagrange(d, gm, 0, (double)d->inc.waste, s->dp_lp_prices, d->pl, d->hl, d->plordr);
+	}
 	lagrange(d, gm, 1, (double)d->inc.sms, NULL, d->ps, d->hs, d->psordr);
 #ifdef MIG_TRACE
 	int left[nk + 1];
@@ -435,6 +446,8 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 	d->hq = d->pp + nk;
 	d->cmin = d->hq + G + 1;
 	subgrad_init(&sg, nk);
+	if (s->dp_lp_prices)
+		memcpy(sg.cur, s->dp_lp_prices, sizeof *sg.cur * (size_t)nk);
 	all_left(d, left);
 	for (int it = 0; it <= PRE_ITERS && !d->aborted; it++) {
 		/* the last round only evaluates the best prices */

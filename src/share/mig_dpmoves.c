@@ -40,7 +40,7 @@ packs(struct dp *d, int j, const struct mig_profile *pr, int k, uint64_t v, int 
 	packs(d, j, pr, k + 1, v, units, mem, need, out, n, cap);
 	if (!sg->small[k])
 		return;
-	for (int c = 1; c <= s->k[k].n && units + c <= d->target; c++) {
+	for (int c = 1; c <= d->cap[k] && units + c <= d->target; c++) {
 		if (mem + (uint64_t)c * sg->mem[k] > pr->mem_bytes || need + c * sg->need[k] > pr->sms)
 			break;
 		packs(d, j, pr, k + 1, v + ((uint64_t)c << d->vc.off[k]), units + c, mem + (uint64_t)c * sg->mem[k],
@@ -58,7 +58,7 @@ options(struct dp *d, int j, int p, struct item **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	for (int k = 0; k < s->nk; k++)
-		if (s->k[k].n > 0 && (sg->fit[k] >> p & 1) && sg->g->profiles[p].mem_bytes - sg->mem[k] <= d->inc.waste) {
+		if (d->cap[k] > 0 && (sg->fit[k] >> p & 1) && sg->g->profiles[p].mem_bytes - sg->mem[k] <= d->inc.waste) {
 			xgrow(out, &cap, *n + 1, sizeof **out);
 			(*out)[(*n)++] = (struct item){(uint64_t)1 << d->vc.off[k], 1, sg->mem[k], 0};
 		}
@@ -74,7 +74,7 @@ row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo
 	int ops = x ? x->ops : 0;
 
 	for (size_t i = 0; i < ncur; i++) {
-		uint64_t w = mem - cur[i].mem, v = cur[i].v - d->vc.bias;
+		uint64_t w = mem - cur[i].mem, v = cur[i].v - d->start;
 		int *at;
 		struct move *m;
 
@@ -184,7 +184,7 @@ mig_dp_build_free(struct build *b)
 void
 mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 {
-	struct item zero = {d->vc.bias, 0, 0, 0};
+	struct item zero = {d->start, 0, 0, 0};
 
 	b->g = g;
 	mig_dp_hm_init(&b->idx, 256);

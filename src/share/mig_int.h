@@ -164,6 +164,12 @@ struct search {
 	int gap_level;                /* the first level not proven (0: none) */
 	long double gap_mag;          /* mag when it stopped (its bound is root) */
 	struct mig_lattice *lat;      /* the values each level can take (mig_lattice.c) */
+	/*
+	 * The waste level's root LP duals as the DP's prices (mig_dp.c): the
+	 * waste a unit of class k takes off a load, in bytes; NULL until a
+	 * root LP of the waste level is solved.
+	 */
+	double *dp_lp_prices;
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -308,6 +314,13 @@ void mig_search_run(struct search *s, const struct mig_request *reqs, int nunits
  * best plan is proven optimal (a better one found replaces it), 0 gave up.
  */
 int mig_dp_run(struct search *s, long limit);
+/*
+ * The best plan improved pair of GPUs by pair, the other GPUs' loads kept
+ * (the DP on each pair: exact there), within limit work.
+ */
+void mig_dp_improve(struct search *s, long limit);
+/* Tests only: the better plans mig_dp_improve has found, over the process. */
+extern long mig_dp_local_found;
 /* Tests only: nonzero leaves the DP out, so that the branch and price is seen alone. */
 extern int mig_dp_disabled;
 

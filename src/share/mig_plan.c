@@ -293,6 +293,7 @@ search_free(struct search *s)
 	free(s->bradj);
 	free(s->hi);
 	free(s->pool);
+	free(s->dp_lp_prices);
 	free(s->rem);
 	free(s->cur);
 	free(s->best);

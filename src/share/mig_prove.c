@@ -31,6 +31,8 @@
 #define TRACE(...) ((void)0)
 #endif
 
+/* The local improvement before the DP's second try (mig_dp_improve) gets 1 / this of what is left. */
+#define MIG_LOCAL_SHARE 4
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
 
@@ -170,6 +172,24 @@ split(const struct search *s, const struct mig_lpsol *sol, int *k, struct mig_br
 	return found;
 }
 
+/*
+ * The waste level's root duals as prices for the DP: a load's reduced
+ * value there is -cw waste / GiB + sum_k (cs - pi_k) v_k, so the DP's
+ * waste less prices p . v with p_k = (cs - pi_k) GiB / cw is the same
+ * bound (in bytes): the LP's, which the DP's own price steps approach
+ * only slowly.
+ */
+static void
+save_dp_prices(struct search *s)
+{
+	if (s->cw <= 0)
+		return;
+	if (!s->dp_lp_prices)
+		s->dp_lp_prices = xcalloc((size_t)s->nk + 1, sizeof *s->dp_lp_prices);
+	for (int k = 0; k < s->nk; k++)
+		s->dp_lp_prices[k] = (double)((s->cs - s->pi[k]) * MIG_GIB / s->cw);
+}
+
 /* Prove level s->lvl within the budget: 0 proven, -1 not (s->root: the gap's bound). */
 static int
 prove_level(struct search *s, long total)
@@ -214,6 +234,8 @@ prove_level(struct search *s, long total)
 	 */
 	s->nbr = 0;
 	if (mig_bound_node(s, NULL) == MIG_LP_OPTIMAL) {
+		if (s->lvl == 2)
+			save_dp_prices(s);
 		mig_search_magnitude(s);
 		if (!mig_could_beat(s, s->root))
 			goto done;
@@ -393,6 +415,12 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 			reserve = (total - s->nodes) / 3;
 		}
 	}
+	/*
+	 * Before the DP's second try, the best plan improved pair of GPUs by
+	 * pair (mig_dp_improve): a better plan is what lets it prune.
+	 */
+	if (reserve > 0 && s->gap_level > 1)
+		mig_dp_improve(s, (total - s->nodes) / MIG_LOCAL_SHARE);
 	if (reserve > 0 && s->gap_level > 1 && mig_dp_run(s, total - s->nodes)) {
 		s->gap_level = 0;
 		gap_mag = 0;
