@@ -66,6 +66,15 @@ hm_slot(const struct hmap *h, uint64_t k)
 	return i;
 }
 
+/* The value slot of key k, NULL if absent (nothing added). */
+static const int *
+hm_find(const struct hmap *h, uint64_t k)
+{
+	size_t i = hm_slot(h, k);
+
+	return h->key[i] == k ? &h->val[i] : NULL;
+}
+
 /* The value slot of key k; a new key gets -1. */
 int *
 mig_dp_hm_get(struct hmap *h, uint64_t k)
@@ -238,6 +247,13 @@ load_of(struct dp *d, int j, const struct move *m, int *left)
 
 /* ---------------------------------------------------------------------------------- the DP */
 
+/* Is a's value better than b's in the objective's order (waste, SMs, operations)? */
+static int
+state_better(const struct state *a, const struct state *b)
+{
+	return a->waste < b->waste || (a->waste == b->waste && (a->sms < b->sms || (a->sms == b->sms && a->ops < b->ops)));
+}
+
 static void
 push(struct layer *l, struct hmap *h, const struct state *st)
 {
@@ -251,7 +267,7 @@ push(struct layer *l, struct hmap *h, const struct state *st)
 		return;
 	}
 	o = &l->st[*at];
-	if (st->waste < o->waste || (st->waste == o->waste && (st->sms < o->sms || (st->sms == o->sms && st->ops < o->ops))))
+	if (state_better(st, o))
 		*o = *st;
 }
 
@@ -305,6 +321,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 			for (e = 0; e < gm[j].n; e++) {
 				const struct move *m = &gm[j].m[e];
 				struct state nx;
+				const int *at;
 				int need;
 				uint64_t lw = 0, ls = 0;
 
@@ -320,6 +337,9 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				nx.sms = st->sms + m->sms;
 				nx.ops = st->ops + m->ops;
 				if (mig_dp_no_better(d, nx.waste, (uint64_t)nx.sms * 1024, nx.ops))
+					continue;
+				/* reached already at no worse a value: push would keep that one, so no bound is needed */
+				if ((at = hm_find(&h, nx.key)) && !state_better(&nx, &ly[j + 1].st[*at]))
 					continue;
 				need = d->target - nx.units;
 				if (need > 0) {

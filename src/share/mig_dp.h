@@ -145,6 +145,13 @@ struct build {
 	struct item *opt[MIG_MAX_PROFILES];
 	size_t nopt[MIG_MAX_PROFILES];
 	int count[MIG_MAX_PROFILES];
+	/*
+	 * Profiles whose rows the walk leaves out: each content of one is a
+	 * content of another profile of the same memory and no more SMs, and
+	 * every row with it has a twin row with that one instead, needing no
+	 * more operations, so its rows add no vector at a better value.
+	 */
+	unsigned char skip[MIG_MAX_PROFILES];
 	int ninst, maxrow;
 	struct gmap *g;
 	struct hmap idx;              /* vector -> its move */

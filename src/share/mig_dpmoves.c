@@ -114,7 +114,7 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 		size_t nn = 0, cap = 0;
 		struct hmap seen;
 
-		if (b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
+		if (b->skip[q] || b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
 			continue;
 		mig_dp_hm_init(&seen, ncur);
 		for (size_t i = 0; i < ncur && !mig_dp_spend(d, (long)b->nopt[q] / 4 + 1); i++)
@@ -158,6 +158,37 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 	}
 }
 
+/* Is every content of profile p one of q's (same memory, no more SMs), and each row with p's has a twin with q's? */
+static int
+dominated(const struct build *b, int p, int q)
+{
+	const struct mig_gpu *g = b->d->s->sg[b->j].g;
+	const struct gtable *t = b->t;
+	struct hmap h;
+	int ok = 1;
+
+	if (g->profiles[q].mem_bytes != g->profiles[p].mem_bytes || g->profiles[q].sms > g->profiles[p].sms)
+		return 0;
+	mig_dp_hm_init(&h, b->nopt[q]);
+	for (size_t o = 0; o < b->nopt[q]; o++)
+		*mig_dp_hm_get(&h, b->opt[q][o].v) = 1;
+	for (size_t o = 0; ok && o < b->nopt[p]; o++)
+		ok = *mig_dp_hm_get(&h, b->opt[p][o].v) == 1;
+	mig_dp_hm_free(&h);
+	for (size_t r = 0; ok && r < t->ngeo; r++) {
+		uint64_t key = t->geo[r].key, cp = key >> (4 * p) & 15, cq = key >> (4 * q) & 15;
+		const struct geo *x;
+
+		if (!cp)
+			continue;
+		if (cp + cq > 15)
+			return 0;
+		x = mig_gtable_find(t, key - (cp << (4 * p)) + (cp << (4 * q)));
+		ok = x && x->ops <= t->geo[r].ops;
+	}
+	return ok;
+}
+
 /* GPU j's instance contents, per profile (b->opt), and the most instances a row of its table has. */
 void
 mig_dp_build_init(struct dp *d, int j, struct build *b)
@@ -172,6 +203,11 @@ mig_dp_build_init(struct dp *d, int j, struct build *b)
 		options(d, j, p, &b->opt[p], &b->nopt[p]);
 	for (size_t r = 0; r < t->ngeo; r++)
 		b->maxrow = t->geo[r].n > b->maxrow ? t->geo[r].n : b->maxrow;
+	/* a profile left out stands for none: one it is dominated by must itself stay */
+	for (int p = 0; p < d->s->sg[j].g->nprofiles && !d->aborted; p++)
+		for (int q = 0; q < d->s->sg[j].g->nprofiles && !b->skip[p]; q++)
+			if (q != p && !b->skip[q] && b->nopt[p] > 0 && dominated(b, p, q))
+				b->skip[p] = 1;
 }
 
 void
