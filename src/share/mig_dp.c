@@ -164,84 +164,123 @@ mig_dp_spend(struct dp *d, long w)
 
 /* ------------------------------------------------------------------------- the plan it found */
 
-/* Units rem[] into the instances from i on of GPU j's row x, each holding something. */
-static int
-assign(struct dp *d, int j, struct load *ld, int i, int *rem, int k, long *steps)
+/* Slot sl as content it (one exclusive unit of a class that may not share, or shared units). */
+static void
+fill_slot(const struct dp *d, int j, struct slot *sl, const struct item *it)
 {
-	struct search *s = d->s;
+	const struct search *s = d->s;
 	const struct sgpu *sg = &s->sg[j];
-	struct slot *sl = &ld->slot[i];
-	const struct mig_profile *pr;
 
-	if (++*steps > 1000000)
-		return 0;
-	if (i == ld->nslots) {
-		for (int c = 0; c < s->nk; c++)
-			if (rem[c])
-				return 0;
-		return 1;
-	}
-	pr = &sg->g->profiles[sl->profile];
-	if (k < 0) {
-		/* a new instance: one exclusive unit, or shared units (k from 0) */
-		for (int c = 0; c < s->nk; c++)
-			if (rem[c] > 0 && (sg->fit[c] >> sl->profile & 1)) {
-				memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
-				sl->big = c;
-				sl->nunits = 1;
-				sl->mem = sg->mem[c];
-				sl->need = sg->need[c];
-				rem[c]--;
-				if (assign(d, j, ld, i + 1, rem, -1, steps))
-					return 1;
-				rem[c]++;
-			}
-		memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
-		sl->big = -1;
-		sl->nunits = 0;
-		sl->mem = 0;
-		sl->need = 0;
-		return assign(d, j, ld, i, rem, 0, steps);
-	}
-	if (k == s->nk)
-		return sl->nunits > 0 && assign(d, j, ld, i + 1, rem, -1, steps);
-	if (sg->small[k])
-		for (int c = rem[k]; c >= 1; c--) {
-			if (sl->mem + (uint64_t)c * sg->mem[k] > pr->mem_bytes || sl->need + c * sg->need[k] > pr->sms)
-				continue;
+	memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+	sl->big = -1;
+	sl->nunits = it->units;
+	sl->mem = it->mem;
+	sl->need = 0;
+	for (int k = 0; k < s->nk; k++) {
+		int c = mig_dp_field(&d->vc, it->v, k);
+
+		if (!c)
+			continue;
+		if (!sg->small[k])
+			sl->big = k;
+		else
 			sl->cnt[k] = c;
-			sl->nunits += c;
-			sl->mem += (uint64_t)c * sg->mem[k];
-			sl->need += c * sg->need[k];
-			rem[k] -= c;
-			if (assign(d, j, ld, i, rem, k + 1, steps))
-				return 1;
-			rem[k] += c;
-			sl->cnt[k] = 0;
-			sl->nunits -= c;
-			sl->mem -= (uint64_t)c * sg->mem[k];
-			sl->need -= c * sg->need[k];
-		}
-	return assign(d, j, ld, i, rem, k + 1, steps);
+		sl->need += c * sg->need[k];
+	}
 }
 
+/*
+ * GPU j's load for move m: one content per instance of its row, from the
+ * contents the moves were built of (b->opt), adding up to m's units. A DP
+ * over the instances: layer i holds each partial sum the first i reach
+ * (once, with how), so it stays within the sub-vectors of m's; back from
+ * m's vector when the last layer has it. 0: not found (cannot happen for
+ * a move built from these contents; within its share of work it is only a
+ * guard).
+ */
 static int
-load_of(struct dp *d, int j, const struct move *m, int *left)
+load_of(struct dp *d, int j, const struct build *b, const struct move *m, int *left)
 {
 	struct search *s = d->s;
 	struct load *ld = &s->cur[j];
-	int rem[s->nk + 1];
+	struct step { uint64_t v; int from, opt; } *st = NULL;
+	size_t n = 1, cap = 0, *at;
 	long steps = 0;
+	int ok = 0, found = -1;
 
-	for (int k = 0; k < s->nk; k++) {
-		rem[k] = mig_dp_field(&d->vc, m->v, k);
-		left[k] -= rem[k];
-	}
+	for (int k = 0; k < s->nk; k++)
+		left[k] -= mig_dp_field(&d->vc, m->v, k);
 	ld->x = m->x;
 	ld->nslots = m->x ? m->x->n : 0;
 	for (int i = 0; i < ld->nslots; i++)
 		ld->slot[i].profile = s->sg[j].t->cand[m->x->cand[i]].profile;
-	return assign(d, j, ld, 0, rem, -1, &steps);
+	if (!ld->nslots)
+		return m->v == 0;
+	at = xcalloc((size_t)ld->nslots + 2, sizeof *at);
+	xgrow(&st, &cap, 1, sizeof *st);
+	st[0] = (struct step){0, -1, -1};
+	at[0] = 0;
+	at[1] = 1;
+	for (int i = 0; i < ld->nslots && steps <= MAX_REBUILD; i++) {
+		int p = ld->slot[i].profile;
+		struct hmap h;
+
+		mig_dp_hm_init(&h, at[i + 1] - at[i]);
+		for (size_t a = at[i]; a < at[i + 1] && steps <= MAX_REBUILD; a++) {
+			uint64_t r = m->v - st[a].v;
+
+			for (size_t o = 0; o < b->nopt[p]; o++) {
+				uint64_t c = b->opt[p][o].v;
+				int *slot;
+
+				steps++;
+				/* a field of c above r's borrows its guard bit: not within what is left */
+				if ((((r | d->vc.guard) - c) & d->vc.guard) != d->vc.guard)
+					continue;
+				slot = mig_dp_hm_get(&h, st[a].v + c);
+				if (*slot >= 0)
+					continue;
+				*slot = (int)n;
+				xgrow(&st, &cap, n + 1, sizeof *st);
+				st[n++] = (struct step){st[a].v + c, (int)a, (int)o};
+			}
+		}
+		mig_dp_hm_free(&h);
+		at[i + 2] = n;
+	}
+	mig_dp_spend(d, steps / 8 + 1);
+	for (size_t a = at[ld->nslots]; steps <= MAX_REBUILD && a < at[ld->nslots + 1] && found < 0; a++)
+		if (st[a].v == m->v)
+			found = (int)a;
+	for (int i = ld->nslots - 1; found >= 0 && i >= 0; i--) {
+		fill_slot(d, j, &ld->slot[i], &b->opt[ld->slot[i].profile][st[found].opt]);
+		found = st[found].from;
+		ok = 1;
+	}
+	free(st);
+	free(at);
+	return ok;
+}
+
+/* GPU j's load as in the best plan (a kept GPU of a local run). */
+static void
+load_kept(struct dp *d, int j, const struct move *m, int *left)
+{
+	struct search *s = d->s;
+	struct load *ld = &s->cur[j];
+	const struct load *bst = &s->best[j];
+
+	for (int k = 0; k < s->nk; k++)
+		left[k] -= mig_dp_field(&d->vc, m->v, k);
+	ld->x = m->x;
+	ld->nslots = m->x ? bst->nslots : 0;
+	for (int i = 0; i < ld->nslots; i++) {
+		int *cnt = ld->slot[i].cnt;
+
+		ld->slot[i] = bst->slot[i];
+		ld->slot[i].cnt = cnt;
+		memcpy(cnt, bst->slot[i].cnt, sizeof *cnt * (size_t)s->nk);
+	}
 }
 
 
@@ -373,7 +412,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
  * offered, 0 no state (the best plan stands), -1 its loads not rebuilt.
  */
 static int
-take_best(struct dp *d, const struct gmap *gm, const struct layer *ly)
+take_best(struct dp *d, const struct gmap *gm, const struct layer *ly, const struct build *bl, const unsigned char *keep)
 {
 	struct search *s = d->s;
 	const struct layer *last = &ly[s->ngpus];
@@ -397,7 +436,9 @@ take_best(struct dp *d, const struct gmap *gm, const struct layer *ly)
 	for (int j = s->ngpus - 1; j >= 0; j--) {
 		const struct state *st = &ly[j + 1].st[best];
 
-		if (!load_of(d, j, &gm[j].m[st->move], left))
+		if (keep && keep[j])
+			load_kept(d, j, &gm[j].m[st->move], left);
+		else if (!load_of(d, j, &bl[j], &gm[j].m[st->move], left))
 			return -1;
 		best = st->prev;
 	}
@@ -535,12 +576,12 @@ dp_run(struct search *s, long limit, const unsigned char *keep)
 	 * First a beam (the BEAM states of each layer that promise the least
 	 * waste): a good plan fast, so that the exact pass prunes by it.
 	 */
-	if (!d.aborted && layers(&d, gm, ly, restu, BEAM) && take_best(&d, gm, ly) > 0) {
+	if (!d.aborted && layers(&d, gm, ly, restu, BEAM) && take_best(&d, gm, ly, bl, keep) > 0) {
 		d.inc = s->bs;
 		mig_dp_filter_moves(&d, gm);
 	}
 	if (!d.aborted && layers(&d, gm, ly, restu, 0))
-		ret = take_best(&d, gm, ly) >= 0;
+		ret = take_best(&d, gm, ly, bl, keep) >= 0;
 	s->nodes += d.work;
 #ifdef MIG_TRACE
 	{

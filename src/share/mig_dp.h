@@ -15,6 +15,7 @@
 
 #define NONE UINT64_MAX
 #define MAX_OPTIONS 20000   /* contents of one instance before the DP gives up */
+#define MAX_REBUILD 4000000 /* steps to rebuild one GPU's load from its move (mig_dp.c load_of) */
 
 #define BEAM 48             /* states per layer of the first, heuristic pass */
 #define PRE_ITERS 10        /* subgradient steps for the first prices */
