@@ -14,8 +14,10 @@
  * proven most units, S, so states with more are dropped, and so is every
  * state that cannot end strictly better than the best plan known (its
  * value so far plus the least the units it still needs can add, each a
- * lower bound of its own part of the order). The last layer's best state
- * is a better plan; an empty last layer proves the best plan optimal.
+ * lower bound of its own part of the order), and so is a state another
+ * state of its layer matches with a plan no worse (mig_dpdom.c). The last
+ * layer's best state is a better plan; an empty last layer proves the
+ * best plan optimal.
  *
  * Exact whatever it meets, and fast where the classes are few enough for
  * the states to be few; past its share of the work it gives up and the
@@ -67,8 +69,8 @@ hm_slot(const struct hmap *h, uint64_t k)
 }
 
 /* The value slot of key k, NULL if absent (nothing added). */
-static const int *
-hm_find(const struct hmap *h, uint64_t k)
+const int *
+mig_dp_hm_find(const struct hmap *h, uint64_t k)
 {
 	size_t i = hm_slot(h, k);
 
@@ -136,11 +138,17 @@ vec_init(struct vec *vc, const struct search *s)
 	return 0;
 }
 
+int mig_dp_no_prune;
+struct mig_score mig_dp_found;
+
 /* Is (w, m, o) with m in 1/1024 SMs at least the best plan's, in the objective's order? */
 int
 mig_dp_no_better(const struct dp *d, uint64_t w, uint64_t m, int o)
 {
 	uint64_t im = (uint64_t)d->inc.sms * 1024;
+
+	if (mig_dp_no_prune)
+		return 0;
 
 	/* a lower bound on the waste of a plan placing every unit rounds up to the lattice of its values */
 	if (d->dm && w < d->inc.waste && w + d->dm > d->inc.waste)
@@ -335,6 +343,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 
 	for (int j = 0; j <= s->ngpus; j++)
 		ly[j].n = 0;
+	mig_dp_found.satisfied = -1;
 	mig_dp_hm_init(&h, 1);
 	push(&ly[0], &h, &(struct state){d->vc.bias, 0, 0, 0, 0, -1, -1, 0});
 	mig_dp_hm_free(&h);
@@ -365,7 +374,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				uint64_t lw = 0, ls = 0;
 
 				/* the moves by reduced waste: once past the best plan's waste, so are the rest */
-				if (d->ordered && base + m->rc > (double)d->inc.waste)
+				if (d->ordered && base + m->rc > (double)d->inc.waste && !mig_dp_no_prune)
 					break;
 
 				nx.key = st->key + m->v;
@@ -378,10 +387,10 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				if (mig_dp_no_better(d, nx.waste, (uint64_t)nx.sms * 1024, nx.ops))
 					continue;
 				/* reached already at no worse a value: push would keep that one, so no bound is needed */
-				if ((at = hm_find(&h, nx.key)) && !state_better(&nx, &ly[j + 1].st[*at]))
+				if ((at = mig_dp_hm_find(&h, nx.key)) && !state_better(&nx, &ly[j + 1].st[*at]))
 					continue;
 				need = d->target - nx.units;
-				if (need > 0) {
+				if (need > 0 && !mig_dp_no_prune) {
 					int left[s->nk + 1];
 
 					evals++;
@@ -397,6 +406,13 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 			}
 			mig_dp_spend(d, (long)e / 4 + 1 + evals * s->nk * (d->pl ? 2 : 1) / EVAL_WORK);
 		}
+		/*
+		 * states another one of the layer, with one unit more, covers
+		 * (mig_dpdom.c); not in a local run whose kept GPUs hold units: the
+		 * unit taken out of a completion might be one of theirs
+		 */
+		if (!beam && !d->aborted && d->start == d->vc.bias)
+			mig_dp_dominate(d, &ly[j + 1], &h, j + 1);
 		mig_dp_hm_free(&h);
 		if (beam && ly[j + 1].n > beam) {
 			mig_dp_spend(d, (long)ly[j + 1].n / 4);
@@ -429,6 +445,7 @@ take_best(struct dp *d, const struct gmap *gm, const struct layer *ly, const str
 	}
 	if (best < 0)
 		return 0;
+	mig_dp_found = (struct mig_score){d->target, last->st[best].waste, last->st[best].sms, last->st[best].ops};
 	for (int k = 0; k < s->nk; k++) {
 		left[k] = all[k] = s->k[k].n;
 		zero[k] = 0;
@@ -503,6 +520,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep)
 	memset(&d, 0, sizeof d);
 	d.s = s;
 	d.target = s->bs.satisfied;
+	d.maxed = 1;                  /* run only once level 1 is proven (mig_prove.c) */
 	d.inc = s->bs;
 	d.limit = limit;
 	if (!s->have || vec_init(&d.vc, s) < 0)

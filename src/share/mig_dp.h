@@ -2,7 +2,8 @@
  * mig_dp: what the DP over the GPUs' files share (src/share/mig_dp*.c only;
  * doc/mig.md, "The search"): the packed vectors of units, a GPU's moves,
  * the layers of states, the bounds. mig_dp.c runs the DP, mig_dpmoves.c
- * builds each GPU's moves, mig_dpbound.c bounds what is still to come.
+ * builds each GPU's moves, mig_dpbound.c bounds what is still to come,
+ * mig_dpdom.c drops the states of a layer that others dominate.
  * Not an API.
  */
 #ifndef GPUPACK_SHARE_MIG_DP_H
@@ -35,6 +36,8 @@ void mig_dp_hm_init(struct hmap *h, size_t want);
 void mig_dp_hm_free(struct hmap *h);
 /* The value slot of key k; a new key gets -1. */
 int *mig_dp_hm_get(struct hmap *h, uint64_t k);
+/* The value slot of key k, NULL if absent (nothing added). */
+const int *mig_dp_hm_find(const struct hmap *h, uint64_t k);
 
 /*
  * Units per class packed in one word: class k in a field of b[k] + 1 bits
@@ -136,6 +139,7 @@ struct dp {
 	 */
 	uint64_t start;
 	const int *cap;
+	int maxed;                    /* S is proven the most units any plan places (mig_dpdom.c relies on it) */
 };
 
 /* What building GPU j's moves needs: its instances' contents per profile. */
@@ -170,6 +174,9 @@ void mig_dp_build_init(struct dp *d, int j, struct build *b);
 void mig_dp_build_free(struct build *b);
 /* GPU b->j's moves into g: each vector some row holds, with the best such row. */
 void mig_dp_moves(struct dp *d, struct build *b, struct gmap *g);
+
+/* mig_dpdom.c: drops the states of layer l (GPUs 0..j-1 done, h: key -> index) another one covers */
+void mig_dp_dominate(struct dp *d, struct layer *l, const struct hmap *h, int j);
 
 /* mig_dpbound.c */
 void mig_dp_lattice(struct dp *d);

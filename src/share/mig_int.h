@@ -323,6 +323,15 @@ void mig_dp_improve(struct search *s, long limit);
 extern long mig_dp_local_found;
 /* Tests only: nonzero leaves the DP out, so that the branch and price is seen alone. */
 extern int mig_dp_disabled;
+/* Tests only: the states the DP's dominance rules dropped (mig_dpdom.c), over the process. */
+extern long mig_dp_dom_dropped;
+/*
+ * Tests only: nonzero keeps every state of the DP's layers that the units
+ * allow (no bound drops one), so that dominance alone thins them.
+ */
+extern int mig_dp_no_prune;
+/* Tests only: the best plan of the DP's last layers (satisfied -1: none, or they were not all built). */
+extern struct mig_score mig_dp_found;
 
 /*
  * Tests only: from this call of the simplex on (counted over one plan, from
