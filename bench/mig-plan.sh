@@ -1,6 +1,6 @@
 #!/bin/sh
 # mig-plan.sh: the MIG planner on 50 request units over 8 GPUs (issue 14: every plan
-# proven optimal, each in under 100 ms). Four measurements:
+# proven optimal, each in under 100 ms). Five measurements:
 #   1. the planner alone (tests/tools/mig_plan_bench.c): 20 mixes shaped like a node's queue
 #      (3 to 10 job classes, 50 jobs split among them: named profiles, memory sizes from a menu
 #      of common sizes with or without a compute share, small jobs below the smallest profile
@@ -11,7 +11,9 @@
 #   2. harder mixes: 20 classes of distinct sizes each (the planner must stay correct and
 #      bounded, and say how far from optimal it may be);
 #   3. the same mixes with twice the budget (summaries: what more work would prove);
-#   4. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
+#   4. 120 more mixes of the same generator (seeds 2 and 3, summaries): the mixes a change
+#      was not tuned on;
+#   5. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
 #      FILE` with 50 units, wall clock of the process, best and worst of 10.
 # Writes bench/results/mig-plan.md (or $1).
 #   bench/mig-plan.sh [RESULT_FILE]
@@ -64,6 +66,16 @@ ms_now() { date +%s%N; }
 	for p in A100-40GB H100-80GB H200-141GB; do
 		"$tool" "$csv" "$p" 8 50 20 0 $((2 * limit)) | tail -1
 		echo
+	done
+	echo "## Beyond the 60: the generator's seeds 2 and 3 (120 more mixes), summaries"
+	echo
+	echo "The mixes a change was not tuned on (MIG_PLAN_BENCH_SEED): a planner change must help here too."
+	echo
+	for sd in 2 3; do
+		for p in A100-40GB H100-80GB H200-141GB; do
+			echo "seed $sd: $(MIG_PLAN_BENCH_SEED=$sd "$tool" "$csv" "$p" 8 50 20 | tail -1)"
+			echo
+		done
 	done
 	echo "## The whole command on topologies/h100-80gb-x8.topo"
 	echo

@@ -402,9 +402,10 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		/*
 		 * With the most units proven, the DP over the GPUs settles the
 		 * other levels at once where the classes are few (mig_dp.c): a
-		 * third of the work now, and a third of what is then left kept
-		 * for a second try with the plan the branch and price improves
-		 * (the DP prunes by the best plan: a better one makes it faster).
+		 * third of the work now, and half of what is then left kept for a
+		 * second try with the plan the branch and price improves and the
+		 * waste level's LP prices (the DP prunes by the best plan: a
+		 * better one makes it faster).
 		 */
 		if (s->lvl == 1 && s->gap_level == 0) {
 			mig_search_improve(s);
@@ -412,7 +413,7 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 				s->lvl = 4;
 				break;
 			}
-			reserve = (total - s->nodes) / 3;
+			reserve = (total - s->nodes) / 2;
 		}
 	}
 	/*
