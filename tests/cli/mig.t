@@ -2,7 +2,7 @@
 # mig.t: `gpupack mig` on simulated machines of every product in data/mig-profiles.csv:
 # profiles as the CSV has them, plans applied and cleared through the simulation backend
 # (checked with `devices --json`), rollback after injected failures, refusals when
-# processes run, bad input. Plan validity and optimality: tests/unit/test_mig_plan.c.
+# processes run, bad input. Plan validity and optimality: tests/unit/test_mig_plan.c, test_mig_node.c.
 # shellcheck source=tests/lib.sh disable=SC2154 # rc, out, err: set by run() in lib.sh
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 CSV="$GPUPACK_SRC/data/mig-profiles.csv"

@@ -638,4 +638,16 @@ check_optimal(long budget, const char *who, long *work)
 	is_int(notopt, 0, "... and the planner proved each optimal itself%s", who);
 }
 
+/* mig_plan at the default budget; a failure said on a TAP comment line. */
+FIXTURE int
+plan_one(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, int nreqs,
+    struct mig_plan *p)
+{
+	int rc = mig_plan(gpus, ngpus, reqs, nreqs, 0, p);
+
+	if (rc < 0)
+		printf("# mig_plan: %s\n", err_msg());
+	return rc;
+}
+
 #endif

@@ -10,7 +10,7 @@
  *
  * Where no reference can say what the plan should be (the search's work,
  * plans cut off early), the results are pinned per product, as
- * test_mig_plan pins the planner's path: a change to the search or to the
+ * test_mig_node pins the planner's path: a change to the search or to the
  * plans made without an LP shows, and one made on purpose regenerates them:
  *   MIG_PLAN_GOLDEN_PRINT=1 build/tests/unit/test_mig_search
  * saying in its commit why they moved.
