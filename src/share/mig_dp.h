@@ -129,6 +129,7 @@ struct dp {
 	 * least a further instance of GPU j can add at pp.
 	 */
 	double *pp, *hq, *cmin, L0;
+	double *cbest;                /* [j * MIG_MAX_PROFILES + p]: the least one instance of p adds at pp (1e300: none) */
 	int priced;
 	int ordered;                  /* the moves are in mig_dp_order_moves's order */
 	/*
@@ -157,6 +158,12 @@ struct build {
 	 * more operations, so its rows add no vector at a better value.
 	 */
 	unsigned char skip[MIG_MAX_PROFILES];
+	/*
+	 * [r] for row r of the table, at the first prices: the least the
+	 * instances of any row holding r's add to it, each at its best (0:
+	 * r itself), so that a partial row is bounded by its best completion.
+	 */
+	double *ext;
 	int ninst, maxrow;
 	struct gmap *g;
 	struct hmap idx;              /* vector -> its move */

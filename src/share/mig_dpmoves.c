@@ -132,8 +132,7 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 					continue;
 				/* or, at the first prices, with all the instances it may still get at their best */
 				if (d->priced) {
-					double lb = d->L0 - d->hq[b->j] + rc +
-					    (b->maxrow - b->ninst - 1) * d->cmin[b->j] - TOL_BYTES;
+					double lb = d->L0 - d->hq[b->j] + rc + b->ext[x - b->t->geo] - TOL_BYTES;
 
 					if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1))
 						continue;
@@ -210,9 +209,44 @@ mig_dp_build_init(struct dp *d, int j, struct build *b)
 				b->skip[p] = 1;
 }
 
+/*
+ * b->ext: for each row r of the table, the least (at the first prices) that
+ * the instances of a row holding r add beyond r's own, each instance at its
+ * best content: a row's best completion, never above 0 (r itself).
+ */
+static void
+completions(struct dp *d, struct build *b)
+{
+	const struct gtable *t = b->t;
+	const struct mig_gpu *g = d->s->sg[b->j].g;
+	const double *c = &d->cbest[b->j * MIG_MAX_PROFILES];
+	double *h = xcalloc(t->ngeo + 1, sizeof *h);
+
+	b->ext = xcalloc(t->ngeo + 1, sizeof *b->ext);
+	for (size_t r = 0; r < t->ngeo; r++)
+		for (int p = 0; p < g->nprofiles && h[r] < 1e299; p++) {
+			int n = (int)(t->geo[r].key >> (4 * p) & 15);
+
+			if (n)
+				h[r] = c[p] < 1e299 ? h[r] + n * c[p] : 1e300;
+		}
+	for (size_t r = 0; r < t->ngeo; r++)
+		for (size_t q = 0; q < t->ngeo; q++) {
+			int sub = h[q] < 1e299;
+
+			for (int p = 0; p < g->nprofiles && sub; p++)
+				sub = (t->geo[q].key >> (4 * p) & 15) >= (t->geo[r].key >> (4 * p) & 15);
+			if (sub && h[q] - h[r] < b->ext[r])
+				b->ext[r] = h[q] - h[r];
+		}
+	mig_dp_spend(d, (long)(t->ngeo * t->ngeo) * g->nprofiles / 64 + 1);
+	free(h);
+}
+
 void
 mig_dp_build_free(struct build *b)
 {
+	free(b->ext);
 	for (int p = 0; p < MIG_MAX_PROFILES; p++)
 		free(b->opt[p]);
 }
@@ -233,6 +267,8 @@ mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 			for (int k = 0; k < d->s->nk; k++)
 				it->rc -= d->pp[k] * mig_dp_field(&d->vc, it->v, k);
 		}
+	if (d->priced)
+		completions(d, b);
 	row_moves(b, &zero, 1, NULL, 0, 0);
 	if (!d->aborted)
 		rows(b, 0, 0, &zero, 1, 0, 0);
