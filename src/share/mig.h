@@ -122,13 +122,14 @@ struct mig_plan {
 /*
  * The planner's work budget, in search nodes (an LP pivot counts by its
  * size, MIG_PIVOT_WORK): about 25 ms of CPU on average and at most some
- * 70 ms on this 2-core machine, loaded, for 50 jobs over 8 GPUs
- * (bench/results/mig-plan.md; 800,000 once the DP's hot paths were cut,
- * from 500,000 at the same worst time). When it runs out the plan is the
- * best so far, with the bound that says how far from optimal it can be.
- * Work, not time: the same input always gives the same plan.
+ * 70 ms on this 2-core machine for 50 jobs over 8 GPUs (bench/results/
+ * mig-plan.md; 700,000 once the DP's hot paths were cut, from 500,000:
+ * 800,000 proves 2 more of 180 mixes but its slowest plan comes within a
+ * quarter of 100 ms). When it runs out the plan is the best so far, with
+ * the bound that says how far from optimal it can be. Work, not time: the
+ * same input always gives the same plan.
  */
-#define MIG_NODE_LIMIT 800000L
+#define MIG_NODE_LIMIT 700000L
 /* What the proof's LP work costs in search nodes: a pivot (times m (n + m) / 1024), a pricing. */
 #define MIG_PIVOT_WORK 100L
 #define MIG_PRICE_WORK 20L
