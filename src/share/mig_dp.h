@@ -125,10 +125,9 @@ struct dp {
 	int *plordr;
 	/*
 	 * The first prices pp (before the moves exist, preprice()): a bound
-	 * L0 on the waste of every plan, hq[j] GPU j's part of it, cmin[j] the
-	 * least a further instance of GPU j can add at pp.
+	 * L0 on the waste of every plan, hq[j] GPU j's part of it.
 	 */
-	double *pp, *hq, *cmin, L0;
+	double *pp, *hq, L0;
 	double *cbest;                /* [j * MIG_MAX_PROFILES + p]: the least one instance of p adds at pp (1e300: none) */
 	int priced;
 	int ordered;                  /* the moves are in mig_dp_order_moves's order */
@@ -164,7 +163,6 @@ struct build {
 	 * r itself), so that a partial row is bounded by its best completion.
 	 */
 	double *ext;
-	int ninst, maxrow;
 	struct gmap *g;
 	struct hmap idx;              /* vector -> its move */
 };

@@ -442,10 +442,9 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 	int *left = xcalloc((size_t)nk + 1, sizeof *left), *order = xcalloc((size_t)nk + 1, sizeof *order);
 	struct subgrad sg;
 
-	d->pp = xcalloc((size_t)nk + 2 * (size_t)G + 2 + (size_t)G * MIG_MAX_PROFILES, sizeof *d->pp);
+	d->pp = xcalloc((size_t)nk + (size_t)G + 1 + (size_t)G * MIG_MAX_PROFILES, sizeof *d->pp);
 	d->hq = d->pp + nk;
-	d->cmin = d->hq + G + 1;
-	d->cbest = d->cmin + G + 1;
+	d->cbest = d->hq + G + 1;
 	subgrad_init(&sg, nk);
 	if (s->dp_lp_prices)
 		memcpy(sg.cur, s->dp_lp_prices, sizeof *sg.cur * (size_t)nk);
@@ -505,12 +504,8 @@ mig_dp_preprice(struct dp *d, struct build *bl)
 			L += hb;
 			if (it == PRE_ITERS) {
 				d->hq[j] = hb;
-				d->cmin[j] = 0;
-				for (int p = 0; p < g->nprofiles; p++) {
-					if (arg[p] && c[p] < d->cmin[j])
-						d->cmin[j] = c[p];
+				for (int p = 0; p < g->nprofiles; p++)
 					d->cbest[j * MIG_MAX_PROFILES + p] = arg[p] ? c[p] : 1e300;
-				}
 				continue;
 			}
 			for (int p = 0; xb && p < g->nprofiles; p++) {

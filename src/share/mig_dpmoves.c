@@ -147,11 +147,9 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 		mig_dp_hm_free(&seen);
 		if (!d->aborted && nn > 0) {
 			b->count[q]++;
-			b->ninst++;
 			row_moves(b, nxt, nn, x, mem + pr->mem_bytes, sms + pr->sms);
 			rows(b, q, nkey, nxt, nn, mem + pr->mem_bytes, sms + pr->sms);
 			b->count[q]--;
-			b->ninst--;
 		}
 		free(nxt);
 	}
@@ -200,8 +198,6 @@ mig_dp_build_init(struct dp *d, int j, struct build *b)
 	b->t = t;
 	for (int p = 0; p < d->s->sg[j].g->nprofiles && !d->aborted; p++)
 		options(d, j, p, &b->opt[p], &b->nopt[p]);
-	for (size_t r = 0; r < t->ngeo; r++)
-		b->maxrow = t->geo[r].n > b->maxrow ? t->geo[r].n : b->maxrow;
 	/* a profile left out stands for none: one it is dominated by must itself stay */
 	for (int p = 0; p < d->s->sg[j].g->nprofiles && !d->aborted; p++)
 		for (int q = 0; q < d->s->sg[j].g->nprofiles && !b->skip[p]; q++)
