@@ -493,14 +493,20 @@ best_move(const struct dp *d, int j)
 	return m;
 }
 
+/* What a plan of one more unit is held against: nothing (any such plan is better). */
+static const struct mig_score unbeaten = {0, (uint64_t)1 << 60, 1 << 24, 1 << 24};
+
 /*
  * The DP within limit work. keep (NULL: none) names GPUs whose loads stay
  * as in the best plan: each has that one move, and the others' moves are
  * built for the units those leave. 1: the best plan is optimal among the
  * plans the run allows (replaced by a better one the DP found), 0 gave up.
+ * more: plans placing one unit more than the best plan, any of them (the
+ * first the beam finds): every such plan is better, so nothing is held
+ * against the best plan's waste, SMs or operations.
  */
 static int
-dp_run(struct search *s, long limit, const unsigned char *keep)
+dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 {
 	struct dp d;
 	struct gmap *gm;
@@ -519,9 +525,9 @@ dp_run(struct search *s, long limit, const unsigned char *keep)
 #endif
 	memset(&d, 0, sizeof d);
 	d.s = s;
-	d.target = s->bs.satisfied;
-	d.maxed = 1;                  /* run only once level 1 is proven (mig_prove.c) */
-	d.inc = s->bs;
+	d.target = s->bs.satisfied + more;
+	d.maxed = !more;              /* S proven the most (mig_prove.c), unless one more is sought */
+	d.inc = more ? unbeaten : s->bs;
 	d.limit = limit;
 	if (!s->have || vec_init(&d.vc, s) < 0)
 		goto out;
@@ -582,7 +588,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep)
 		fprintf(stderr, "\n");
 #endif
 	}
-	d.inc = s->bs;
+	d.inc = more ? unbeaten : s->bs;
 	if (!d.aborted) {
 		mig_dp_prices(&d, gm);
 		mig_dp_order_moves(&d, gm);
@@ -595,11 +601,14 @@ dp_run(struct search *s, long limit, const unsigned char *keep)
 	 * waste): a good plan fast, so that the exact pass prunes by it.
 	 */
 	if (!d.aborted && layers(&d, gm, ly, restu, BEAM) && take_best(&d, gm, ly, bl, keep) > 0) {
+		if (more)
+			goto done;
 		d.inc = s->bs;
 		mig_dp_filter_moves(&d, gm);
 	}
 	if (!d.aborted && layers(&d, gm, ly, restu, 0))
 		ret = take_best(&d, gm, ly, bl, keep) >= 0;
+done:
 	s->nodes += d.work;
 #ifdef MIG_TRACE
 	{
@@ -650,21 +659,19 @@ int mig_dp_disabled;
 int
 mig_dp_run(struct search *s, long limit)
 {
-	return mig_dp_disabled ? 0 : dp_run(s, limit, NULL);
+	return mig_dp_disabled ? 0 : dp_run(s, limit, NULL, 0);
 }
 
 /*
- * A better plan fast, which is what lets the DP and the bounds prune: for
- * each pair of GPUs, the other GPUs' loads kept as in the best plan, the
- * DP finds the best loads of the two for the units they hold and those no
- * GPU holds (an exact search of that neighbourhood: few units, few
- * states). Sweeps over the pairs until one finds nothing better, within
- * limit work; each run gets at most a share of it.
+ * Pair of GPUs by pair, the other GPUs' loads kept as in the best plan,
+ * the DP finds loads of the two for the units they hold and those no GPU
+ * holds (an exact search of that neighbourhood: few units, few states):
+ * the best ones, or (more) ones placing one more unit, until the plan
+ * places upto. Sweeps over the pairs until one finds nothing better,
+ * within limit work; each run gets at most a share of it.
  */
-long mig_dp_local_found;
-
-void
-mig_dp_improve(struct search *s, long limit)
+static void
+pairs(struct search *s, long limit, int more, int upto, long *found)
 {
 	unsigned char keep[s->ngpus + 1];
 	long end = s->nodes + limit, per = limit / MIG_DP_LOCAL_SHARE + 1;
@@ -678,21 +685,46 @@ mig_dp_improve(struct search *s, long limit)
 			for (int b = a + 1; b < s->ngpus; b++) {
 				struct mig_score was = s->bs;
 
-				if (!s->best[a].nslots && !s->best[b].nslots)
+				if (more && s->bs.satisfied >= upto)
+					return;
+				if (!more && !s->best[a].nslots && !s->best[b].nslots)
 					continue; /* what two empty GPUs could place, S says no plan does */
 				if (end - s->nodes <= 0)
 					return;
 				memset(keep, 1, (size_t)s->ngpus);
 				keep[a] = keep[b] = 0;
-				dp_run(s, end - s->nodes < per ? end - s->nodes : per, keep);
+				dp_run(s, end - s->nodes < per ? end - s->nodes : per, keep, more);
 				if (mig_score_better(&s->bs, &was)) {
 					better = 1;
-					mig_dp_local_found++;
+					(*found)++;
 				}
 #ifdef MIG_TRACE
-				fprintf(stderr, "local %d %d: waste %.3f sms %d (was %.3f %d) work %ld of %ld\n", a, b,
-				    s->bs.waste / 1073741824.0, s->bs.sms, was.waste / 1073741824.0, was.sms, s->nodes, end);
+				fprintf(stderr, "local %d %d: units %d waste %.3f sms %d (was %d %.3f %d) work %ld of %ld\n", a, b,
+				    s->bs.satisfied, s->bs.waste / 1073741824.0, s->bs.sms, was.satisfied,
+				    was.waste / 1073741824.0, was.sms, s->nodes, end);
 #endif
 			}
 	}
+}
+
+/* A better plan fast, which is what lets the DP's second try and the bounds prune. */
+long mig_dp_local_found;
+
+void
+mig_dp_improve(struct search *s, long limit)
+{
+	pairs(s, limit, 0, 0, &mig_dp_local_found);
+}
+
+/*
+ * Level 1 not proven: plans of one more unit, up to upto units. A pair's
+ * run that ends within its share is exact in its neighbourhood: where the
+ * two GPUs can place one more unit, it finds such a plan.
+ */
+long mig_dp_units_found;
+
+void
+mig_dp_improve_units(struct search *s, long limit, int upto)
+{
+	pairs(s, limit, 1, upto, &mig_dp_units_found);
 }

@@ -57,6 +57,7 @@ struct item {
 	int units;
 	uint64_t mem;                 /* their memory on that GPU */
 	double rc;                    /* waste less the first prices' value of the units (0 before them) */
+	size_t lo;                    /* in the row walk (rows()): the least index of the last instance's content */
 };
 
 /* GPU j's moves: each vector with the best row that holds it. */

@@ -33,7 +33,7 @@ packs(struct dp *d, int j, const struct mig_profile *pr, int k, uint64_t v, int 
 				return;
 			}
 			xgrow(out, cap, *n + 1, sizeof **out);
-			(*out)[(*n)++] = (struct item){v, units, mem, 0};
+			(*out)[(*n)++] = (struct item){v, units, mem, 0, 0};
 		}
 		return;
 	}
@@ -60,7 +60,7 @@ options(struct dp *d, int j, int p, struct item **out, size_t *n)
 	for (int k = 0; k < s->nk; k++)
 		if (d->cap[k] > 0 && (sg->fit[k] >> p & 1) && sg->g->profiles[p].mem_bytes - sg->mem[k] <= d->inc.waste) {
 			xgrow(out, &cap, *n + 1, sizeof **out);
-			(*out)[(*n)++] = (struct item){(uint64_t)1 << d->vc.off[k], 1, sg->mem[k], 0};
+			(*out)[(*n)++] = (struct item){(uint64_t)1 << d->vc.off[k], 1, sg->mem[k], 0, 0};
 		}
 	packs(d, j, &sg->g->profiles[p], 0, 0, 0, 0, 0, out, n, &cap);
 }
@@ -99,9 +99,17 @@ row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo
  * The rows of GPU j's table as a tree (a row with one more instance of
  * profile q >= the last added is its child; a sub-row of a row is a row):
  * the vectors a row holds are its parent's plus one content of q's.
+ * Instances of one profile are added one after the other and their
+ * contents are a multiset, so each is taken in order: an instance of the
+ * profile last added gets contents from the least index (lo) any path to
+ * the vector used for the one before. Every multiset's sorted path is
+ * then walked, so every vector is reached; and the filters below depend
+ * only on the vector and the row, and pass every part of a vector that
+ * passes (waste only grows, each bound holds for the completions), so the
+ * vectors kept are those of all the orders, at a fraction of the work.
  */
 static void
-rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur, uint64_t mem, int sms)
+rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, size_t ncur, uint64_t mem, int sms)
 {
 	struct dp *d = b->d;
 	const struct mig_gpu *g = d->s->sg[b->j].g;
@@ -117,8 +125,11 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 		if (b->skip[q] || b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
 			continue;
 		mig_dp_hm_init(&seen, ncur);
-		for (size_t i = 0; i < ncur && !mig_dp_spend(d, (long)b->nopt[q] / 4 + 1); i++)
-			for (size_t o = 0; o < b->nopt[q]; o++) {
+		for (size_t i = 0, from; i < ncur; i++) {
+			from = q == last ? cur[i].lo : 0;
+			if (mig_dp_spend(d, (long)(b->nopt[q] - from) / 4 + 1))
+				break;
+			for (size_t o = from; o < b->nopt[q]; o++) {
 				uint64_t v = cur[i].v + b->opt[q][o].v;
 				int units = cur[i].units + b->opt[q][o].units;
 				uint64_t m = cur[i].mem + b->opt[q][o].mem;
@@ -138,17 +149,21 @@ rows(struct build *b, int p0, uint64_t key, const struct item *cur, size_t ncur,
 						continue;
 				}
 				at = mig_dp_hm_get(&seen, v);
-				if (*at >= 0)
+				if (*at >= 0) {
+					if (o < nxt[*at].lo)
+						nxt[*at].lo = o;
 					continue;
+				}
 				xgrow(&nxt, &cap, nn + 1, sizeof *nxt);
 				*at = (int)nn;
-				nxt[nn++] = (struct item){v, units, m, rc};
+				nxt[nn++] = (struct item){v, units, m, rc, o};
 			}
+		}
 		mig_dp_hm_free(&seen);
 		if (!d->aborted && nn > 0) {
 			b->count[q]++;
 			row_moves(b, nxt, nn, x, mem + pr->mem_bytes, sms + pr->sms);
-			rows(b, q, nkey, nxt, nn, mem + pr->mem_bytes, sms + pr->sms);
+			rows(b, q, q, nkey, nxt, nn, mem + pr->mem_bytes, sms + pr->sms);
 			b->count[q]--;
 		}
 		free(nxt);
@@ -250,7 +265,7 @@ mig_dp_build_free(struct build *b)
 void
 mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 {
-	struct item zero = {d->start, 0, 0, 0};
+	struct item zero = {d->start, 0, 0, 0, 0};
 
 	b->g = g;
 	mig_dp_hm_init(&b->idx, 256);
@@ -267,7 +282,7 @@ mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 		completions(d, b);
 	row_moves(b, &zero, 1, NULL, 0, 0);
 	if (!d->aborted)
-		rows(b, 0, 0, &zero, 1, 0, 0);
+		rows(b, 0, -1, 0, &zero, 1, 0, 0);
 	mig_dp_hm_free(&b->idx);
 }
 

@@ -319,6 +319,10 @@ int mig_dp_run(struct search *s, long limit);
  * (the DP on each pair: exact there), within limit work.
  */
 void mig_dp_improve(struct search *s, long limit);
+/* Level 1 not proven: one more unit placed pair of GPUs by pair, up to upto units (mig_dp.c). */
+void mig_dp_improve_units(struct search *s, long limit, int upto);
+/* Tests only: the plans of one more unit mig_dp_improve_units has found, over the process. */
+extern long mig_dp_units_found;
 /* Tests only: the better plans mig_dp_improve has found, over the process. */
 extern long mig_dp_local_found;
 /* Tests only: nonzero leaves the DP out, so that the branch and price is seen alone. */

@@ -33,6 +33,8 @@
 
 /* The local improvement before the DP's second try (mig_dp_improve) gets 1 / this of what is left. */
 #define MIG_LOCAL_SHARE 4
+/* One more unit sought where level 1 is not proven (mig_dp_improve_units) gets 1 / this of what is left. */
+#define MIG_UNITS_SHARE 4
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
 
@@ -376,6 +378,20 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		if (s->lvl == 4)
 			mine = left;
 		int r = prove_level(s, s->nodes + (mine > 0 ? mine : 0));
+
+		/*
+		 * Level 1 not proven: its bound is on every plan, so a plan that
+		 * reaches it proves the level. The branch and price's plans may
+		 * be a unit short where pairs of GPUs planned again place one
+		 * more (mig_dp_improve_units), within a share of what is left.
+		 */
+		if (s->lvl == 1 && r < 0 && s->have) {
+			int upto = (int)floorl(s->root + 1e-9L);
+
+			mig_dp_improve_units(s, (total - reserve - s->nodes) / MIG_UNITS_SHARE, upto);
+			if (s->bs.satisfied >= upto)
+				r = 0;
+		}
 
 		/* what no plan meeting the earlier levels' rows beats at this level: its best plan's value, or the bound left */
 		lbound[s->lvl] = r == 0 ? mig_level_value(&s->bs, s->lvl) : s->root;
