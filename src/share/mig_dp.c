@@ -493,6 +493,17 @@ best_move(const struct dp *d, int j)
 	return m;
 }
 
+long mig_dp_moves_reused;
+
+void
+mig_dp_moves_free(struct search *s)
+{
+	for (int j = 0; s->dp_moves && j < s->ngpus; j++)
+		free(s->dp_moves[j].m);
+	free(s->dp_moves);
+	s->dp_moves = NULL;
+}
+
 /* What a plan of one more unit is held against: nothing (any such plan is better). */
 static const struct mig_score unbeaten = {0, (uint64_t)1 << 60, 1 << 24, 1 << 24};
 
@@ -576,8 +587,52 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 			if (gm[j].n)
 				memcpy(gm[j].m, gm[j - 1].m, gm[j].n * sizeof *gm[j].m);
 			gm[j].cap = gm[j].n;
-		} else
+		} else if (!keep && !more && s->dp_moves && s->dp_moves_units == d.target && s->dp_moves[j].m) {
+			/*
+			 * Built by the full run before, against a plan no better
+			 * than this one and a bound as valid: a superset of what
+			 * would be built now, each vector with the same best row
+			 * (mig_dp_prices drops what this plan rules out).
+			 */
+			const struct gmap *c = &s->dp_moves[j];
+
+			gm[j].m = xcalloc(c->n + 1, sizeof *gm[j].m);
+			gm[j].n = 0;
+			for (size_t e = 0; e < c->n; e++) {
+				const struct move *m = &c->m[e];
+				double lb = d.L0 - d.hq[j] + (double)m->waste - TOL_BYTES;
+
+				for (int k = 0; d.priced && k < s->nk; k++)
+					lb -= d.pp[k] * mig_dp_field(&d.vc, m->v, k);
+				/* what the build would drop now: no better by itself, or at the first prices */
+				if (m->x && (mig_dp_no_better(&d, m->waste, (uint64_t)m->sms * 1024, m->ops) ||
+				    (d.priced && lb > 0 && mig_dp_no_better(&d, (uint64_t)lb, 0, -1))))
+					continue;
+				gm[j].m[gm[j].n++] = *m;
+			}
+			gm[j].cap = c->n;
+			gm[j].maxunits = c->maxunits;
+			mig_dp_spend(&d, (long)(c->n / 64) + 1);
+			mig_dp_moves_reused++;
+#ifdef MIG_TRACE
+			fprintf(stderr, "moves %d: %zu of %zu reused work %ld\n", j, gm[j].n, c->n, d.work);
+#endif
+		} else {
 			mig_dp_moves(&d, &bl[j], &gm[j]);
+			/* a full run's moves, whole, for the next full run */
+			if (!keep && !more && !d.aborted) {
+				if (!s->dp_moves || s->dp_moves_units != d.target) {
+					mig_dp_moves_free(s);
+					s->dp_moves = xcalloc((size_t)s->ngpus + 1, sizeof *s->dp_moves);
+					s->dp_moves_units = d.target;
+				}
+				s->dp_moves[j] = gm[j];
+				s->dp_moves[j].m = xcalloc(gm[j].n + 1, sizeof *gm[j].m);
+				if (gm[j].n)
+					memcpy(s->dp_moves[j].m, gm[j].m, gm[j].n * sizeof *gm[j].m);
+				s->dp_moves[j].cap = gm[j].n;
+			}
+		}
 #ifdef MIG_TRACE
 		fprintf(stderr, "moves %d: %zu work %ld opts", j, gm[j].n, d.work);
 		for (int p = 0; p < MIG_MAX_PROFILES; p++)

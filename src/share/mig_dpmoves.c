@@ -80,6 +80,13 @@ row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo
 
 		if (mig_dp_no_better(d, w, (uint64_t)sms * 1024, ops))
 			continue;
+		/* at the first prices, the row as it is (rows() allowed for instances it may still get) */
+		if (d->priced && x) {
+			double lb = d->L0 - d->hq[b->j] + cur[i].rc - TOL_BYTES;
+
+			if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1))
+				continue;
+		}
 		at = mig_dp_hm_get(&b->idx, v);
 		if (*at < 0) {
 			xgrow(&b->g->m, &b->g->cap, b->g->n + 1, sizeof *b->g->m);

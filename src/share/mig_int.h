@@ -170,6 +170,12 @@ struct search {
 	 * root LP of the waste level is solved.
 	 */
 	double *dp_lp_prices;
+	/*
+	 * The moves a full DP run built for each GPU (mig_dp.c), kept for
+	 * the next full run: NULL until one finished building a GPU's.
+	 */
+	struct gmap *dp_moves;        /* [ngpus] */
+	int dp_moves_units;           /* the units they place at most (the run's target) */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -319,6 +325,10 @@ int mig_dp_run(struct search *s, long limit);
  * (the DP on each pair: exact there), within limit work.
  */
 void mig_dp_improve(struct search *s, long limit);
+/* The moves mig_dp_run kept for its next run (s->dp_moves), freed. */
+void mig_dp_moves_free(struct search *s);
+/* Tests only: the GPUs whose moves a DP run took from the run before, over the process. */
+extern long mig_dp_moves_reused;
 /* Level 1 not proven: one more unit placed pair of GPUs by pair, up to upto units (mig_dp.c). */
 void mig_dp_improve_units(struct search *s, long limit, int upto);
 /* Tests only: the plans of one more unit mig_dp_improve_units has found, over the process. */
