@@ -495,6 +495,17 @@ best_move(const struct dp *d, int j)
 
 long mig_dp_moves_reused;
 
+/* dst: a copy of src's moves, its own array. */
+static void
+moves_copy(struct gmap *dst, const struct gmap *src)
+{
+	*dst = *src;
+	dst->m = xcalloc(src->n + 1, sizeof *dst->m);
+	if (src->n)
+		memcpy(dst->m, src->m, src->n * sizeof *dst->m);
+	dst->cap = src->n;
+}
+
 void
 mig_dp_moves_free(struct search *s)
 {
@@ -582,11 +593,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 			gm[j].maxunits = gm[j].m[0].units;
 		} else if (s->sg[j].twin && !(keep && keep[j - 1])) {
 			/* the same moves as the GPU before it */
-			gm[j] = gm[j - 1];
-			gm[j].m = xcalloc(gm[j].n + 1, sizeof *gm[j].m);
-			if (gm[j].n)
-				memcpy(gm[j].m, gm[j - 1].m, gm[j].n * sizeof *gm[j].m);
-			gm[j].cap = gm[j].n;
+			moves_copy(&gm[j], &gm[j - 1]);
 		} else if (!keep && !more && s->dp_moves && s->dp_moves_units == d.target && s->dp_moves[j].m) {
 			/*
 			 * Built by the full run before, against a plan no better
@@ -626,11 +633,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 					s->dp_moves = xcalloc((size_t)s->ngpus + 1, sizeof *s->dp_moves);
 					s->dp_moves_units = d.target;
 				}
-				s->dp_moves[j] = gm[j];
-				s->dp_moves[j].m = xcalloc(gm[j].n + 1, sizeof *gm[j].m);
-				if (gm[j].n)
-					memcpy(s->dp_moves[j].m, gm[j].m, gm[j].n * sizeof *gm[j].m);
-				s->dp_moves[j].cap = gm[j].n;
+				moves_copy(&s->dp_moves[j], &gm[j]);
 			}
 		}
 #ifdef MIG_TRACE
