@@ -331,23 +331,26 @@ state_cmp(const void *a, const void *b)
 }
 
 /*
- * The layers of states, GPU by GPU (each layer from scratch); beam > 0
- * keeps only the beam most promising states of each layer (a heuristic).
- * 0: out of work.
+ * The layers of states, GPU by GPU, from layer from on (0: from scratch;
+ * else layers 0..from are given); beam > 0 keeps only the beam most
+ * promising states of each layer (a heuristic). 0: out of work.
  */
 static int
-layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, size_t beam)
+layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, size_t beam, int from)
 {
 	const struct search *s = d->s;
 	struct hmap h;
 
-	for (int j = 0; j <= s->ngpus; j++)
+	for (int j = from ? from + 1 : 0; j <= s->ngpus; j++)
 		ly[j].n = 0;
 	mig_dp_found.satisfied = -1;
-	mig_dp_hm_init(&h, 1);
-	push(&ly[0], &h, &(struct state){d->vc.bias, 0, 0, 0, 0, -1, -1, 0});
-	mig_dp_hm_free(&h);
-	for (int j = 0; j < s->ngpus && !d->aborted; j++) {
+	if (!from) {
+		mig_dp_hm_init(&h, 1);
+		push(&ly[0], &h, &(struct state){d->vc.bias, 0, 0, 0, 0, -1, -1, 0});
+		mig_dp_hm_free(&h);
+	}
+	for (int j = from; j < s->ngpus && !d->aborted; j++) {
+		d->done = j;
 		mig_dp_hm_init(&h, ly[j].n * 4);
 		/*
 		 * a state's moves cost one work unit, each move tried a quarter,
@@ -426,9 +429,10 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 /*
  * The last layer's best state as the plan, offered as the best one: 1
  * offered, 0 no state (the best plan stands), -1 its loads not rebuilt.
+ * gm[j]: the moves the states of layer j + 1 name.
  */
 static int
-take_best(struct dp *d, const struct gmap *gm, const struct layer *ly, const struct build *bl, const unsigned char *keep)
+take_best(struct dp *d, const struct gmap *const *gm, const struct layer *ly, const struct build *bl, const unsigned char *keep)
 {
 	struct search *s = d->s;
 	const struct layer *last = &ly[s->ngpus];
@@ -454,8 +458,8 @@ take_best(struct dp *d, const struct gmap *gm, const struct layer *ly, const str
 		const struct state *st = &ly[j + 1].st[best];
 
 		if (keep && keep[j])
-			load_kept(d, j, &gm[j].m[st->move], left);
-		else if (!load_of(d, j, &bl[j], &gm[j].m[st->move], left))
+			load_kept(d, j, &gm[j]->m[st->move], left);
+		else if (!load_of(d, j, &bl[j], &gm[j]->m[st->move], left))
 			return -1;
 		best = st->prev;
 	}
@@ -506,6 +510,20 @@ moves_copy(struct gmap *dst, const struct gmap *src)
 	dst->cap = src->n;
 }
 
+static void
+saved_free(struct mig_dp_saved *v)
+{
+	if (!v)
+		return;
+	for (int j = 0; j <= v->depth; j++)
+		free(v->ly[j].st);
+	for (int j = 0; j < v->depth; j++)
+		free(v->gm[j].m);
+	free(v->ly);
+	free(v->gm);
+	free(v);
+}
+
 void
 mig_dp_moves_free(struct search *s)
 {
@@ -513,6 +531,110 @@ mig_dp_moves_free(struct search *s)
 		free(s->dp_moves[j].m);
 	free(s->dp_moves);
 	s->dp_moves = NULL;
+	saved_free(s->dp_saved);
+	s->dp_saved = NULL;
+}
+
+long mig_dp_layers_reused;
+
+/*
+ * The exact pass from the layers a full run before left (s->dp_saved),
+ * taken into ly: layers 0..depth - 1 as they are, layer depth less the
+ * states this run's plan and bounds drop (no plan through a dropped one
+ * beats the best one); the moves the saved states name go to old[j].
+ * Those states were held against a plan no better than this run's, by
+ * bounds valid for every plan, with moves this run's are among: every
+ * plan this run would find has its states there, or a plan no worse that
+ * dominance kept for it. The depth taken, 0: none.
+ */
+static int
+resume(struct dp *d, struct layer *ly, const int *restu, struct gmap *old)
+{
+	struct search *s = d->s;
+	struct mig_dp_saved *v = s->dp_saved;
+	struct layer *l;
+	size_t w = 0, n;
+	long evals = 0;
+	int depth;
+
+	if (!v || v->units != d->target || v->depth < 1 || v->depth >= s->ngpus)
+		return 0;
+	depth = v->depth;
+	for (int j = 0; j <= depth; j++) {
+		free(ly[j].st);
+		ly[j] = v->ly[j];
+	}
+	for (int j = 0; j < depth; j++)
+		old[j] = v->gm[j];
+	free(v->ly);
+	free(v->gm);
+	free(v);
+	s->dp_saved = NULL;
+	l = &ly[depth];
+	n = l->n;
+	for (size_t a = 0; a < n; a++) {
+		const struct state *st = &l->st[a];
+		int need = d->target - st->units, left[s->nk + 1];
+		uint64_t lw = 0, ls = 0;
+
+		if (mig_dp_no_better(d, st->waste, (uint64_t)st->sms * 1024, st->ops) || st->units + restu[depth] < d->target)
+			continue;
+		if (need > 0) {
+			evals++;
+			mig_dp_lefts(d, st->key, left);
+			if (!mig_dp_rest_bounds(d, left, need, depth, st->waste, &lw, &ls) ||
+			    mig_dp_no_better(d, st->waste + lw, (uint64_t)st->sms * 1024 + ls, st->ops))
+				continue;
+		}
+		l->st[w] = *st;
+		l->st[w++].lb = st->waste + lw;
+	}
+	l->n = w;
+	mig_dp_spend(d, (long)n / 4 + 1 + evals * s->nk * (d->pl ? 2 : 1) / EVAL_WORK);
+	mig_dp_layers_reused++;
+	d->done = depth;
+#ifdef MIG_TRACE
+	fprintf(stderr, "resume: layer %d, %zu of %zu states kept\n", depth, w, n);
+#endif
+	return depth;
+}
+
+/*
+ * The exact pass ran out of work: its complete layers 0..d->done and the
+ * moves their states name (old[j] below from, gm[j] from it on) kept for
+ * the next full run; the layers' and old's arrays are taken (emptied here).
+ */
+static void
+save(struct dp *d, struct layer *ly, struct gmap *gm, struct gmap *old, int from)
+{
+	struct search *s = d->s;
+	struct mig_dp_saved *v;
+	int depth = d->done;
+
+	saved_free(s->dp_saved);
+	s->dp_saved = NULL;
+	if (depth < 1 || depth >= s->ngpus)
+		return;
+	v = xcalloc(1, sizeof *v);
+	v->units = d->target;
+	v->depth = depth;
+	v->ly = xcalloc((size_t)depth + 1, sizeof *v->ly);
+	v->gm = xcalloc((size_t)depth + 1, sizeof *v->gm);
+	for (int j = 0; j <= depth; j++) {
+		v->ly[j] = ly[j];
+		ly[j] = (struct layer){NULL, 0, 0};
+	}
+	for (int j = 0; j < depth; j++) {
+		if (j < from) {
+			v->gm[j] = old[j];
+			old[j] = (struct gmap){NULL, 0, 0, 0};
+		} else
+			moves_copy(&v->gm[j], &gm[j]);
+	}
+	s->dp_saved = v;
+#ifdef MIG_TRACE
+	fprintf(stderr, "saved: layers 0..%d, %zu states in the last\n", depth, v->ly[depth].n);
+#endif
 }
 
 /* What a plan of one more unit is held against: nothing (any such plan is better). */
@@ -533,10 +655,16 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 	struct dp d;
 	struct gmap *gm;
 	struct layer *ly;
-	int *restu, ret = 0, cap[s->nk + 1];
+	int *restu, ret = 0, cap[s->nk + 1], from = 0;
 	struct build *bl = NULL;
+	struct gmap *old;             /* [j < from]: the moves the states of a resumed run's layers j + 1 name */
+	const struct gmap **mv;       /* [j]: the moves the states of layer j + 1 name */
 
 	gm = xcalloc((size_t)s->ngpus + 1, sizeof *gm);
+	old = xcalloc((size_t)s->ngpus + 1, sizeof *old);
+	mv = xcalloc((size_t)s->ngpus + 1, sizeof *mv);
+	for (int j = 0; j < s->ngpus; j++)
+		mv[j] = &gm[j];
 	ly = xcalloc((size_t)s->ngpus + 1, sizeof *ly);
 	restu = xcalloc((size_t)s->ngpus + 1, sizeof *restu);
 
@@ -658,14 +786,29 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 	 * First a beam (the BEAM states of each layer that promise the least
 	 * waste): a good plan fast, so that the exact pass prunes by it.
 	 */
-	if (!d.aborted && layers(&d, gm, ly, restu, BEAM) && take_best(&d, gm, ly, bl, keep) > 0) {
+	if (!d.aborted && layers(&d, gm, ly, restu, BEAM, 0) && take_best(&d, mv, ly, bl, keep) > 0) {
 		if (more)
 			goto done;
 		d.inc = s->bs;
 		mig_dp_filter_moves(&d, gm);
 	}
-	if (!d.aborted && layers(&d, gm, ly, restu, 0))
-		ret = take_best(&d, gm, ly, bl, keep) >= 0;
+	if (!d.aborted) {
+		/* a full run goes on from where the one before ran out, if it can */
+		if (!keep && !more) {
+			from = resume(&d, ly, restu, old);
+			for (int j = 0; j < from; j++)
+				mv[j] = &old[j];
+		}
+		if (layers(&d, gm, ly, restu, 0, from)) {
+			ret = take_best(&d, mv, ly, bl, keep);
+#ifdef MIG_TRACE
+			if (from)
+				fprintf(stderr, "resumed: take_best %d\n", ret);
+#endif
+			ret = ret >= 0;
+		} else if (!keep && !more)
+			save(&d, ly, gm, old, from);
+	}
 done:
 	s->nodes += d.work;
 #ifdef MIG_TRACE
@@ -690,9 +833,12 @@ out:
 	free(d.pp);
 	for (int j = 0; j <= s->ngpus; j++) {
 		free(gm[j].m);
+		free(old[j].m);
 		free(ly[j].st);
 	}
 	free(gm);
+	free(old);
+	free(mv);
 	free(ly);
 	free(restu);
 	free(d.vc.off);

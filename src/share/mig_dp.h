@@ -141,6 +141,22 @@ struct dp {
 	uint64_t start;
 	const int *cap;
 	int maxed;                    /* S is proven the most units any plan places (mig_dpdom.c relies on it) */
+	int done;                     /* layers 0..done of the pass that ran are complete (dominance included) */
+};
+
+/*
+ * The exact pass of a full run that ran out of work, for the next full
+ * run (s->dp_saved): its layers 0..depth, complete, and the moves their
+ * states came by (gm[j]: GPU j's, in the order the states' move indices
+ * name). Those states were held against a plan no better than any later
+ * run's, with bounds valid for every plan: the next run takes layer depth,
+ * drops what its own plan and bounds rule out, and goes on from there.
+ */
+struct mig_dp_saved {
+	int units;                    /* the run's target */
+	int depth;
+	struct layer *ly;             /* [depth + 1] */
+	struct gmap *gm;              /* [depth] */
 };
 
 /* What building GPU j's moves needs: its instances' contents per profile. */

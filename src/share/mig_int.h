@@ -176,6 +176,8 @@ struct search {
 	 */
 	struct gmap *dp_moves;        /* [ngpus] */
 	int dp_moves_units;           /* the units they place at most (the run's target) */
+	/* and the layers of its exact pass where it ran out of work (NULL: none) */
+	struct mig_dp_saved *dp_saved;
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -325,10 +327,12 @@ int mig_dp_run(struct search *s, long limit);
  * (the DP on each pair: exact there), within limit work.
  */
 void mig_dp_improve(struct search *s, long limit);
-/* The moves mig_dp_run kept for its next run (s->dp_moves), freed. */
+/* The moves and layers mig_dp_run kept for its next run (s->dp_moves, s->dp_saved), freed. */
 void mig_dp_moves_free(struct search *s);
 /* Tests only: the GPUs whose moves a DP run took from the run before, over the process. */
 extern long mig_dp_moves_reused;
+/* Tests only: the DP runs that went on from the layers of the run before, over the process. */
+extern long mig_dp_layers_reused;
 /* Level 1 not proven: one more unit placed pair of GPUs by pair, up to upto units (mig_dp.c). */
 void mig_dp_improve_units(struct search *s, long limit, int upto);
 /* Tests only: the plans of one more unit mig_dp_improve_units has found, over the process. */
