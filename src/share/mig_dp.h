@@ -197,6 +197,15 @@ void mig_dp_build_free(struct build *b);
 /* GPU b->j's moves into g: each vector some row holds, with the best such row. */
 void mig_dp_moves(struct dp *d, struct build *b, struct gmap *g);
 
+/* mig_dpkeep.c: what a full run keeps for the next (s->dp_moves, s->dp_saved) */
+void mig_dp_moves_copy(struct gmap *dst, const struct gmap *src);
+int mig_dp_moves_take(struct dp *d, int j, struct gmap *g);
+void mig_dp_moves_keep(struct dp *d, int j, const struct gmap *g);
+/* layer depth of the run before into ly (its moves into old[j < depth]), filtered: the depth, 0 none */
+int mig_dp_resume(struct dp *d, struct layer *ly, const int *restu, struct gmap *old);
+/* the exact pass ran out: its complete layers kept (arrays of ly and old[j < from] taken) */
+void mig_dp_save(struct dp *d, struct layer *ly, struct gmap *gm, struct gmap *old, int from);
+
 /* mig_dpdom.c: drops the states of layer l (GPUs 0..j-1 done, h: key -> index) another one covers */
 void mig_dp_dominate(struct dp *d, struct layer *l, const struct hmap *h, int j);
 

@@ -305,23 +305,16 @@ test_units_pairs(void)
  * superset: built against a plan no better) and spends that work on its
  * layers, which prove the plan.
  */
+static void reused(const char *product, const struct want *want, int nw, const long *counter, const char *counted,
+    int found, const char *what);
+
 static void
 test_moves_reused(void)
 {
 	static const struct want want[] = {{14, "2g.35gb", 0, 0}, {10, "", 71680, 0}, {21, "", 3072, 0},
 	    {5, "1g.35gb", 0, 0}};
-	struct mig_request r[4];
-	struct mig_gpu g[8];
-	struct mig_plan p;
-	long reused = mig_dp_moves_reused;
-	char why[256] = "";
 
-	if (plan_node("H200-141GB", want, 4, g, r, &p) < 0)
-		return;
-	ok(p.optimal && mig_dp_moves_reused > reused && validate(g, 8, r, 4, &p, why),
-	    "8 H200s, the DP's moves reused: %d placed, waste %.2f GiB, optimal %d, %ld GPUs' moves reused %s",
-	    p.score.satisfied, p.score.waste / 1073741824.0, p.optimal, mig_dp_moves_reused - reused, why);
-	mig_plan_free(&p);
+	reused("H200-141GB", want, 4, &mig_dp_moves_reused, "GPUs' moves reused", 0, "the DP's moves reused");
 }
 
 /*
@@ -337,26 +330,31 @@ test_moves_reused(void)
  * 50), where rebuilding through this try's moves instead gave a plan of 16
  * operations, not the DP's 14, still called optimal.
  */
+/*
+ * A plan the DP may prove only with what its run before kept (counter
+ * counts it): optimal, the counter moved, valid; with found, the plan
+ * kept is the one the DP found (its loads rebuilt right).
+ */
 static void
-layers_reused(const char *product, const struct want *want, int nw, int found, const char *what)
+reused(const char *product, const struct want *want, int nw, const long *counter, const char *counted, int found,
+    const char *what)
 {
 	struct mig_request r[16];
 	struct mig_gpu g[8];
 	struct mig_plan p;
-	long reused = mig_dp_layers_reused;
+	long before = *counter;
 	char why[256] = "";
 
 	if (plan_node(product, want, nw, g, r, &p) < 0)
 		return;
-	/* a plan found by the run that went on: the one kept is that plan (its loads rebuilt right) */
 	if (found && (mig_dp_found.satisfied < 0 || mig_score_better(&p.score, &mig_dp_found) ||
 	    mig_score_better(&mig_dp_found, &p.score)))
 		snprintf(why, sizeof why, "(the DP's plan %d units %.2f GiB %d SMs %d operations, not the one kept: %d SMs %d)",
 		    mig_dp_found.satisfied, mig_dp_found.waste / 1073741824.0, mig_dp_found.sms, mig_dp_found.ops, p.score.sms,
 		    p.score.ops);
-	ok(p.optimal && mig_dp_layers_reused > reused && !why[0] && validate(g, 8, r, nw, &p, why),
-	    "8 %s, the DP's second try from the first's layers%s: %d placed, waste %.2f GiB, optimal %d, %ld runs resumed %s",
-	    product, what, p.score.satisfied, p.score.waste / 1073741824.0, p.optimal, mig_dp_layers_reused - reused, why);
+	ok(p.optimal && *counter > before && !why[0] && validate(g, 8, r, nw, &p, why),
+	    "8 %s, %s: %d placed, waste %.2f GiB, optimal %d, %ld %s %s", product, what, p.score.satisfied,
+	    p.score.waste / 1073741824.0, p.optimal, *counter - before, counted, why);
 	mig_plan_free(&p);
 }
 
@@ -369,10 +367,11 @@ test_layers_reused(void)
 	    {6, "7g.40gb", 0, 0}};
 	static const struct want h100b[] = {{13, "", 3072, 0.1}, {4, "2g.20gb", 0, 0}, {13, "", 4096, 0},
 	    {6, "", 32768, 0}, {1, "1g.20gb", 0, 0}, {11, "", 49152, 0}, {2, "", 2048, 0.3}};
+	const char *rebuilt = "the DP's second try from the first's layers, a better plan rebuilt through them";
 
-	layers_reused("H100-80GB", h100, 4, 0, "");
-	layers_reused("A100-40GB", a100, 9, 1, ", a better plan rebuilt through them");
-	layers_reused("H100-80GB", h100b, 7, 1, ", a better plan rebuilt through them");
+	reused("H100-80GB", h100, 4, &mig_dp_layers_reused, "runs resumed", 0, "the DP's second try from the first's layers");
+	reused("A100-40GB", a100, 9, &mig_dp_layers_reused, "runs resumed", 1, rebuilt);
+	reused("H100-80GB", h100b, 7, &mig_dp_layers_reused, "runs resumed", 1, rebuilt);
 }
 
 /*
