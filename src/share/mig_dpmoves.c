@@ -5,7 +5,9 @@
  * SMs and operations. The rows are walked as a tree (a row with one more
  * instance is a child; a sub-row of a row is a row), a child's vectors its
  * parent's plus one content of the new instance; contents and partial rows
- * that cannot be in a plan better than the best one are dropped on the way.
+ * that cannot be in a plan better than the best one are dropped on the way
+ * (an instance's contents go by their reduced waste at the first prices,
+ * least first, so the walk stops at the first one the bound drops).
  */
 #include "share/mig.h"
 #include "share/mig_dp.h"
@@ -65,6 +67,19 @@ options(struct dp *d, int j, int p, struct item **out, size_t *n)
 	packs(d, j, &sg->g->profiles[p], 0, 0, 0, 0, 0, out, n, &cap);
 }
 
+
+int mig_dp_no_stop;
+long mig_dp_contents_unseen, mig_dp_moves_built;
+
+static int
+item_rc_cmp(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	if (x->rc != y->rc)
+		return x->rc < y->rc ? -1 : 1;
+	return (x->v > y->v) - (x->v < y->v);
+}
 
 /* Vectors cur (biased: their counts past n[k] show) held by a row of key with mem, sms: moves. */
 static void
@@ -132,11 +147,9 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 		if (b->skip[q] || b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
 			continue;
 		mig_dp_hm_init(&seen, ncur);
-		for (size_t i = 0, from; i < ncur; i++) {
+		for (size_t i = 0, from, o; i < ncur; i++) {
 			from = q == last ? cur[i].lo : 0;
-			if (mig_dp_spend(d, (long)(b->nopt[q] - from) / 4 + 1))
-				break;
-			for (size_t o = from; o < b->nopt[q]; o++) {
+			for (o = from; o < b->nopt[q]; o++) {
 				uint64_t v = cur[i].v + b->opt[q][o].v;
 				int units = cur[i].units + b->opt[q][o].units;
 				uint64_t m = cur[i].mem + b->opt[q][o].mem;
@@ -144,17 +157,25 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 
 				double rc = cur[i].rc + b->opt[q][o].rc;
 
+				/*
+				 * at the first prices, with all the instances it may still
+				 * get at their best: the contents go by rc, least first, so
+				 * once one fails this, every later one does
+				 */
+				if (d->priced) {
+					double lb = d->L0 - d->hq[b->j] + rc + b->ext[x - b->t->geo] - TOL_BYTES;
+
+					if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1)) {
+						if (mig_dp_no_stop)
+							continue;
+						mig_dp_contents_unseen += (long)(b->nopt[q] - o - 1);
+						break;
+					}
+				}
 				/* past n[k], past S, or wasting more than the best plan already (waste only grows) */
 				if ((v & d->vc.guard) || units > d->target ||
 				    mig_dp_no_better(d, mem + pr->mem_bytes - m, (uint64_t)(sms + pr->sms) * 1024, -1))
 					continue;
-				/* or, at the first prices, with all the instances it may still get at their best */
-				if (d->priced) {
-					double lb = d->L0 - d->hq[b->j] + rc + b->ext[x - b->t->geo] - TOL_BYTES;
-
-					if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1))
-						continue;
-				}
 				at = mig_dp_hm_get(&seen, v);
 				if (*at >= 0) {
 					if (o < nxt[*at].lo)
@@ -165,6 +186,8 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 				*at = (int)nn;
 				nxt[nn++] = (struct item){v, units, m, rc, o};
 			}
+			if (mig_dp_spend(d, (long)(o - from) / 4 + 1))
+				break;
 		}
 		mig_dp_hm_free(&seen);
 		if (!d->aborted && nn > 0) {
@@ -285,11 +308,19 @@ mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 			for (int k = 0; k < d->s->nk; k++)
 				it->rc -= d->pp[k] * mig_dp_field(&d->vc, it->v, k);
 		}
+	/* least rc first, for rows() to stop at the first content its bound rules out */
+	for (int p = 0; p < MIG_MAX_PROFILES && d->priced; p++)
+		if (b->nopt[p] > 1) {
+			qsort(b->opt[p], b->nopt[p], sizeof *b->opt[p], item_rc_cmp);
+			mig_dp_spend(d, (long)b->nopt[p] / 4 + 1);
+		}
 	if (d->priced)
 		completions(d, b);
 	row_moves(b, &zero, 1, NULL, 0, 0);
 	if (!d->aborted)
 		rows(b, 0, -1, 0, &zero, 1, 0, 0);
+	if (!d->aborted)
+		mig_dp_moves_built += (long)g->n;
 	mig_dp_hm_free(&b->idx);
 }
 

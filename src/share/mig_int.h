@@ -348,6 +348,14 @@ extern long mig_dp_dom_dropped;
  * allow (no bound drops one), so that dominance alone thins them.
  */
 extern int mig_dp_no_prune;
+/*
+ * Tests only: nonzero makes the DP's row walk look at every content of an
+ * instance (mig_dpmoves.c), not stop at the first its bound rules out; the
+ * contents it did not look at, and the moves of its walks that finished,
+ * over the process.
+ */
+extern int mig_dp_no_stop;
+extern long mig_dp_contents_unseen, mig_dp_moves_built;
 /* Tests only: the best plan of the DP's last layers (satisfied -1: none, or they were not all built). */
 extern struct mig_score mig_dp_found;
 

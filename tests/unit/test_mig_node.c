@@ -99,21 +99,21 @@ struct golden {
 
 /* With the DP (mig_dp.c), then the branch and price alone (mig_dp_disabled). */
 static const struct golden goldens[] = {
-	{"A100-40GB", 1, 24, 56623104000ULL, 700, 13, 1, 0, 58713},
-	{"A100-40GB", 2, 22, 66303557632ULL, 588, 22, 1, 0, 43134},
-	{"A100-40GB", 3, 28, 85966454784ULL, 742, 15, 1, 0, 106162},
-	{"A100-40GB", 4, 19, 2483027968ULL, 560, 10, 1, 0, 53455},
-	{"A100-40GB", 5, 25, 113934073856ULL, 616, 21, 1, 0, 65145},
-	{"H100-80GB", 1, 19, 169466658816ULL, 918, 20, 1, 0, 49881},
-	{"H100-80GB", 2, 17, 182368337920ULL, 908, 17, 1, 0, 46732},
-	{"H100-80GB", 3, 25, 5016387584ULL, 528, 20, 1, 0, 48676},
+	{"A100-40GB", 1, 24, 56623104000ULL, 700, 13, 1, 0, 58744},
+	{"A100-40GB", 2, 22, 66303557632ULL, 588, 22, 1, 0, 43143},
+	{"A100-40GB", 3, 28, 85966454784ULL, 742, 15, 1, 0, 86861},
+	{"A100-40GB", 4, 19, 2483027968ULL, 560, 10, 1, 0, 53270},
+	{"A100-40GB", 5, 25, 113934073856ULL, 616, 21, 1, 0, 65093},
+	{"H100-80GB", 1, 19, 169466658816ULL, 918, 20, 1, 0, 49899},
+	{"H100-80GB", 2, 17, 182368337920ULL, 908, 17, 1, 0, 46745},
+	{"H100-80GB", 3, 25, 5016387584ULL, 528, 20, 1, 0, 48679},
 	{"H100-80GB", 4, 23, 31289507840ULL, 870, 24, 1, 0, 103375},
-	{"H100-80GB", 5, 27, 180036304896ULL, 880, 12, 1, 0, 260160},
-	{"H200-141GB", 1, 27, 96989085696ULL, 294, 10, 1, 0, 682735},
-	{"H200-141GB", 2, 21, 347070267392ULL, 912, 20, 1, 0, 86298},
-	{"H200-141GB", 3, 15, 41741713408ULL, 516, 11, 1, 0, 61482},
-	{"H200-141GB", 4, 28, 57998835712ULL, 980, 22, 1, 0, 98353},
-	{"H200-141GB", 5, 36, 116551319552ULL, 926, 19, 1, 0, 374689},
+	{"H100-80GB", 5, 27, 180036304896ULL, 880, 12, 1, 0, 340603},
+	{"H200-141GB", 1, 27, 96989085696ULL, 294, 10, 1, 0, 192522},
+	{"H200-141GB", 2, 21, 347070267392ULL, 912, 20, 1, 0, 86320},
+	{"H200-141GB", 3, 15, 41741713408ULL, 516, 11, 1, 0, 61250},
+	{"H200-141GB", 4, 28, 57998835712ULL, 980, 22, 1, 0, 97702},
+	{"H200-141GB", 5, 36, 116551319552ULL, 926, 19, 1, 0, 374753},
 };
 
 static const struct golden goldens_bp[] = {
@@ -241,6 +241,59 @@ plan_node(const char *product, const struct want *w, int n, struct mig_gpu *g, s
 		return -1;
 	requests_of(w, n, r);
 	return plan_one(g, 8, r, n, p);
+}
+
+/*
+ * The row walk (mig_dpmoves.c) takes an instance's contents by their
+ * reduced waste, least first, and stops at the first its bound rules out:
+ * every later one fails it too. Planned once so and once looking at every
+ * content (mig_dp_no_stop), with a budget that both finish in, each mix
+ * must build the same moves and give the same plan, and the first must
+ * have left contents unseen. A wrong order, or a stop at a filter
+ * that does not grow with rc (past a class's count, say), builds fewer.
+ * 8 H100s: test_dp's mix; 8 H200s, bench mix 12 (47 small jobs that
+ * share instances, thousands of contents each: most go unseen).
+ */
+static void
+test_contents_stop(void)
+{
+	static const struct want h100[] = {{19, "1g.20gb", 0, 0}, {18, "2g.20gb", 0, 0}, {4, "", 24576, 0},
+	    {9, "", 4096, 0}};
+	static const struct want h200[] = {{9, "", 2048, 0.05}, {3, "7g.141gb", 0, 0}, {38, "", 1024, 0.02}};
+	const struct { const char *product; const struct want *w; int n; } mix[] = {
+	    {"H100-80GB", h100, 4}, {"H200-141GB", h200, 3}};
+
+	for (size_t i = 0; i < sizeof mix / sizeof *mix; i++) {
+		struct mig_request r[8];
+		struct mig_gpu g[8];
+		struct mig_plan p[2];
+		long built[2], unseen[2];
+		int got = 0;
+
+		for (int stop = 0; stop < 2; stop++) {
+			long b0 = mig_dp_moves_built, u0 = mig_dp_contents_unseen;
+
+			mig_dp_no_stop = !stop;
+			if (bench_node(mix[i].product, g) == 0) {
+				requests_of(mix[i].w, mix[i].n, r);
+				got += mig_plan(g, 8, r, mix[i].n, 20000000, &p[stop]) == 0;
+			}
+			mig_dp_no_stop = 0;
+			built[stop] = mig_dp_moves_built - b0;
+			unseen[stop] = mig_dp_contents_unseen - u0;
+		}
+		if (got < 2) {
+			ok(0, "%s: planned", mix[i].product);
+			continue;
+		}
+		ok(built[0] == built[1] && built[1] > 0 && unseen[0] == 0 && unseen[1] > 0 &&
+		    !mig_score_better(&p[0].score, &p[1].score) && !mig_score_better(&p[1].score, &p[0].score),
+		    "8 %s, %d classes: the same %ld moves built (%ld looking at every content), %ld contents unseen, "
+		    "the same plan (%.2f GiB, optimal %d)", mix[i].product, mix[i].n, built[1], built[0], unseen[1],
+		    p[1].score.waste / 1073741824.0, p[1].optimal);
+		mig_plan_free(&p[0]);
+		mig_plan_free(&p[1]);
+	}
 }
 
 /*
@@ -590,6 +643,7 @@ main(void)
 		return done_testing();
 	test_lattice();
 	test_dp();
+	test_contents_stop();
 	test_level1_late();
 	test_units_pairs();
 	test_moves_reused();
