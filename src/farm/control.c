@@ -35,6 +35,8 @@
  * kept 1.0-1.5 cores each busy on an H100.
  */
 #define START_CPU 0.8
+/* Past twice as many start-ups as CPUs, CPUs read full this recently still count as full. */
+#define CPU_CALM 2.0
 
 void
 ctl_init(struct ctl *c, const struct ctl_config *cfg, double now)
@@ -287,10 +289,18 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * fewer than twice as many tasks as CPUs: then the tasks are starting
 	 * (imports, contexts), and start-ups that queue for the CPUs still
 	 * overlap their waits (seen on an H100: 24 PyTorch tasks started at once
-	 * finished 7% sooner than 16 at a time).
+	 * finished 7% sooner than 16 at a time). Once twice as many run, CPUs
+	 * near busy, or full in the last CPU_CALM seconds, are saturated still:
+	 * a tick or two that read them below full there are the launcher between
+	 * tasks (slow on a loaded machine), not room for more start-ups.
 	 */
 	idle = gpu >= 0 && gpu < 0.05;
+	if (s->cpu_busy >= CTL_CPU_FULL)
+		c->cpu_full_t = s->now;
 	sat_cpu = s->cpu_busy >= CTL_CPU_FULL && !(idle && s->ncpu > 0 && s->running < 2 * s->ncpu);
+	if (idle && s->ncpu > 0 && c->limit >= 2 * s->ncpu && s->cpu_busy >= 0 &&
+	    (s->cpu_busy >= NEAR * CTL_CPU_FULL || (c->cpu_full_t > 0 && s->now - c->cpu_full_t < CPU_CALM)))
+		sat_cpu = 1;
 	/*
 	 * Before any task ended, a GPU that reads idle while the tasks keep the
 	 * CPUs nearly idle says only that they have not reached it yet: wait
@@ -376,10 +386,14 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 		set(c, s, gpu, c->limit + step, proj < 0.05 ? "GPU idle" : "GPU not saturated");
 		return c->limit;
 	}
-	if (c->phase == CTL_RAMP) {
+	/*
+	 * A slot still empty while tasks wait is the launcher not yet there
+	 * (a task just ended), not what stopped the ramp: the next tick says.
+	 */
+	if (c->phase == CTL_RAMP && !(s->demand && s->running < c->limit)) {
 		/* the ramp stops: say what stopped it, once */
 		c->phase = CTL_HOLD;
-		note(c, s, gpu, !s->demand || s->running < c->limit ? "no tasks waiting" :
+		note(c, s, gpu, !s->demand ? "no tasks waiting" :
 		    waiting ? "tasks starting, CPUs idle: waiting for the GPU" :
 		    c->limit >= c->cfg.max ? "at the cap" : c->confirm_from ? "seeing whether one more helped" :
 		    c->ceiling && c->limit >= c->ceiling ?

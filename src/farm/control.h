@@ -106,6 +106,7 @@ struct ctl {
 	double chain_rate;    /* the rate before a run of kept probes down */
 	int confirm_from;     /* a step up near saturation, from this count, awaits its completions; 0 none */
 	double confirm_rate;  /* the rate at that count (-1: not measured) */
+	double cpu_full_t;    /* the last step that read the CPUs full; 0 none */
 	uint64_t host_start;  /* MemAvailable at the first step */
 	int oom_hold;         /* after running out of memory: grow only once tasks ended */
 	unsigned long long oom_ended;

@@ -335,11 +335,70 @@ test_first_steps(void)
 	first_timeslice = 0;
 }
 
+/*
+ * Start-ups bound by 4 CPUs on a loaded machine: the GPU idle, the CPUs
+ * full, except on ticks where the launcher is between two tasks (a slot
+ * empty for a tick, the CPUs read below full: dips[i]). Returns the highest
+ * count; *why gets the first reason the ramp gave for stopping.
+ */
+static int
+startup_dips(const double *dips, int n, const char **why)
+{
+	struct ctl c;
+	struct ctl_config cfg = {4, 48, 1, 0, 600 * MIB_};
+	struct ctl_signals s;
+	int limit = 4, most = 4;
+
+	ctl_init(&c, &cfg, 0);
+	for (int i = 0; i < n; i++) {
+		memset(&s, 0, sizeof s);
+		s.now = 0.5 * (i + 1);
+		s.running = dips[i] < 0 ? limit - 1 : limit;
+		s.demand = 1;
+		s.busy = -1;
+		s.sm_active = 0.01;
+		s.cpu_busy = dips[i] < 0 ? 1 : dips[i];
+		s.ncpu = 4;
+		s.ended = (unsigned long long)i + 1;
+		s.mem_total = s.mem_free = 80 * GIB_;
+		s.host_avail = 64 * GIB_;
+		limit = ctl_step(&c, &s);
+		most = limit > most ? limit : most;
+	}
+	*why = "";
+	for (size_t i = 0; i < c.nlog; i++)
+		if (strcmp(c.log[i].why, "start") && strcmp(c.log[i].why, "GPU idle")) {
+			*why = c.log[i].why;
+			break;
+		}
+	ctl_free(&c);
+	return most;
+}
+
+static void
+test_startup_dips(void)
+{
+	/* -1: a slot empty on that tick (the launcher late), CPUs full; 0.4, 0.3: two ticks' dip */
+	static const double steady[] = {0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	static const double dips[] = {0.5, -1, 1, 1, 0.87, 1, 0.73, 1, 0.8, 0.65, 1, 0.4, 0.3, 1, 0.9, 0.85};
+	/* 0.3 for 2.5 s: the tasks moved on */
+	static const double freed[] = {0.5, 1, 1, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3};
+	const char *why;
+
+	is_int(startup_dips(steady, 10, &why), 8, "CPUs full of start-ups: up to twice the CPUs, 8");
+	is_str(why, "CPUs saturated", "and the CPUs are what stopped it");
+	is_int(startup_dips(dips, 16, &why), 8, "the CPUs dipping below full on some ticks: still 8");
+	is_str(why, "CPUs saturated", "a slot empty for a tick is not what stopped the ramp");
+	/* the CPUs truly freed (the tasks moved on): the count grows again */
+	ok(startup_dips(freed, 9, &why) > 8, "the CPUs freed for longer than a dip: it grows");
+}
+
 int
 main(void)
 {
 	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
 	test_first_steps();
+	test_startup_dips();
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		struct result a;
 		int best_j = 0;
