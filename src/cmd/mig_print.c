@@ -224,19 +224,19 @@ plan_verdict(const struct mig_plan *p, char *buf, size_t len)
 		snprintf(buf, len, "optimal");
 		break;
 	case 1:
-		snprintf(buf, len, "not proven optimal (search budget reached): no plan satisfies more than %d",
+		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): no plan satisfies more than %d",
 		    p->bound_satisfied);
 		break;
 	case 2:
-		snprintf(buf, len, "not proven optimal (search budget reached): none satisfies more, none wastes "
+		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none satisfies more, none wastes "
 		    "less than %s", format_size(p->bound_waste, w, sizeof w));
 		break;
 	case 3:
-		snprintf(buf, len, "not proven optimal (search budget reached): none satisfies more or wastes less, "
+		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none satisfies more or wastes less, "
 		    "none uses fewer than %d SMs", p->bound_sms);
 		break;
 	default:
-		snprintf(buf, len, "not proven optimal (search budget reached): none is better before the "
+		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none is better before the "
 		    "operations, none needs fewer than %d", p->bound_ops);
 		break;
 	}

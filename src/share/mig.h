@@ -130,6 +130,8 @@ struct mig_plan {
  * same input always gives the same plan.
  */
 #define MIG_NODE_LIMIT 700000L
+/* mig plan --effort N: N times MIG_NODE_LIMIT, N at most this */
+#define MIG_EFFORT_MAX 1000
 /* What the proof's LP work costs in search nodes: a pivot (times m (n + m) / 1024), a pricing. */
 #define MIG_PIVOT_WORK 100L
 #define MIG_PRICE_WORK 20L
