@@ -10,7 +10,8 @@
 #      bound there, the work units spent;
 #   2. harder mixes: 20 classes of distinct sizes each (the planner must stay correct and
 #      bounded, and say how far from optimal it may be);
-#   3. the same mixes with twice the budget (summaries: what more work would prove);
+#   3. the same mixes at `mig plan --effort` 2, 10 and 50: the budget times that (summaries:
+#      what more work proves, and what it costs);
 #   4. 120 more mixes of the same generator (seeds 2 and 3, summaries): the mixes a change
 #      was not tuned on;
 #   5. the whole command: `gpupack --sim topologies/h100-80gb-x8.topo mig plan --requests
@@ -61,11 +62,13 @@ ms_now() { date +%s%N; }
 	"$tool" "$csv" H100-80GB 8 50 5 20
 	echo
 	limit=$(sed -n 's/^#define MIG_NODE_LIMIT \([0-9]*\)L.*/\1/p' src/share/mig.h)
-	echo "## Twice the budget ($((2 * limit)) units): the same 60 mixes, summaries"
-	echo
-	for p in A100-40GB H100-80GB H200-141GB; do
-		"$tool" "$csv" "$p" 8 50 20 0 $((2 * limit)) | tail -1
+	for e in 2 10 50; do
+		echo "## --effort $e ($((e * limit)) units): the same 60 mixes, summaries"
 		echo
+		for p in A100-40GB H100-80GB H200-141GB; do
+			"$tool" "$csv" "$p" 8 50 20 0 $((e * limit)) | tail -1
+			echo
+		done
 	done
 	echo "## Beyond the 60: the generator's seeds 2 and 3 (120 more mixes), summaries"
 	echo
