@@ -15,7 +15,6 @@
 #include "util/table.h"
 #include "util/units.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,18 +107,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->save = optarg; break;
 		case 'n': o->dry_run = 1; break;
 		case 'e': o->enable_mig = 1; break;
-		case 'E': {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > MIG_EFFORT_MAX)
-				return err_set(EXIT_USAGE, "--effort wants a whole number from 1 to %d, not '%s'",
-				    MIG_EFFORT_MAX, optarg);
-			o->effort = v;
+		case 'E':
+			if (parse_long(optarg, 1, MIG_EFFORT_MAX, &o->effort) < 0)
+				return err_prefix("--effort");
 			break;
-		}
 		case 'h': o->help = 1; break;
 		default:
 			return opt_error("mig", argc, argv, word, ch, lopts);

@@ -217,6 +217,7 @@ plan_units_table(const struct mig_gpu *gpus, int ngpus, const struct mig_request
 static void
 plan_verdict(const struct mig_plan *p, char *buf, size_t len)
 {
+	static const char cut[] = "not proven optimal (search budget reached; --effort N searches longer): ";
 	char w[32];
 
 	switch (p->gap_level) {
@@ -224,20 +225,19 @@ plan_verdict(const struct mig_plan *p, char *buf, size_t len)
 		snprintf(buf, len, "optimal");
 		break;
 	case 1:
-		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): no plan satisfies more than %d",
-		    p->bound_satisfied);
+		snprintf(buf, len, "%sno plan satisfies more than %d", cut, p->bound_satisfied);
 		break;
 	case 2:
-		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none satisfies more, none wastes "
-		    "less than %s", format_size(p->bound_waste, w, sizeof w));
+		snprintf(buf, len, "%snone satisfies more, none wastes less than %s", cut,
+		    format_size(p->bound_waste, w, sizeof w));
 		break;
 	case 3:
-		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none satisfies more or wastes less, "
-		    "none uses fewer than %d SMs", p->bound_sms);
+		snprintf(buf, len, "%snone satisfies more or wastes less, none uses fewer than %d SMs", cut,
+		    p->bound_sms);
 		break;
 	default:
-		snprintf(buf, len, "not proven optimal (search budget reached; --effort N searches longer): none is better before the "
-		    "operations, none needs fewer than %d", p->bound_ops);
+		snprintf(buf, len, "%snone is better before the operations, none needs fewer than %d", cut,
+		    p->bound_ops);
 		break;
 	}
 }
