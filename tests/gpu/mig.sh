@@ -169,6 +169,27 @@ check $? "the plan is proven optimal (bound equals what it satisfies)"
 "$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests.txt" >"$OUT/mig-dry4.txt" 2>&1
 check $? "mig apply --dry-run --requests exits 0" "$(cat "$OUT/mig-dry4.txt")"
 raw "mig apply --dry-run --requests" "$(cat "$OUT/mig-dry4.txt")"
+# --- --effort N (more search work) on the card: the same optimum, apply --dry-run with it ---
+"$G" mig plan --gpu 0 --json --effort 5 --requests "$OUT/mig-requests.txt" >"$OUT/mig-plan3.json" 2>"$OUT/mig-plan3.err"
+check $? "mig plan --effort 5 --requests exits 0" "$(cat "$OUT/mig-plan3.err")"
+raw "mig plan --json --effort 5 --requests" "$(cat "$OUT/mig-plan3.json" "$OUT/mig-plan3.err")"
+python3 - "$OUT/mig-plan2.json" "$OUT/mig-plan3.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+keys = ("optimal", "satisfied", "waste_bytes", "operation_count")
+ok = all(a.get(k) == b.get(k) for k in keys)
+print(("PASS" if ok else "FAIL") + " --effort 5 gives the same proven optimum: "
+      + ", ".join(f"{k} {a.get(k)} / {b.get(k)}" for k in keys))
+sys.exit(0 if ok else 1)
+PY
+check $? "the plan at --effort 5 scores what the default's does (both proven)"
+"$G" mig apply --gpu 0 --dry-run --effort 5 --requests "$OUT/mig-requests.txt" >"$OUT/mig-dry5.txt" 2>&1
+check $? "mig apply --dry-run --effort 5 --requests exits 0" "$(cat "$OUT/mig-dry5.txt")"
+raw "mig apply --dry-run --effort 5 --requests" "$(cat "$OUT/mig-dry5.txt")"
+"$G" mig plan --gpu 0 --effort 0 --requests "$OUT/mig-requests.txt" >"$OUT/mig-effort0.txt" 2>&1
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$OUT/mig-effort0.txt")" = 1 ]
+check $? "mig plan --effort 0 exits 2 with one line" "rc $rc: $(cat "$OUT/mig-effort0.txt")"
 "$G" mig clear --gpu 0 --dry-run >"$OUT/mig-clear.txt" 2>&1
 check $? "mig clear --dry-run exits 0" "$(cat "$OUT/mig-clear.txt")"
 raw "mig clear --dry-run" "$(cat "$OUT/mig-clear.txt")"
