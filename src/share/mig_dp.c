@@ -138,8 +138,8 @@ vec_init(struct vec *vc, const struct search *s)
 	return 0;
 }
 
-int mig_dp_no_prune;
-struct mig_score mig_dp_found;
+int mig_dp_no_prune, mig_dp_blind;
+struct mig_score mig_dp_found, mig_dp_own;
 
 /* Is (w, m, o) with m in 1/1024 SMs at least the best plan's, in the objective's order? */
 int
@@ -600,7 +600,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 		fprintf(stderr, "\n");
 #endif
 	}
-	d.inc = more ? unbeaten : s->bs;
+	d.inc = more || (mig_dp_blind && !keep) ? unbeaten : s->bs;
 	if (!d.aborted) {
 		mig_dp_prices(&d, gm);
 		mig_dp_order_moves(&d, gm);
@@ -612,10 +612,11 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 	 * First a beam (the BEAM states of each layer that promise the least
 	 * waste): a good plan fast, so that the exact pass prunes by it.
 	 */
-	if (!d.aborted && layers(&d, gm, ly, restu, BEAM, 0) && take_best(&d, mv, ly, bl, keep) > 0) {
+	if (!d.aborted && layers(&d, gm, ly, restu, mig_dp_blind && !keep ? 1 : BEAM, 0) && take_best(&d, mv, ly, bl, keep) > 0) {
 		if (more)
 			goto done;
-		d.inc = s->bs;
+		d.inc = mig_dp_blind && !keep ? mig_dp_found : s->bs;
+		mig_dp_own = mig_dp_found;
 		mig_dp_filter_moves(&d, gm);
 	}
 	if (!d.aborted) {
@@ -627,6 +628,8 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 		}
 		if (layers(&d, gm, ly, restu, 0, from)) {
 			ret = take_best(&d, mv, ly, bl, keep);
+			if (ret > 0)
+				mig_dp_own = mig_dp_found;
 #ifdef MIG_TRACE
 			if (from)
 				fprintf(stderr, "resumed: take_best %d\n", ret);

@@ -124,6 +124,7 @@ struct dp {
 	 */
 	double *pl, *hl;
 	int *plordr;
+	const struct mig_memtab *mt;  /* the search's tables by instance memory (NULL: none) */
 	/*
 	 * The first prices pp (before the moves exist, preprice()): a bound
 	 * L0 on the waste of every plan, hq[j] GPU j's part of it.

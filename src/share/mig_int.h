@@ -178,6 +178,7 @@ struct search {
 	int dp_moves_units;           /* the units they place at most (the run's target) */
 	/* and the layers of its exact pass where it ran out of work (NULL: none) */
 	struct mig_dp_saved *dp_saved;
+	struct mig_memtab *dp_mt;     /* the DP's tables by instance memory (mig_dpbound.c), once per search */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -329,6 +330,8 @@ int mig_dp_run(struct search *s, long limit);
 void mig_dp_improve(struct search *s, long limit);
 /* The moves and layers mig_dp_run kept for its next run (s->dp_moves, s->dp_saved), freed. */
 void mig_dp_moves_free(struct search *s);
+/* The DP's tables by instance memory (s->dp_mt), freed. */
+void mig_dp_memtab_free(struct search *s);
 /* Tests only: the GPUs whose moves a DP run took from the run before, over the process. */
 extern long mig_dp_moves_reused;
 /* Tests only: the DP runs that went on from the layers of the run before, over the process. */
@@ -348,6 +351,15 @@ extern long mig_dp_dom_dropped;
  * allow (no bound drops one), so that dominance alone thins them.
  */
 extern int mig_dp_no_prune;
+extern int mig_dp_no_memtab;   /* tests: the DP without its bounds by instance memory */
+/*
+ * tests: a full run of the DP blind to the best plan so far (it prunes by
+ * the plan its own beam finds), and the best plan it found itself, the
+ * beam's or the exact pass's (satisfied -1: none)
+ */
+extern int mig_dp_blind;
+extern struct mig_score mig_dp_own;
+extern long mig_dp_memtab_cut; /* tests: states those bounds dropped or raised */
 /*
  * Tests only: nonzero makes the DP's row walk look at every content of an
  * instance (mig_dpmoves.c), not stop at the first its bound rules out; the

@@ -295,6 +295,7 @@ search_free(struct search *s)
 	free(s->pool);
 	free(s->dp_lp_prices);
 	mig_dp_moves_free(s);
+	mig_dp_memtab_free(s);
 	free(s->rem);
 	free(s->cur);
 	free(s->best);

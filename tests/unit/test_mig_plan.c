@@ -341,6 +341,51 @@ test_handmade(void)
 }
 
 
+/* test_dom_exhaustive's mix for product pi and seed: ng GPUs into g, 5 requests into r, *units their units. */
+static int
+dom_mix(int pi, int seed, struct mig_gpu *g, struct mig_request *r, int *units)
+{
+	const struct mig_gpu *g0;
+	uint64_t top = 0, low = UINT64_MAX;
+	int nu, ng = 2 + seed % 2;
+
+	*units = 0;
+	rng_state = (unsigned long long)seed * 65537 + (unsigned long long)pi * 101;
+	for (int i = 0; i < ng; i++)
+		g[i] = gpu_of(&products[i == 1 && seed % 3 == 0 ? (pi + 1) % nproducts : pi], i);
+	g0 = &g[0];
+	for (int q = 0; q < g0->nprofiles; q++) {
+		top = g0->profiles[q].mem_bytes > top ? g0->profiles[q].mem_bytes : top;
+		low = g0->profiles[q].mem_bytes < low ? g0->profiles[q].mem_bytes : low;
+	}
+	memset(r, 0, 5 * sizeof *r);
+	/* a named profile, not +me */
+	do
+		nu = (int)rnd((unsigned)g0->nprofiles);
+	while (strstr(g0->profiles[nu].name, "+me"));
+	str_copy(r[0].profile, g0->profiles[nu].name, sizeof r[0].profile);
+	r[0].count = 1 + (int)rnd(2);
+	/* a large memory job, and a smaller one that stands in for it */
+	r[1].mem_bytes = top / 2 + (uint64_t)rnd(4) * (top / 8) - MIG_CONTEXT_RESERVE;
+	r[1].count = 1 + (int)rnd(2);
+	r[2].mem_bytes = low + (uint64_t)rnd(3) * low - MIG_CONTEXT_RESERVE - ((uint64_t)1 << 29);
+	r[2].share = rnd(2) ? 0.1 * (1 + rnd(3)) : 0;
+	r[2].count = 1;
+	/* small jobs that share an instance; two classes alike where they share (the same SMs) */
+	r[3].mem_bytes = ((uint64_t)1 + rnd(3)) << 30;
+	r[3].share = rnd(2) ? 0.05 * (1 + rnd(4)) : 0;
+	r[3].count = 1 + (int)rnd(2);
+	r[4] = r[3];
+	r[4].mem_bytes -= rnd(2) ? (uint64_t)rnd(3) << 28 : 0;
+	r[4].share = r[3].share > 0 ? r[3].share + 0.001 : 0.001;
+	r[4].count = ng == 3 ? 1 : 1 + (int)rnd(2);
+	for (int i = 0; i < 5; i++) {
+		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
+		*units += r[i].count;
+	}
+	return ng;
+}
+
 /*
  * Dominance between the DP's states (mig_dpdom.c) against the exhaustive
  * optimum, where it has states to drop: small mixes over two or three
@@ -368,43 +413,8 @@ test_dom_exhaustive(void)
 			struct mig_request r[5];
 			struct mig_plan p;
 			struct mig_score best;
-			const struct mig_gpu *g0;
-			uint64_t top = 0, low = UINT64_MAX;
-			int units = 0, nu, ng = 2 + seed % 2;
+			int units, ng = dom_mix(pi, seed, g, r, &units);
 
-			rng_state = (unsigned long long)seed * 65537 + (unsigned long long)pi * 101;
-			for (int i = 0; i < ng; i++)
-				g[i] = gpu_of(&products[i == 1 && seed % 3 == 0 ? (pi + 1) % nproducts : pi], i);
-			g0 = &g[0];
-			for (int q = 0; q < g0->nprofiles; q++) {
-				top = g0->profiles[q].mem_bytes > top ? g0->profiles[q].mem_bytes : top;
-				low = g0->profiles[q].mem_bytes < low ? g0->profiles[q].mem_bytes : low;
-			}
-			memset(r, 0, sizeof r);
-			/* a named profile, not +me */
-			do
-				nu = (int)rnd((unsigned)g0->nprofiles);
-			while (strstr(g0->profiles[nu].name, "+me"));
-			str_copy(r[0].profile, g0->profiles[nu].name, sizeof r[0].profile);
-			r[0].count = 1 + (int)rnd(2);
-			/* a large memory job, and a smaller one that stands in for it */
-			r[1].mem_bytes = top / 2 + (uint64_t)rnd(4) * (top / 8) - MIG_CONTEXT_RESERVE;
-			r[1].count = 1 + (int)rnd(2);
-			r[2].mem_bytes = low + (uint64_t)rnd(3) * low - MIG_CONTEXT_RESERVE - ((uint64_t)1 << 29);
-			r[2].share = rnd(2) ? 0.1 * (1 + rnd(3)) : 0;
-			r[2].count = 1;
-			/* small jobs that share an instance; two classes alike where they share (the same SMs) */
-			r[3].mem_bytes = ((uint64_t)1 + rnd(3)) << 30;
-			r[3].share = rnd(2) ? 0.05 * (1 + rnd(4)) : 0;
-			r[3].count = 1 + (int)rnd(2);
-			r[4] = r[3];
-			r[4].mem_bytes -= rnd(2) ? (uint64_t)rnd(3) << 28 : 0;
-			r[4].share = r[3].share > 0 ? r[3].share + 0.001 : 0.001;
-			r[4].count = ng == 3 ? 1 : 1 + (int)rnd(2);
-			for (int i = 0; i < 5; i++) {
-				snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
-				units += r[i].count;
-			}
 			if (mig_plan(g, ng, r, 5, 0, &p) < 0) {
 				printf("# mig_plan: %s\n", err_msg());
 				continue;
@@ -441,6 +451,64 @@ test_dom_exhaustive(void)
 	    dpcases - dpworse, dpcases);
 	ok(over >= cases / 3 && mig_dp_dom_dropped - dropped > 0, "... with %ld states dropped by dominance",
 	    mig_dp_dom_dropped - dropped);
+}
+
+/*
+ * The DP's bounds by instance memory (mig_dpbound.c by_memory) against the
+ * exhaustive optimum: the same small mixes, the DP's bounds on, its runs
+ * blind to the branch and price's plan (mig_dp_blind: it prunes by what its
+ * own beam finds), so that its own best must be the optimum: a bound that
+ * drops every state of the optimal plans leaves it worse.
+ */
+static void
+test_memtab_exhaustive(void)
+{
+	int worse = 0, cases = 0, notopt = 0, dpcases = 0, dpworse = 0;
+	long cut = mig_dp_memtab_cut;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
+			struct mig_gpu g[3];
+			struct mig_request r[5];
+			struct mig_plan p;
+			struct mig_score best;
+			int units, ng = dom_mix(pi, seed, g, r, &units);
+
+			(void)units;
+			mig_dp_own.satisfied = -1;
+			mig_dp_blind = 1;
+			if (mig_plan(g, ng, r, 5, 0, &p) < 0) {
+				mig_dp_blind = 0;
+				printf("# mig_plan: %s\n", err_msg());
+				continue;
+			}
+			mig_dp_blind = 0;
+			best = brute_force(g, ng, r, 5);
+			cases++;
+			notopt += !p.optimal;
+			if (mig_dp_own.satisfied >= 0) {
+				dpcases++;
+				if (mig_score_better(&best, &mig_dp_own) || mig_score_better(&mig_dp_own, &best)) {
+					dpworse++;
+					printf("# %s seed %d: the DP's own (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n",
+					    products[pi].name, seed, mig_dp_own.satisfied,
+					    (unsigned long long)mig_dp_own.waste, mig_dp_own.sms, mig_dp_own.ops,
+					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
+				}
+			}
+			if (mig_score_better(&best, &p.score) || mig_score_better(&p.score, &best)) {
+				worse++;
+				printf("# %s seed %d: plan (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n", products[pi].name,
+				    seed, p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
+				    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
+			}
+			mig_plan_free(&p);
+		}
+	ok(worse == 0 && notopt == 0, "%d small mixes, the DP's bounds on and blind to the branch and price's plan: "
+	    "each plan is the exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
+	ok(dpworse == 0 && dpcases >= cases * 9 / 10 && mig_dp_memtab_cut - cut > 0, "... and so is the DP's own best "
+	    "(%d of %d DP runs), %ld states cut by the bounds by memory", dpcases - dpworse, dpcases,
+	    mig_dp_memtab_cut - cut);
 }
 
 
@@ -531,6 +599,7 @@ main(void)
 	check_optimal(0, "", NULL);
 	test_bounds_hold();
 	test_dom_exhaustive();
+	test_memtab_exhaustive();
 	test_handmade();
 	/* the branch and price alone, as where the DP gives up */
 	mig_dp_disabled = 1;
