@@ -2,7 +2,8 @@
  * mig_dp: what the DP over the GPUs' files share (src/share/mig_dp*.c only;
  * doc/mig.md, "The search"): the packed vectors of units, a GPU's moves,
  * the layers of states, the bounds. mig_dp.c runs the DP, mig_dpmoves.c
- * builds each GPU's moves, mig_dpbound.c bounds what is still to come,
+ * builds each GPU's moves, mig_dpbound.c bounds what is still to come
+ * (mig_dpmem.c by the rows' instance memory),
  * mig_dpdom.c drops the states of a layer that others dominate.
  * Not an API.
  */
@@ -209,6 +210,10 @@ void mig_dp_save(struct dp *d, struct layer *ly, struct gmap *gm, struct gmap *o
 
 /* mig_dpdom.c: drops the states of layer l (GPUs 0..j-1 done, h: key -> index) another one covers */
 void mig_dp_dominate(struct dp *d, struct layer *l, const struct hmap *h, int j);
+
+/* mig_dpmem.c: the tables by instance memory, once per search (NULL: too large), and the bounds from them */
+struct mig_memtab *mig_dp_memtab(struct search *s, long *work);
+int mig_dp_by_memory(const struct dp *d, const int *left, int need, int j, uint64_t waste, uint64_t *lw, uint64_t *ls);
 
 /* mig_dpbound.c */
 void mig_dp_lattice(struct dp *d);

@@ -375,7 +375,7 @@ test_moves_reused(void)
 }
 
 /*
- * The DP's bounds by instance memory (mig_dpbound.c by_memory): the GPUs
+ * The DP's bounds by instance memory (mig_dpmem.c): the GPUs
  * still to come must give their rows at least the memory their units ask
  * for, and no more than that plus the waste still allowed, and rows of
  * that memory have at least so many SMs. On 8 A100s, the bench generator's

@@ -454,7 +454,7 @@ test_dom_exhaustive(void)
 }
 
 /*
- * The DP's bounds by instance memory (mig_dpbound.c by_memory) against the
+ * The DP's bounds by instance memory (mig_dpmem.c) against the
  * exhaustive optimum: the same small mixes, the DP's bounds on, its runs
  * blind to the branch and price's plan (mig_dp_blind: it prunes by what its
  * own beam finds), so that its own best must be the optimum: a bound that
