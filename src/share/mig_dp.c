@@ -436,7 +436,7 @@ take_best(struct dp *d, const struct gmap *const *gm, const struct layer *ly, co
 {
 	struct search *s = d->s;
 	const struct layer *last = &ly[s->ngpus];
-	int best = -1, left[s->nk + 1], *lo = s->lo, *hi = s->hi, zero[s->nk + 1], all[s->nk + 1];
+	int best = -1, left[s->nk + 1];
 
 	for (size_t a = 0; a < last->n; a++) {
 		const struct state *st = &last->st[a], *b = best >= 0 ? &last->st[best] : NULL;
@@ -450,10 +450,8 @@ take_best(struct dp *d, const struct gmap *const *gm, const struct layer *ly, co
 	if (best < 0)
 		return 0;
 	mig_dp_found = (struct mig_score){d->target, last->st[best].waste, last->st[best].sms, last->st[best].ops};
-	for (int k = 0; k < s->nk; k++) {
-		left[k] = all[k] = s->k[k].n;
-		zero[k] = 0;
-	}
+	for (int k = 0; k < s->nk; k++)
+		left[k] = s->k[k].n;
 	for (int j = s->ngpus - 1; j >= 0; j--) {
 		const struct state *st = &ly[j + 1].st[best];
 
@@ -463,11 +461,7 @@ take_best(struct dp *d, const struct gmap *const *gm, const struct layer *ly, co
 			return -1;
 		best = st->prev;
 	}
-	s->lo = zero;
-	s->hi = all;
-	mig_search_offer_cur(s, left);
-	s->lo = lo;
-	s->hi = hi;
+	mig_search_offer_any(s, left);
 	return 1;
 }
 

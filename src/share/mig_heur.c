@@ -160,6 +160,23 @@ mig_search_offer_cur(struct search *s, const int *left)
 	mig_search_offer(s);
 }
 
+/* s->cur, as mig_search_offer_cur, as a plan of any node (the current node's bounds on the units set aside). */
+void
+mig_search_offer_any(struct search *s, const int *left)
+{
+	int *lo = s->lo, *hi = s->hi, zero[s->nk + 1], all[s->nk + 1];
+
+	for (int k = 0; k < s->nk; k++) {
+		zero[k] = 0;
+		all[k] = s->k[k].n;
+	}
+	s->lo = zero;
+	s->hi = all;
+	mig_search_offer_cur(s, left);
+	s->lo = lo;
+	s->hi = hi;
+}
+
 /*
  * A plan from the loads in s->cur and the units left[] (which it changes):
  * the units left placed first fit, each instance shrunk to the smallest

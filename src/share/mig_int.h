@@ -281,6 +281,8 @@ void mig_search_offer(struct search *s);
 void mig_search_first(struct search *s, const struct mig_request *reqs, int nunits);
 /* s->cur, its score computed, with the units left[] not placed, as a candidate. */
 void mig_search_offer_cur(struct search *s, const int *left);
+/* The same as a plan of any node: the current node's bounds on the units set aside. */
+void mig_search_offer_any(struct search *s, const int *left);
 /* s->cur completed: the units left[] placed first fit where they go, instances shrunk, offered. */
 void mig_search_complete(struct search *s, int *left);
 /* Ruin and recreate: each GPU's and pair of GPUs' loads refilled first fit; a better plan becomes the best. */
@@ -378,6 +380,28 @@ extern struct mig_score mig_dp_found;
  * alone as the bound, the search over loads alone.
  */
 extern long mig_lp_fail_from;
+
+/* -------------------------------------------------------------- mig_split.c */
+
+/*
+ * Levels 2 to 4 at once by the DP over the GPUs that keeps the exclusive
+ * units and the shared instances apart, for plans placing s->bs.satisfied
+ * units (proven the most), within limit work: 1 the best plan is proven
+ * optimal (a better one found replaces it), 0 gave up or does not apply
+ * (GPUs of several products).
+ */
+int mig_split_run(struct search *s, long limit);
+/* Tests only: nonzero leaves the split DP out. */
+extern int mig_split_disabled;
+/*
+ * Tests only: nonzero runs the split DP blind to the best plan so far (it
+ * prunes by nothing but its own plans), and the best plan it found itself
+ * (satisfied -1: none, or it gave up).
+ */
+extern int mig_split_blind;
+extern struct mig_score mig_split_own;
+/* Tests only: the split DP's proofs, and the better plans it found, over the process. */
+extern long mig_split_proofs, mig_split_found;
 
 /* -------------------------------------------------------------- mig_bound.c */
 

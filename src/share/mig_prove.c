@@ -35,6 +35,8 @@
 #define MIG_LOCAL_SHARE 4
 /* One more unit sought where level 1 is not proven (mig_dp_improve_units) gets 1 / this of what is left. */
 #define MIG_UNITS_SHARE 4
+/* The split DP (mig_split.c), once level 1 is proven, gets 1 / this of what is left. */
+#define MIG_SPLIT_SHARE 7
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
 
@@ -326,7 +328,7 @@ prove_level(struct search *s, long total)
 		}
 	}
 done:
-	TRACE("lvl %d done ret %d root %.6Lf open %zu aborted %d\n", s->lvl, ret, s->root, o.n, s->aborted);
+	TRACE("lvl %d done ret %d root %.6Lf open %zu aborted %d nodes %ld\n", s->lvl, ret, s->root, o.n, s->aborted, s->nodes);
 	if (ret < 0) {
 		/* this node's bound in the root's lattice (the open ones' are rounded in their parents') */
 		for (int k = 0; k < s->nk; k++) {
@@ -425,6 +427,10 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		 */
 		if (s->lvl == 1 && s->gap_level == 0) {
 			mig_search_improve(s);
+			if (mig_split_run(s, (total - s->nodes) / MIG_SPLIT_SHARE)) {
+				s->lvl = 4;
+				break;
+			}
 			if (mig_dp_run(s, (total - s->nodes) / 3)) {
 				s->lvl = 4;
 				break;

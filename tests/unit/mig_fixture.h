@@ -594,6 +594,17 @@ small_mix(int pi, int seed, struct mig_gpu *g, struct mig_request *r, int *nr)
 	return ng;
 }
 
+/* Do a plan's score a and the exhaustive optimum b differ? If so, says how on a TAP comment line. */
+FIXTURE int
+differs(const char *product, int seed, const char *what, const struct mig_score *a, const struct mig_score *b)
+{
+	if (!mig_score_better(a, b) && !mig_score_better(b, a))
+		return 0;
+	printf("# %s seed %d: %s (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n", product, seed, what, a->satisfied,
+	    (unsigned long long)a->waste, a->sms, a->ops, b->satisfied, (unsigned long long)b->waste, b->sms, b->ops);
+	return 1;
+}
+
 /*
  * The 125 small mixes (small_mix, on every product) planned within budget
  * (0: the default) against the exhaustive optimum: the same score, and
@@ -625,12 +636,7 @@ check_optimal(long budget, const char *who, long *work)
 			notopt += !p.optimal;
 			if (work)
 				work[pi] += p.nodes;
-			if (mig_score_better(&best, &p.score) || mig_score_better(&p.score, &best)) {
-				worse++;
-				printf("# %s seed %d: plan (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n", products[pi].name,
-				    seed, p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
-				    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-			}
+			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
 			mig_plan_free(&p);
 		}
 	is_int(worse, 0, "%d small mixes on every product (%d on two twin GPUs)%s: the plan's score equals the "

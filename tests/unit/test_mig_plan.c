@@ -424,23 +424,12 @@ test_dom_exhaustive(void)
 			if (mig_dp_found.satisfied >= 0) {
 				/* every state kept but those dominance drops: the DP's own best is the optimum */
 				dpcases++;
-				if (mig_score_better(&best, &mig_dp_found) || mig_score_better(&mig_dp_found, &best)) {
-					dpworse++;
-					printf("# %s seed %d: the DP's best (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n",
-					    products[pi].name, seed, mig_dp_found.satisfied,
-					    (unsigned long long)mig_dp_found.waste, mig_dp_found.sms, mig_dp_found.ops,
-					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-				}
+				dpworse += differs(products[pi].name, seed, "the DP's best", &mig_dp_found, &best);
 			}
 			over += best.satisfied < units;
 			mixed += strcmp(g[0].name, g[1].name) != 0;
 			notopt += !p.optimal;
-			if (mig_score_better(&best, &p.score) || mig_score_better(&p.score, &best)) {
-				worse++;
-				printf("# %s seed %d: plan (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n", products[pi].name,
-				    seed, p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
-				    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-			}
+			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
 			mig_plan_free(&p);
 		}
 	mig_dp_no_prune = 0;
@@ -451,6 +440,28 @@ test_dom_exhaustive(void)
 	    dpcases - dpworse, dpcases);
 	ok(over >= cases / 3 && mig_dp_dom_dropped - dropped > 0, "... with %ld states dropped by dominance",
 	    mig_dp_dom_dropped - dropped);
+}
+
+/*
+ * dom_mix(pi, seed) planned with the test switch *blind set, and its
+ * exhaustive optimum; 0 planned, -1 not (said).
+ */
+static int
+plan_blind(int pi, int seed, int *blind, struct mig_gpu *g, int *ng, struct mig_plan *p, struct mig_score *best)
+{
+	struct mig_request r[5];
+	int units, rc;
+
+	*ng = dom_mix(pi, seed, g, r, &units);
+	*blind = 1;
+	rc = mig_plan(g, *ng, r, 5, 0, p);
+	*blind = 0;
+	if (rc < 0) {
+		printf("# mig_plan: %s\n", err_msg());
+		return -1;
+	}
+	*best = brute_force(g, *ng, r, 5);
+	return 0;
 }
 
 /*
@@ -469,39 +480,20 @@ test_memtab_exhaustive(void)
 	for (int pi = 0; pi < nproducts; pi++)
 		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
 			struct mig_gpu g[3];
-			struct mig_request r[5];
 			struct mig_plan p;
 			struct mig_score best;
-			int units, ng = dom_mix(pi, seed, g, r, &units);
+			int ng;
 
-			(void)units;
 			mig_dp_own.satisfied = -1;
-			mig_dp_blind = 1;
-			if (mig_plan(g, ng, r, 5, 0, &p) < 0) {
-				mig_dp_blind = 0;
-				printf("# mig_plan: %s\n", err_msg());
+			if (plan_blind(pi, seed, &mig_dp_blind, g, &ng, &p, &best) < 0)
 				continue;
-			}
-			mig_dp_blind = 0;
-			best = brute_force(g, ng, r, 5);
 			cases++;
 			notopt += !p.optimal;
 			if (mig_dp_own.satisfied >= 0) {
 				dpcases++;
-				if (mig_score_better(&best, &mig_dp_own) || mig_score_better(&mig_dp_own, &best)) {
-					dpworse++;
-					printf("# %s seed %d: the DP's own (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n",
-					    products[pi].name, seed, mig_dp_own.satisfied,
-					    (unsigned long long)mig_dp_own.waste, mig_dp_own.sms, mig_dp_own.ops,
-					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-				}
+				dpworse += differs(products[pi].name, seed, "the DP's own", &mig_dp_own, &best);
 			}
-			if (mig_score_better(&best, &p.score) || mig_score_better(&p.score, &best)) {
-				worse++;
-				printf("# %s seed %d: plan (%d,%llu,%d,%d) exhaustive (%d,%llu,%d,%d)\n", products[pi].name,
-				    seed, p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
-				    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-			}
+			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
 			mig_plan_free(&p);
 		}
 	ok(worse == 0 && notopt == 0, "%d small mixes, the DP's bounds on and blind to the branch and price's plan: "
@@ -511,6 +503,48 @@ test_memtab_exhaustive(void)
 	    mig_dp_memtab_cut - cut);
 }
 
+
+/*
+ * The split DP (mig_split.c) against the exhaustive optimum: the same
+ * small mixes, the split blind to the branch and price's plan (it prunes
+ * by its own plans alone), so that it must find the optimum itself; a
+ * bound or a dominance that drops the only optimal plans' states, an
+ * inner packing that misses the best fill, or a plan rebuilt wrong makes
+ * its own best differ. It does not take GPUs of two products.
+ */
+static void
+test_split_exhaustive(void)
+{
+	int worse = 0, cases = 0, notopt = 0, runs = 0, wrong = 0, single = 0;
+	long proofs = mig_split_proofs;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
+			struct mig_gpu g[3];
+			struct mig_plan p;
+			struct mig_score best;
+			int ng, one = 1;
+
+			mig_split_own.satisfied = -1;
+			if (plan_blind(pi, seed, &mig_split_blind, g, &ng, &p, &best) < 0)
+				continue;
+			for (int i = 1; i < ng; i++)
+				one = one && strcmp(g[i].name, g[0].name) == 0;
+			single += one;
+			cases++;
+			notopt += !p.optimal;
+			if (mig_split_own.satisfied >= 0) {
+				runs++;
+				wrong += differs(products[pi].name, seed, "the split DP's own", &mig_split_own, &best);
+			}
+			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
+			mig_plan_free(&p);
+		}
+	ok(worse == 0 && notopt == 0, "%d small mixes, the split DP blind to the branch and price's plan: each plan "
+	    "is the exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
+	ok(wrong == 0 && runs >= single * 9 / 10 && mig_split_proofs - proofs >= runs, "... and so is the split DP's "
+	    "own best (%d of %d runs, %d mixes of one product)", runs - wrong, runs, single);
+}
 
 static void
 test_plan_file(void)
@@ -598,13 +632,17 @@ main(void)
 	test_random_valid();
 	check_optimal(0, "", NULL);
 	test_bounds_hold();
+	/* the DP over units where the split DP would settle the mix first */
+	mig_split_disabled = 1;
 	test_dom_exhaustive();
 	test_memtab_exhaustive();
+	mig_split_disabled = 0;
+	test_split_exhaustive();
 	test_handmade();
-	/* the branch and price alone, as where the DP gives up */
-	mig_dp_disabled = 1;
+	/* the branch and price alone, as where the DPs give up */
+	mig_dp_disabled = mig_split_disabled = 1;
 	check_optimal(0, ", the branch and price alone", NULL);
-	mig_dp_disabled = 0;
+	mig_dp_disabled = mig_split_disabled = 0;
 	test_plan_file();
 	return done_testing();
 }

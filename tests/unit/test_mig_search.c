@@ -5,7 +5,8 @@
  * simplex failing midway (in the first plans' dive, at a node of the branch
  * and price after its phase 1) must leave plans valid and bounds true.
  * mig_lp_fail_from (tests only) makes the simplex fail from a given call
- * on; mig_dp_disabled leaves the DP out, so that the search is what proves.
+ * on; mig_dp_disabled leaves the DP out (and mig_split_disabled the split
+ * DP), so that the search is what proves.
  * The rules and the exhaustive optimum are tests/unit/mig_fixture.h's.
  *
  * Where no reference can say what the plan should be (the search's work,
@@ -217,11 +218,14 @@ main(void)
 
 	if (!ok(loaded && nproducts >= 4 && nproducts <= 16, "data/mig-profiles.csv: %d products", nproducts))
 		return done_testing();
+	/* the split DP (mig_split.c) proves mixes of one product without an LP: left out, the search is what proves */
+	mig_split_disabled = 1;
 	mig_dp_disabled = 1;
 	test_search_alone();
 	test_twins();
 	test_lp_failing_midway();
 	mig_dp_disabled = 0;
 	test_pins();
+	mig_split_disabled = 0;
 	return done_testing();
 }
