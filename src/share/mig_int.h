@@ -7,6 +7,7 @@
 
 #include "share/mig.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -179,6 +180,8 @@ struct search {
 	/* and the layers of its exact pass where it ran out of work (NULL: none) */
 	struct mig_dp_saved *dp_saved;
 	struct mig_memtab *dp_mt;     /* the DP's tables by instance memory (mig_dpbound.c), once per search */
+	struct mig_split_job *split_job; /* the split DP beside the rest (mig_splitjob.c; NULL: none) */
+	atomic_int *split_stop;       /* the split DP's copy: set, it stops (NULL: never) */
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */
@@ -391,6 +394,17 @@ extern long mig_lp_fail_from;
  * (GPUs of several products).
  */
 int mig_split_run(struct search *s, long limit);
+/*
+ * The split DP started beside the rest of the proof, with its own limit
+ * of work, from the best plan now (on a thread of its own where one can
+ * be made, else to its end here); joined: proven, the rest proved its plan
+ * (the split DP is stopped and counts for nothing); 1 the split DP proved
+ * its plan optimal and it is the best plan now (its work counted).
+ */
+void mig_split_start(struct search *s, long limit);
+int mig_split_join(struct search *s, int proven);
+/* Tests only: nonzero runs the split DP on the calling thread, to its end. */
+extern int mig_split_serial;
 /* Tests only: nonzero leaves the split DP out. */
 extern int mig_split_disabled;
 /*

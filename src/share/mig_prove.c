@@ -35,8 +35,6 @@
 #define MIG_LOCAL_SHARE 4
 /* One more unit sought where level 1 is not proven (mig_dp_improve_units) gets 1 / this of what is left. */
 #define MIG_UNITS_SHARE 4
-/* The split DP (mig_split.c), once level 1 is proven, gets 1 / this of what is left. */
-#define MIG_SPLIT_SHARE 7
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
 
@@ -427,10 +425,8 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		 */
 		if (s->lvl == 1 && s->gap_level == 0) {
 			mig_search_improve(s);
-			if (mig_split_run(s, (total - s->nodes) / MIG_SPLIT_SHARE)) {
-				s->lvl = 4;
-				break;
-			}
+			/* the split DP beside all that follows, with as much work (mig_splitjob.c) */
+			mig_split_start(s, total - s->nodes);
 			if (mig_dp_run(s, (total - s->nodes) / 3)) {
 				s->lvl = 4;
 				break;
@@ -470,6 +466,11 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 				s->gap_mag = lmag[l];
 			}
 		}
+	}
+	/* the rest not proven: the split DP's proof, where it has one, stands */
+	if (mig_split_join(s, s->gap_level == 0)) {
+		s->gap_level = 0;
+		gap_mag = 0;
 	}
 	s->lvl = s->gap_level ? s->gap_level : 4;
 	if (gap_mag) {

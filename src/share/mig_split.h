@@ -83,6 +83,7 @@ struct ctab {
 #define CT_NO UINT32_MAX
 #define CT_STEPS 4096
 #define CT_CELLS (1 << 21)
+#define CT_SHARE 3           /* the completions table may take this part of the run's work at most */
 
 /* A GPU's option: a row of its table and, per instance, an exclusive class or shared. */
 struct opt {
@@ -173,7 +174,7 @@ static inline int
 spend(struct split *x, long w)
 {
 	x->work += w;
-	if (x->work > x->limit)
+	if (x->work > x->limit || (x->s->split_stop && atomic_load_explicit(x->s->split_stop, memory_order_relaxed)))
 		x->aborted = 1;
 	return x->aborted;
 }

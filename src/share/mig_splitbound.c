@@ -220,6 +220,7 @@ mig_split_completions(struct split *x, const struct ost *os)
 	uint64_t dq = 0, tmax = x->pmax[x->ns] + x->inc.waste, *cur, *nxt;
 	int maxe = 0, nt, *cm, *nm, *co, *no;
 	size_t cells, *ci, *ni, nci = 0, nni;
+	long start = x->work;
 
 	for (int p = 0; p < x->np; p++)
 		dq = mig_gcd64(dq, x->g->profiles[p].mem_bytes);
@@ -290,6 +291,9 @@ mig_split_completions(struct split *x, const struct ost *os)
 				}
 			}
 			spend(x, (long)(nci * npj) / 16 + 1);
+			/* a table this dear goes with layers past what the run can finish: give up */
+			if (x->work - start > (x->limit - start) / CT_SHARE)
+				x->aborted = 1;
 			free(pj);
 			/* cur = nxt, nxt emptied */
 			for (size_t a = 0; a < nci; a++) {
