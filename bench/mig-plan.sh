@@ -49,7 +49,11 @@ ms_now() { date +%s%N; }
 	echo
 	echo "demand/memory: the memory the mix asks for (jobs plus contexts, named profiles at their"
 	echo "size) over the 8 GPUs' memory; above 1 not everything fits. work: the planner's work units"
-	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT)."
+	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT, and as much again"
+	echo "for the split DP once level 1 is proven, counted where its result is the one kept)."
+	echo "Once level 1 is proven the split DP runs on a thread of its own beside the rest (doc/mig.md,"
+	echo "'The split DP beside the rest'): wall ms is what a user waits (the slower of the two searches"
+	echo "on this 2-core machine), CPU ms adds both threads. Plans and work are the same on one thread."
 	echo
 	for p in A100-40GB H100-80GB H200-141GB; do
 		echo "## $p: 8 GPUs, 50 units, 20 mixes (the planner alone)"
