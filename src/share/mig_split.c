@@ -1,8 +1,8 @@
 /*
  * mig_split: levels 2 to 4 by a DP over the GPUs that keeps the exclusive
- * units and the shared instances apart (doc/mig.md, "The split DP"), tried
- * once the satisfied level is proven, before the DP over units
- * (mig_dp.c).
+ * units and the shared instances apart (doc/mig.md, "The split DP"), run
+ * once the satisfied level is proven, beside the DP over units (mig_dp.c)
+ * and the branch and price, on a thread of its own (mig_splitjob.c).
  *
  * Every instance of a plan holds one exclusive unit (a named profile, or a
  * job too large to share) or shared units (small jobs, through MPS). The
@@ -41,7 +41,7 @@
  * its states are far fewer than the DP over units' (which counts the small
  * units of each class GPU by GPU). It needs GPUs of one product (a class
  * small on one and not on another has no single side) and gives up past
- * its work share; the DP over units and the branch and price go on.
+ * its work, or where its layers grow past what runs that finish reach.
  */
 #include "share/mig.h"
 #include "share/mig_split.h"
