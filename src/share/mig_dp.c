@@ -35,78 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ a hash from packed vectors */
-
-
-void
-mig_dp_hm_init(struct hmap *h, size_t want)
-{
-	h->cap = 64;
-	while (h->cap < 2 * want)
-		h->cap *= 2;
-	h->key = xcalloc(h->cap, sizeof *h->key);
-	memset(h->key, 0xff, h->cap * sizeof *h->key);
-	h->val = xcalloc(h->cap, sizeof *h->val);
-	h->n = 0;
-}
-
-void
-mig_dp_hm_free(struct hmap *h)
-{
-	free(h->key);
-	free(h->val);
-	memset(h, 0, sizeof *h);
-}
-
-static size_t
-hm_slot(const struct hmap *h, uint64_t k)
-{
-	size_t i = (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 17) & (h->cap - 1);
-
-	while (h->key[i] != NONE && h->key[i] != k)
-		i = (i + 1) & (h->cap - 1);
-	return i;
-}
-
-/* The value slot of key k, NULL if absent (nothing added). */
-const int *
-mig_dp_hm_find(const struct hmap *h, uint64_t k)
-{
-	size_t i = hm_slot(h, k);
-
-	return h->key[i] == k ? &h->val[i] : NULL;
-}
-
-/* The value slot of key k; a new key gets -1. */
-int *
-mig_dp_hm_get(struct hmap *h, uint64_t k)
-{
-	size_t i;
-
-	if (2 * (h->n + 1) > h->cap) {
-		struct hmap g;
-
-		mig_dp_hm_init(&g, h->cap);
-		for (size_t a = 0; a < h->cap; a++)
-			if (h->key[a] != NONE) {
-				size_t b = hm_slot(&g, h->key[a]);
-
-				g.key[b] = h->key[a];
-				g.val[b] = h->val[a];
-				g.n++;
-			}
-		mig_dp_hm_free(h);
-		*h = g;
-	}
-	i = hm_slot(h, k);
-	if (h->key[i] == NONE) {
-		h->key[i] = k;
-		h->val[i] = -1;
-		h->n++;
-	}
-	return &h->val[i];
-}
-
 int
 mig_dp_field(const struct vec *vc, uint64_t key, int k)
 {
@@ -233,7 +161,7 @@ load_of(struct dp *d, int j, const struct build *b, const struct move *m, int *l
 		int p = ld->slot[i].profile;
 		struct hmap h;
 
-		mig_dp_hm_init(&h, at[i + 1] - at[i]);
+		mig_hm_init(&h, at[i + 1] - at[i], 1);
 		for (size_t a = at[i]; a < at[i + 1] && steps <= MAX_REBUILD; a++) {
 			uint64_t r = m->v - st[a].v;
 
@@ -245,7 +173,7 @@ load_of(struct dp *d, int j, const struct build *b, const struct move *m, int *l
 				/* a field of c above r's borrows its guard bit: not within what is left */
 				if ((((r | d->vc.guard) - c) & d->vc.guard) != d->vc.guard)
 					continue;
-				slot = mig_dp_hm_get(&h, st[a].v + c);
+				slot = mig_hm_get(&h, st[a].v + c, 0);
 				if (*slot >= 0)
 					continue;
 				*slot = (int)n;
@@ -253,7 +181,7 @@ load_of(struct dp *d, int j, const struct build *b, const struct move *m, int *l
 				st[n++] = (struct step){st[a].v + c, (int)a, (int)o};
 			}
 		}
-		mig_dp_hm_free(&h);
+		mig_hm_free(&h);
 		at[i + 2] = n;
 	}
 	mig_dp_spend(d, steps / 8 + 1);
@@ -304,7 +232,7 @@ state_better(const struct state *a, const struct state *b)
 static void
 push(struct layer *l, struct hmap *h, const struct state *st)
 {
-	int *at = mig_dp_hm_get(h, st->key);
+	int *at = mig_hm_get(h, st->key, 0);
 	struct state *o;
 
 	if (*at < 0) {
@@ -345,13 +273,13 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 		ly[j].n = 0;
 	mig_dp_found.satisfied = -1;
 	if (!from) {
-		mig_dp_hm_init(&h, 1);
+		mig_hm_init(&h, 1, 1);
 		push(&ly[0], &h, &(struct state){d->vc.bias, 0, 0, 0, 0, -1, -1, 0});
-		mig_dp_hm_free(&h);
+		mig_hm_free(&h);
 	}
 	for (int j = from; j < s->ngpus && !d->aborted; j++) {
 		d->done = j;
-		mig_dp_hm_init(&h, ly[j].n * 4);
+		mig_hm_init(&h, ly[j].n * 4, 1);
 		/*
 		 * a state's moves cost one work unit, each move tried a quarter,
 		 * each bound of what is to come (its time grows with the classes)
@@ -390,7 +318,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 				if (mig_dp_no_better(d, nx.waste, (uint64_t)nx.sms * 1024, nx.ops))
 					continue;
 				/* reached already at no worse a value: push would keep that one, so no bound is needed */
-				if ((at = mig_dp_hm_find(&h, nx.key)) && !state_better(&nx, &ly[j + 1].st[*at]))
+				if ((at = mig_hm_find(&h, nx.key, 0)) && !state_better(&nx, &ly[j + 1].st[*at]))
 					continue;
 				need = d->target - nx.units;
 				if (need > 0 && !mig_dp_no_prune) {
@@ -416,7 +344,7 @@ layers(struct dp *d, const struct gmap *gm, struct layer *ly, const int *restu, 
 		 */
 		if (!beam && !d->aborted && d->start == d->vc.bias)
 			mig_dp_dominate(d, &ly[j + 1], &h, j + 1);
-		mig_dp_hm_free(&h);
+		mig_hm_free(&h);
 		if (beam && ly[j + 1].n > beam) {
 			mig_dp_spend(d, (long)ly[j + 1].n / 4);
 			qsort(ly[j + 1].st, ly[j + 1].n, sizeof *ly[j + 1].st, state_cmp);

@@ -26,20 +26,6 @@
 #define MIG_DP_LOCAL_SHARE 8 /* a local run (mig_dp_improve) gets at most 1 / this of its work */
 #define EVAL_WORK 32        /* a state's bound costs nk / EVAL_WORK work units */
 
-/* An open-addressed hash from packed vectors to indices. */
-struct hmap {
-	uint64_t *key;
-	int *val;
-	size_t cap, n;
-};
-
-void mig_dp_hm_init(struct hmap *h, size_t want);
-void mig_dp_hm_free(struct hmap *h);
-/* The value slot of key k; a new key gets -1. */
-int *mig_dp_hm_get(struct hmap *h, uint64_t k);
-/* The value slot of key k, NULL if absent (nothing added). */
-const int *mig_dp_hm_find(const struct hmap *h, uint64_t k);
-
 /*
  * Units per class packed in one word: class k in a field of b[k] + 1 bits
  * at off[k]. A state holds each count biased by c[k] = 2^b[k] - 1 - n[k],

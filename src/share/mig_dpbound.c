@@ -85,20 +85,8 @@ mig_dp_bounds_init(struct dp *d)
 		}
 		d->wordr[k] = d->sordr[k] = k;
 	}
-	for (int a = 1; a < nk; a++)
-		for (int b = a; b > 0 && d->wmin[d->wordr[b]] < d->wmin[d->wordr[b - 1]]; b--) {
-			int t = d->wordr[b];
-
-			d->wordr[b] = d->wordr[b - 1];
-			d->wordr[b - 1] = t;
-		}
-	for (int a = 1; a < nk; a++)
-		for (int b = a; b > 0 && d->smin[d->sordr[b]] < d->smin[d->sordr[b - 1]]; b--) {
-			int t = d->sordr[b];
-
-			d->sordr[b] = d->sordr[b - 1];
-			d->sordr[b - 1] = t;
-		}
+	mig_order_by(d->wordr, d->wmin, nk, 0);
+	mig_order_by(d->sordr, d->smin, nk, 0);
 }
 
 /* The least the cheapest `need` of the units left[] add, by per-unit bounds lb over order (NONE: too few). */

@@ -93,7 +93,7 @@ mig_dp_dominate(struct dp *d, struct layer *l, const struct hmap *h, int j)
 			if (mig_dp_field(&d->vc, v->key, a) == (1 << d->vc.b[a]) - 1)
 				continue;
 			looks++;
-			at = mig_dp_hm_find(h, v->key + one[a]);
+			at = mig_hm_find(h, v->key + one[a], 0);
 			gone[i] = at && covers(&l->st[*at], cost[a], v);
 		}
 		mig_dp_spend(d, (looks + 3) / 4);

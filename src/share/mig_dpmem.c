@@ -53,19 +53,6 @@ mig_dp_memtab_free(struct search *s)
 	s->dp_mt = NULL;
 }
 
-/* ord[0..n) (holding 0..n-1) sorted by key, ascending, or descending with desc (stable). */
-static void
-order_by(int *ord, const uint64_t *key, int n, int desc)
-{
-	for (int a = 1; a < n; a++)
-		for (int b = a; b > 0 && (desc ? key[ord[b]] > key[ord[b - 1]] : key[ord[b]] < key[ord[b - 1]]); b--) {
-			int x = ord[b];
-
-			ord[b] = ord[b - 1];
-			ord[b - 1] = x;
-		}
-}
-
 struct mig_memtab *
 mig_dp_memtab(struct search *s, long *work)
 {
@@ -185,8 +172,8 @@ mig_dp_memtab(struct search *s, long *work)
 		}
 		t->upord[k] = t->downord[k] = k;
 	}
-	order_by(t->upord, t->kmin, nk, 0);
-	order_by(t->downord, t->kmax, nk, 1);
+	mig_order_by(t->upord, t->kmin, nk, 0);
+	mig_order_by(t->downord, t->kmax, nk, 1);
 	s->dp_mt = t;
 #ifdef MIG_TRACE
 	fprintf(stderr, "memtab: dm %llu M %ld\n", (unsigned long long)dm, M);

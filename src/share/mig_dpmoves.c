@@ -102,7 +102,7 @@ row_moves(struct build *b, const struct item *cur, size_t ncur, const struct geo
 			if (lb > 0 && mig_dp_no_better(d, (uint64_t)lb, 0, -1))
 				continue;
 		}
-		at = mig_dp_hm_get(&b->idx, v);
+		at = mig_hm_get(&b->idx, v, 0);
 		if (*at < 0) {
 			xgrow(&b->g->m, &b->g->cap, b->g->n + 1, sizeof *b->g->m);
 			*at = (int)b->g->n++;
@@ -146,7 +146,7 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 
 		if (b->skip[q] || b->count[q] >= 15 || b->nopt[q] == 0 || !(x = mig_gtable_find(b->t, nkey)))
 			continue;
-		mig_dp_hm_init(&seen, ncur);
+		mig_hm_init(&seen, ncur, 1);
 		for (size_t i = 0, from, o; i < ncur; i++) {
 			from = q == last ? cur[i].lo : 0;
 			for (o = from; o < b->nopt[q]; o++) {
@@ -176,7 +176,7 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 				if ((v & d->vc.guard) || units > d->target ||
 				    mig_dp_no_better(d, mem + pr->mem_bytes - m, (uint64_t)(sms + pr->sms) * 1024, -1))
 					continue;
-				at = mig_dp_hm_get(&seen, v);
+				at = mig_hm_get(&seen, v, 0);
 				if (*at >= 0) {
 					if (o < nxt[*at].lo)
 						nxt[*at].lo = o;
@@ -189,7 +189,7 @@ rows(struct build *b, int p0, int last, uint64_t key, const struct item *cur, si
 			if (mig_dp_spend(d, (long)(o - from) / 4 + 1))
 				break;
 		}
-		mig_dp_hm_free(&seen);
+		mig_hm_free(&seen);
 		if (!d->aborted && nn > 0) {
 			b->count[q]++;
 			row_moves(b, nxt, nn, x, mem + pr->mem_bytes, sms + pr->sms);
@@ -211,24 +211,13 @@ dominated(const struct build *b, int p, int q)
 
 	if (g->profiles[q].mem_bytes != g->profiles[p].mem_bytes || g->profiles[q].sms > g->profiles[p].sms)
 		return 0;
-	mig_dp_hm_init(&h, b->nopt[q]);
+	mig_hm_init(&h, b->nopt[q], 1);
 	for (size_t o = 0; o < b->nopt[q]; o++)
-		*mig_dp_hm_get(&h, b->opt[q][o].v) = 1;
+		*mig_hm_get(&h, b->opt[q][o].v, 0) = 1;
 	for (size_t o = 0; ok && o < b->nopt[p]; o++)
-		ok = *mig_dp_hm_get(&h, b->opt[p][o].v) == 1;
-	mig_dp_hm_free(&h);
-	for (size_t r = 0; ok && r < t->ngeo; r++) {
-		uint64_t key = t->geo[r].key, cp = key >> (4 * p) & 15, cq = key >> (4 * q) & 15;
-		const struct geo *x;
-
-		if (!cp)
-			continue;
-		if (cp + cq > 15)
-			return 0;
-		x = mig_gtable_find(t, key - (cp << (4 * p)) + (cp << (4 * q)));
-		ok = x && x->ops <= t->geo[r].ops;
-	}
-	return ok;
+		ok = *mig_hm_get(&h, b->opt[p][o].v, 0) == 1;
+	mig_hm_free(&h);
+	return ok && mig_gtable_swaps(t, p, q);
 }
 
 /* GPU j's instance contents, per profile (b->opt), and the most instances a row of its table has. */
@@ -298,7 +287,7 @@ mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 	struct item zero = {d->start, 0, 0, 0, 0};
 
 	b->g = g;
-	mig_dp_hm_init(&b->idx, 256);
+	mig_hm_init(&b->idx, 256, 1);
 	/* each content's part of the first prices' bound */
 	for (int p = 0; p < MIG_MAX_PROFILES && d->priced; p++)
 		for (size_t o = 0; o < b->nopt[p]; o++) {
@@ -321,6 +310,6 @@ mig_dp_moves(struct dp *d, struct build *b, struct gmap *g)
 		rows(b, 0, -1, 0, &zero, 1, 0, 0);
 	if (!d->aborted)
 		mig_dp_moves_built += (long)g->n;
-	mig_dp_hm_free(&b->idx);
+	mig_hm_free(&b->idx);
 }
 

@@ -258,6 +258,8 @@ int mig_count_ops(const struct mig_gpu *g, const struct gtable *t, const unsigne
 /* Same profiles, same instances in the same state (ids aside): interchangeable GPUs. */
 int mig_gpu_twin(const struct mig_gpu *a, const struct mig_gpu *b);
 const struct geo *mig_gtable_find(const struct gtable *t, uint64_t key);
+/* Has every row with profile `from` a twin with `to` instead, needing no more operations? */
+int mig_gtable_swaps(const struct gtable *t, int from, int to);
 struct gtable *mig_tables_build(const struct mig_gpu *gpus, int ngpus);
 void mig_tables_free(struct gtable *t, int ngpus);
 
@@ -433,9 +435,28 @@ void mig_bound_instances(struct search *s, int j, const int *rem, long double *b
 void mig_price_instances(struct search *s, int j, const int *rem, long double *best, int *x);
 long double mig_price_gpu(const struct search *s, int j, const long double *best, int *row);
 
+/* ------------------------------------------------------------ mig_hmap.c */
+
+/* An open-addressed hash from packed counts, one word or a pair (words), to indices. */
+struct hmap {
+	uint64_t *key;                /* [words * cap] */
+	int *val;
+	size_t cap, n;
+	int words;
+};
+
+void mig_hm_init(struct hmap *h, size_t want, int words);
+void mig_hm_free(struct hmap *h);
+/* The value slot of key (a, b) (b unused with one word); a new key gets -1. */
+int *mig_hm_get(struct hmap *h, uint64_t a, uint64_t b);
+/* The value slot of key (a, b), NULL if absent (nothing added). */
+const int *mig_hm_find(const struct hmap *h, uint64_t a, uint64_t b);
+
 /* ------------------------------------------------------------ mig_lattice.c */
 
 uint64_t mig_gcd64(uint64_t a, uint64_t b);
+/* ord[0..n) (holding indices) sorted by key, ascending, or descending with desc (stable: few items). */
+void mig_order_by(int *ord, const uint64_t *key, int n, int desc);
 /* The achievable totals of SMs, operations and instance memory of s's GPUs. */
 void mig_lattice_init(struct search *s);
 void mig_lattice_free(struct search *s);

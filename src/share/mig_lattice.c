@@ -59,6 +59,18 @@ mig_gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
+void
+mig_order_by(int *ord, const uint64_t *key, int n, int desc)
+{
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && (desc ? key[ord[b]] > key[ord[b - 1]] : key[ord[b]] < key[ord[b - 1]]); b--) {
+			int x = ord[b];
+
+			ord[b] = ord[b - 1];
+			ord[b - 1] = x;
+		}
+}
+
 /* What row r of GPU j's table adds to a total: 0 SMs, 1 operations, 2 memory (in dm). */
 static long
 row_value(const struct search *s, const struct mig_lattice *l, int j, size_t r, int what)

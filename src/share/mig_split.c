@@ -140,11 +140,7 @@ split_init(struct split *x, struct search *s, long limit)
 	x->np = x->g->nprofiles;
 	if (!one_product(s))
 		return -1;
-	x->eof = xcalloc(2 * (size_t)s->nk + 1, sizeof *x->eof);
-	x->avail = x->eof + s->nk;
 	for (int k = 0; k < s->nk; k++) {
-		x->eof[k] = -1;
-		x->avail[k] = sg->small[k] || sg->fit[k] ? s->k[k].n : 0;
 		if (sg->small[k]) {
 			if (x->nsm == MAX_FIELDS)
 				return -1;
@@ -156,7 +152,6 @@ split_init(struct split *x, struct search *s, long limit)
 		} else if (sg->fit[k]) {
 			if (x->ne == MAX_FIELDS)
 				return -1;
-			x->eof[k] = x->ne;
 			x->ecls[x->ne] = k;
 			ecap[x->ne++] = s->k[k].n;
 		}
@@ -169,13 +164,7 @@ split_init(struct split *x, struct search *s, long limit)
 	/* the c largest small units' memory */
 	for (int i = 0; i < x->nsm; i++)
 		x->sorder[i] = i;
-	for (int i = 1; i < x->nsm; i++)
-		for (int a = i; a > 0 && x->smem[x->sorder[a]] > x->smem[x->sorder[a - 1]]; a--) {
-			int t = x->sorder[a];
-
-			x->sorder[a] = x->sorder[a - 1];
-			x->sorder[a - 1] = t;
-		}
+	mig_order_by(x->sorder, x->smem, x->nsm, 1);
 	x->pmax = xcalloc((size_t)x->ns + 1, sizeof *x->pmax);
 	for (int i = 0; i < x->nsm; i++)
 		for (int c = 0; c < s->k[x->scls[x->sorder[i]]].n; c++, nu++)
@@ -193,9 +182,9 @@ sst_better(const struct sst *a, const struct sst *b)
 }
 
 static void
-spush(struct slayer *l, struct kmap *h, const struct sst *st)
+spush(struct slayer *l, struct hmap *h, const struct sst *st)
 {
-	int *at = mig_split_km_get(h, st->e, st->y);
+	int *at = mig_hm_get(h, st->e, st->y);
 
 	if (*at < 0) {
 		xgrow(&l->st, &l->cap, l->n + 1, sizeof *l->st);
@@ -211,33 +200,36 @@ spush(struct slayer *l, struct kmap *h, const struct sst *st)
  * Drops the states of layer l that one with one more exclusive unit, the
  * same shared instances and a value no worse covers (S is the most units
  * any plan places: every completion of the one places all that class's
- * units left, and taking one out drops its instance). Compacts l.
+ * units left, and taking one out drops its instance). Along a chain of
+ * drops the units grow, so it ends at a state kept. All are compared
+ * against the whole layer (h: its keys' indices) before it is compacted.
  */
 static void
-dominate(struct split *x, struct slayer *l, const struct kmap *h)
+dominate(struct split *x, struct slayer *l, const struct hmap *h)
 {
+	unsigned char *gone = xcalloc(l->n + 1, 1);
 	size_t w = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
 		const struct sst *v = &l->st[i];
-		int gone = 0;
 
-		for (int a = 0; a < x->ne && !gone; a++) {
+		for (int a = 0; a < x->ne && !gone[i]; a++) {
 			uint64_t u = v->e + x->pe.one[a];
 			const int *at;
 
 			if (u & x->pe.guard)
 				continue;
-			at = mig_split_km_find(h, u, v->y);
-			gone = at && !sst_better(v, &l->st[*at]);
+			at = mig_hm_find(h, u, v->y);
+			gone[i] = at && !sst_better(v, &l->st[*at]);
 		}
-		if (!gone)
-			l->st[w++] = *v;
 	}
+	for (size_t i = 0; i < l->n; i++)
+		if (!gone[i])
+			l->st[w++] = l->st[i];
 	spend(x, (long)l->n * x->ne / 8 + 1);
 	l->n = w;
+	free(gone);
 }
-
 
 static int
 st_cmp(const void *a, const void *b)
@@ -260,12 +252,12 @@ static int
 layers(struct split *x, const struct ost *os, const int *most, struct slayer *ly)
 {
 	const struct search *s = x->s;
-	struct kmap h;
+	struct hmap h;
 
 	for (int j = 1; j <= s->ngpus; j++)
 		ly[j].n = 0;
 	for (int j = 0; j < s->ngpus && !x->aborted; j++) {
-		mig_split_km_init(&h, ly[j].n * 4);
+		mig_hm_init(&h, ly[j].n * 4, 2);
 		for (size_t a = 0; a < ly[j].n && !x->aborted; a++) {
 			const struct sst *st = &ly[j].st[a];
 			long tried = 0, pushed = 0;
@@ -288,10 +280,9 @@ layers(struct split *x, const struct ost *os, const int *most, struct slayer *ly
 				nx.ymem = st->ymem + o->ymem;
 				nx.yfill = st->yfill + o->yfill;
 				nx.ysms = st->ysms + o->ysms;
-				nx.ry = st->ry + o->ry;
 				nx.sms = st->sms + o->sms;
 				nx.ops = st->ops + o->ops;
-				nx.lb = mig_split_lb(x, &nx, j + 1);
+				nx.lb = mig_split_lb(x, &nx);
 				tried++;
 				if (no_better(x, nx.lb, nx.sms, nx.ops))
 					continue;
@@ -303,14 +294,14 @@ layers(struct split *x, const struct ost *os, const int *most, struct slayer *ly
 					x->aborted = 1;
 			}
 			/* a hash lookup in a large layer is a cache miss or two */
-			spend(x, (long)os[j].n / 16 + tried * (x->priced ? 2 : 1) / 8 +
+			spend(x, (long)os[j].n / 16 + tried / 8 +
 			    pushed * (ly[j + 1].n > 65536 ? 4 : 1) / 2 + 1);
 		}
 		if (!x->aborted)
 			dominate(x, &ly[j + 1], &h);
 		if (!x->aborted)
 			mig_split_cut(x, &ly[j + 1], j + 1);
-		mig_split_km_free(&h);
+		mig_hm_free(&h);
 		/*
 		 * the next layer would not fit what is left, or this one is past
 		 * what the runs that finish reach: give the rest back now
@@ -340,14 +331,12 @@ layer0(const struct split *x, struct slayer *ly)
 
 /*
  * The last layer's states, least bound first, valued exactly (the inner
- * DP) while one may still beat x->inc, at most `most` of them (0: all):
- * the best one's index in last (x->inc its value, *vi and *c its packing),
- * -1 none better.
+ * DP) while one may still beat x->inc: the best one's index in last
+ * (x->inc its value, *vi and *c its packing), -1 none better.
  */
 static int
-evaluate(struct split *x, const struct slayer *last, size_t most, size_t *vi, int *c)
+evaluate(struct split *x, const struct slayer *last, size_t *vi, int *c)
 {
-	const struct search *s = x->s;
 	struct sst *cand = xcalloc(last->n + 1, sizeof *cand);
 	size_t nc = 0, evals = 0;
 	int best = -1;
@@ -359,13 +348,13 @@ evaluate(struct split *x, const struct slayer *last, size_t most, size_t *vi, in
 		if (cc < 0 || cc > x->ns || cc > last->st[a].ycap)
 			continue;
 		cand[nc] = last->st[a];
-		cand[nc].lb = mig_split_lb(x, &cand[nc], s->ngpus);
+		cand[nc].lb = mig_split_lb(x, &cand[nc]);
 		cand[nc].prev = (int)a;
 		nc++;
 	}
 	qsort(cand, nc, sizeof *cand, st_cmp);
 	spend(x, (long)nc / 4 + 1);
-	for (size_t i = 0; i < nc && !x->aborted && (!most || evals < most); i++) {
+	for (size_t i = 0; i < nc && !x->aborted; i++) {
 		int cc = x->S - cand[i].eu;
 		size_t v = 0;
 		int64_t m;
@@ -414,10 +403,9 @@ mig_split_run(struct search *s, long limit)
 	if (mig_split_disabled || !s->have || s->ngpus < 1 || split_init(&x, s, limit) < 0) {
 		free(x.pmax);
 		free(x.pmaxu);
-		free(x.eof);
 		return 0;
 	}
-	mig_split_km_init(&x.rmap, 64);
+	mig_hm_init(&x.rmap, 64, 1);
 	mig_split_skips(&x);
 	mig_split_limits(&x);
 	os = xcalloc((size_t)s->ngpus + 1, sizeof *os);
@@ -430,8 +418,6 @@ mig_split_run(struct search *s, long limit)
 		mig_split_options(&x, j, &os[j]);
 		os[j].owned = 1;
 	}
-	if (!x.aborted)
-		mig_split_prices(&x, os);
 	most = xcalloc((size_t)s->ngpus + 2, sizeof *most);
 	for (int j = s->ngpus - 1; j >= 0 && !x.aborted; j--)
 		most[j] = most[j + 1] + os[j].most;
@@ -449,7 +435,7 @@ mig_split_run(struct search *s, long limit)
 	}
 	if (!x.aborted) {
 		size_t vi = 0;
-		int c = 0, b = evaluate(&x, &ly[s->ngpus], 0, &vi, &c);
+		int c = 0, b = evaluate(&x, &ly[s->ngpus], &vi, &c);
 		struct mig_score found = x.inc;
 
 		if (!x.aborted) {
@@ -463,8 +449,6 @@ mig_split_run(struct search *s, long limit)
 			mig_split_proofs += ret;
 		}
 	}
-	if (x.aborted)
-		mig_split_own.satisfied = -1;
 	s->nodes += x.work;
 #ifdef MIG_TRACE
 	fprintf(stderr, "split: ret %d work %ld of %ld aborted %d cpu %.2f ms\n", ret, x.work, x.limit, x.aborted,
@@ -481,16 +465,12 @@ mig_split_run(struct search *s, long limit)
 	for (int p = 0; p < MIG_MAX_PROFILES; p++)
 		free(x.cont[p]);
 	free(x.rs);
-	mig_split_km_free(&x.rmap);
+	mig_hm_free(&x.rmap);
 	free(x.vec);
 	free(x.from);
 	free(x.via);
 	free(x.pmax);
 	free(x.pmaxu);
-	free(x.eof);
-	free(x.pi);
-	free(x.pord);
-	free(x.H);
 	for (int j = 0; x.ct && j <= s->ngpus; j++) {
 		free(x.ct[j].sw);
 		free(x.ct[j].sv);

@@ -18,7 +18,6 @@
 
 #define MAX_CONTENTS 20000   /* the fullest contents of one shared instance, before giving up */
 #define MAX_FIELDS 24        /* classes of one side, profiles */
-#define EMPTY UINT64_MAX
 
 /*
  * Counts in one word: field i of b[i] bits at off[i], with a guard bit
@@ -61,17 +60,6 @@ pk_add_sat(const struct pack *pk, uint64_t u, uint64_t c)
 	return v;
 }
 
-struct kmap {
-	uint64_t *k;                  /* [2 * cap] */
-	int *v;
-	size_t cap, n;
-};
-
-void mig_split_km_init(struct kmap *h, size_t want);
-void mig_split_km_free(struct kmap *h);
-/* The value slot of (a, b), a new key's -1. */
-int *mig_split_km_get(struct kmap *h, uint64_t a, uint64_t b);
-const int *mig_split_km_find(const struct kmap *h, uint64_t a, uint64_t b);
 
 struct ctab {
 	int maxe, nt;                 /* exclusive units 0..maxe, memory steps 0..nt-1 */
@@ -91,7 +79,6 @@ struct opt {
 	uint64_t w, ymem, yfill;      /* exclusive waste; shared instances' memory, and the most they can hold */
 	int ycap, eu, sms, ops;       /* the most small units the shared ones hold; exclusive units */
 	int ysms;                     /* the shared instances' SMs */
-	double ry;                    /* their least waste less the prices of what they hold (mig_split_prices()) */
 	const struct geo *x;          /* NULL: the empty load */
 	unsigned char role[MIG_MAX_INST]; /* per instance of x: exclusive class, or SHARED */
 };
@@ -108,7 +95,6 @@ struct sst {
 	uint64_t e, y;                /* e biased */
 	uint64_t w, ymem, yfill;
 	int ycap, eu, sms, ops, ysms;
-	double ry;
 	int prev, opt;
 	uint64_t lb;
 };
@@ -146,25 +132,15 @@ struct split {
 	/* [c * (umax + 1) + u]: the most memory of c small units needing u SMs at most (NULL: too large) */
 	uint64_t *pmaxu;
 	int umax;
-	/*
-	 * Lagrangian bound (mig_split_prices()): pi[k] per unit of class k; what one
-	 * shared instance of p less its units' prices wastes at least, r[p];
-	 * what GPUs j.. so waste at least, H[j]; avail[k] the units of k,
-	 * eof[k] its exclusive field (-1: small, or fits nowhere: avail 0).
-	 */
-	double *pi, *H, r[MIG_MAX_PROFILES];
-	int *pord, *avail, *eof;
-	int priced;
 	struct ctab *ct;              /* [j]: what GPUs j.. can add (mig_split_completions()); NULL: none */
 	uint64_t dq;                  /* its memory step */
 	int exact;                    /* every option's shared memory a whole number of steps */
 	/* the inner DP */
 	uint64_t *cont[MIG_MAX_PROFILES]; /* each profile's fullest contents (plain small vectors) */
 	size_t ncont[MIG_MAX_PROFILES];
-	int have_cont[MIG_MAX_PROFILES];
 	struct rset *rs;
 	size_t nrs, rscap;
-	struct kmap rmap;             /* Y -> its set */
+	struct hmap rmap;             /* Y -> its set */
 	uint64_t *vec;                /* the sets' vectors */
 	int *from, *via;              /* each one's vector in the parent set, and the content added */
 	size_t nvec, veccap, fromcap, viacap;
@@ -201,10 +177,9 @@ int64_t mig_split_most_packed(struct split *x, uint64_t y, int c, size_t *best);
 int mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, size_t vi, int c,
     const struct mig_score *want);
 
-/* mig_splitbound.c: the bounds of what GPUs j.. add */
-void mig_split_prices(struct split *x, struct ost *os);
+/* mig_splitbound.c: a state's own bound, and the completions table's (what GPUs j.. add) */
 void mig_split_completions(struct split *x, const struct ost *os);
 void mig_split_cut(struct split *x, struct slayer *l, int j);
-uint64_t mig_split_lb(const struct split *x, const struct sst *st, int j);
+uint64_t mig_split_lb(const struct split *x, const struct sst *st);
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * mig_splitbound: the split DP's bounds of what the GPUs still to come add
- * (mig_split.c): the Lagrangian bound at the waste level's LP prices, and
- * the table of mig_split_completions (by exclusive units and shared memory) that
+ * mig_splitbound: the split DP's bounds (mig_split.c): a state's own (what
+ * its shared instances cannot fill), and the table of completions (what
+ * the GPUs still to come add, by exclusive units and shared memory) that
  * cuts a layer's states none of whose completions beats the best plan.
  */
 #include "share/mig.h"
@@ -14,148 +14,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-/* ----------------------------------------------------------------------------- the prices */
-
-/* The classes by price, cheapest first. */
-static void
-order_prices(struct split *x)
-{
-	int nk = x->s->nk;
-
-	for (int k = 0; k < nk; k++)
-		x->pord[k] = k;
-	for (int i = 1; i < nk; i++)
-		for (int a = i; a > 0 && x->pi[x->pord[a]] < x->pi[x->pord[a - 1]]; a--) {
-			int t = x->pord[a];
-
-			x->pord[a] = x->pord[a - 1];
-			x->pord[a - 1] = t;
-		}
-}
-
-/* The prices of the cheapest need units of those e (biased) leaves (take[k]: how many of k); 1e300: too few. */
-static double
-cheapest(const struct split *x, uint64_t e, int need, int *take)
-{
-	double v = 0;
-
-	for (int i = 0; i < x->s->nk; i++) {
-		int k = x->pord[i], n = x->avail[k];
-
-		if (x->eof[k] >= 0)
-			n -= pk_count(&x->pe, e, x->eof[k]);
-		if (n > need)
-			n = need;
-		need -= n;
-		v += n * x->pi[k];
-		if (take)
-			take[k] = n;
-	}
-	return need > 0 ? 1e300 : v;
-}
-
-/* An option's waste less the prices of its units, its shared instances each at its best content. */
-static double
-opt_value(const struct split *x, const struct opt *o)
-{
-	double v = (double)o->w;
-
-	for (int i = 0; i < x->ne; i++)
-		v -= x->pi[x->ecls[i]] * pk_get(&x->pe, o->e, i);
-	for (int p = 0; p < x->np; p++) {
-		int n = pk_get(&x->pyk, o->y, p);
-
-		if (n)
-			v += n * x->r[p];
-	}
-	return v;
-}
-
-/*
- * r[p] at the prices: one shared instance of p wastes its memory less its
- * units', less their prices, at least mem less the most any content
- * puts in (prices >= 0: a fullest content is best); best[p] which.
- */
-static void
-instance_prices(struct split *x, size_t *best)
-{
-	for (int p = 0; p < x->np; p++) {
-		double most = -1;
-
-		for (size_t o = 0; o < x->ncont[p]; o++) {
-			double v = 0;
-
-			for (int a = 0; a < x->nsm; a++)
-				v += pk_get(&x->psm, x->cont[p][o], a) * ((double)x->smem[a] + x->pi[x->scls[a]]);
-			if (v > most) {
-				most = v;
-				best[p] = o;
-			}
-		}
-		x->r[p] = most < 0 ? 1e300 : (double)x->g->profiles[p].mem_bytes - most;
-	}
-}
-
-/*
- * The Lagrangian bound: for any prices pi >= 0, a plan through a state
- * (GPUs 0..j-1 chosen, exclusive waste w, shared instances Y) wastes at
- * least
- *
- *   w + sum over Y of r[p] + H[j] + the prices of the cheapest S - |e| units left,
- *
- * since its waste is that less the prices of its units placed outside e,
- * plus those prices, and each part is at least what is named (H[j]: each
- * GPU's least option value). The prices are the waste level's root LP
- * duals (s->dp_lp_prices), where it was solved: the bound is then the
- * LP's at the root. Without them, no such bound.
- */
-void
-mig_split_prices(struct split *x, struct ost *os)
-{
-	struct search *s = x->s;
-	int nk = s->nk;
-	size_t pick[MIG_MAX_PROFILES] = {0};
-	long per = 0;
-
-	if (!s->dp_lp_prices)
-		return;
-	x->pi = xcalloc((size_t)nk + 1, sizeof *x->pi);
-	x->pord = xcalloc((size_t)nk + 1, sizeof *x->pord);
-	x->H = xcalloc((size_t)s->ngpus + 2, sizeof *x->H);
-	for (int k = 0; k < nk; k++)
-		x->pi[k] = s->dp_lp_prices[k] > 0 ? s->dp_lp_prices[k] : 0;
-	order_prices(x);
-	instance_prices(x, pick);
-	for (int p = 0; p < x->np; p++)
-		per += (long)x->ncont[p] * x->nsm;
-	for (int j = s->ngpus - 1; j >= 0; j--) {
-		double h = 0;
-
-		for (size_t i = 0; i < os[j].n; i++) {
-			struct opt *o = &os[j].o[i];
-			double v = opt_value(x, o);
-
-			o->ry = 0;
-			for (int p = 0; p < x->np; p++) {
-				int n = pk_get(&x->pyk, o->y, p);
-
-				if (n)
-					o->ry += n * x->r[p];
-			}
-			if (v < h)
-				h = v;
-		}
-		x->H[j] = x->H[j + 1] + h;
-		per += (long)os[j].n * (x->ne + x->np);
-	}
-	spend(x, per / 8 + 1);
-	x->priced = 1;
-#ifdef MIG_TRACE
-	fprintf(stderr, "split: prices: bound %.3f GiB (best plan %.3f)\n",
-	    (x->H[0] + cheapest(x, x->pe.bias, x->S, NULL)) / 1073741824.0, (double)x->inc.waste / 1073741824.0);
-#endif
-}
 
 /* ---------------------------------------------------------------------------- the completions */
 
@@ -185,13 +43,13 @@ struct proj {
 static size_t
 project(struct split *x, const struct ost *os, uint64_t dq, struct proj **out)
 {
-	struct kmap h;
+	struct hmap h;
 	size_t n = 0, cap = 0;
 
-	mig_split_km_init(&h, os->n);
+	mig_hm_init(&h, os->n, 2);
 	for (size_t i = 0; i < os->n; i++) {
 		const struct opt *o = &os->o[i];
-		int *at = mig_split_km_get(&h, (uint64_t)o->eu, o->ymem / dq);
+		int *at = mig_hm_get(&h, (uint64_t)o->eu, o->ymem / dq);
 		struct proj *p;
 
 		if (*at < 0) {
@@ -208,7 +66,7 @@ project(struct split *x, const struct ost *os, uint64_t dq, struct proj **out)
 		if (o->ops < p->ops)
 			p->ops = o->ops;
 	}
-	mig_split_km_free(&h);
+	mig_hm_free(&h);
 	spend(x, (long)os->n / 8 + 1);
 	return n;
 }
@@ -434,13 +292,13 @@ mig_split_cut(struct split *x, struct slayer *l, int j)
  * The bound of the waste of a plan through state st (GPUs 0..j-1 chosen):
  * its exclusive waste and what its shared instances cannot fill (no more
  * than each at its fullest, the c largest small units, those whose shares
- * fit their SMs), or the Lagrangian bound (mig_split_prices()), the larger.
+ * fit their SMs); what is still to come adds at least nothing.
  */
 uint64_t
-mig_split_lb(const struct split *x, const struct sst *st, int j)
+mig_split_lb(const struct split *x, const struct sst *st)
 {
 	int c = x->S - st->eu;
-	uint64_t hold, lb;
+	uint64_t hold;
 
 	if (c > x->ns)
 		c = x->ns;
@@ -455,13 +313,6 @@ mig_split_lb(const struct split *x, const struct sst *st, int j)
 		if (h < hold)
 			hold = h;
 	}
-	lb = st->w + (st->ymem > hold ? st->ymem - hold : 0);
-	if (x->priced) {
-		double v = (double)st->w + st->ry + x->H[j] + cheapest(x, st->e, x->S - st->eu, NULL) - 4096.0;
-
-		if (v > (double)lb)
-			lb = v >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)v;
-	}
-	return lb;
+	return st->w + (st->ymem > hold ? st->ymem - hold : 0);
 }
 

@@ -3,8 +3,7 @@
  * row of its table and every way of giving its instances to exclusive
  * classes or to the shared small units, each pair of exclusive units and
  * shared instances once, at its least (exclusive waste, SMs, operations);
- * the profiles another stands for left out. And the packed counts' set up
- * and the hash from two words the DP's layers use.
+ * the profiles another stands for left out. And the packed counts' set up.
  */
 #include "share/mig.h"
 #include "share/mig_split.h"
@@ -40,76 +39,6 @@ mig_split_pack_init(struct pack *pk, int n, const int *cap)
 	return 0;
 }
 
-void
-mig_split_km_init(struct kmap *h, size_t want)
-{
-	h->cap = 64;
-	while (h->cap < 2 * want)
-		h->cap *= 2;
-	h->k = xcalloc(2 * h->cap, sizeof *h->k);
-	memset(h->k, 0xff, 2 * h->cap * sizeof *h->k);
-	h->v = xcalloc(h->cap, sizeof *h->v);
-	h->n = 0;
-}
-
-void
-mig_split_km_free(struct kmap *h)
-{
-	free(h->k);
-	free(h->v);
-	memset(h, 0, sizeof *h);
-}
-
-static size_t
-km_slot(const struct kmap *h, uint64_t a, uint64_t b)
-{
-	size_t i = (size_t)(((a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL)) >> 17) & (h->cap - 1);
-
-	while (!(h->k[2 * i] == EMPTY && h->k[2 * i + 1] == EMPTY) && !(h->k[2 * i] == a && h->k[2 * i + 1] == b))
-		i = (i + 1) & (h->cap - 1);
-	return i;
-}
-
-/* The value slot of (a, b), a new key's -1. */
-int *
-mig_split_km_get(struct kmap *h, uint64_t a, uint64_t b)
-{
-	size_t i;
-
-	if (2 * (h->n + 1) > h->cap) {
-		struct kmap g;
-
-		mig_split_km_init(&g, h->cap);
-		for (size_t x = 0; x < h->cap; x++)
-			if (!(h->k[2 * x] == EMPTY && h->k[2 * x + 1] == EMPTY)) {
-				size_t y = km_slot(&g, h->k[2 * x], h->k[2 * x + 1]);
-
-				g.k[2 * y] = h->k[2 * x];
-				g.k[2 * y + 1] = h->k[2 * x + 1];
-				g.v[y] = h->v[x];
-				g.n++;
-			}
-		mig_split_km_free(h);
-		*h = g;
-	}
-	i = km_slot(h, a, b);
-	if (h->k[2 * i] == EMPTY && h->k[2 * i + 1] == EMPTY) {
-		h->k[2 * i] = a;
-		h->k[2 * i + 1] = b;
-		h->v[i] = -1;
-		h->n++;
-	}
-	return &h->v[i];
-}
-
-const int *
-mig_split_km_find(const struct kmap *h, uint64_t a, uint64_t b)
-{
-	size_t i = km_slot(h, a, b);
-
-	return h->k[2 * i] == EMPTY && h->k[2 * i + 1] == EMPTY ? NULL : &h->v[i];
-}
-
 /* ------------------------------------------------------------------------------ the options */
 
 /*
@@ -129,19 +58,7 @@ stands_for_in(const struct split *x, const struct gtable *t, int p, int q)
 	for (int k = 0; k < x->s->nk; k++)
 		if ((sg->fit[k] >> q & 1) && !(sg->fit[k] >> p & 1))
 			return 0;
-	for (size_t r = 0; r < t->ngeo; r++) {
-		uint64_t key = t->geo[r].key, cq = key >> (4 * q) & 15, cp = key >> (4 * p) & 15;
-		const struct geo *g;
-
-		if (!cq)
-			continue;
-		if (cp + cq > 15)
-			return 0;
-		g = mig_gtable_find(t, key - (cq << (4 * q)) + (cq << (4 * p)));
-		if (!g || g->ops > t->geo[r].ops)
-			return 0;
-	}
-	return 1;
+	return mig_gtable_swaps(t, q, p);
 }
 
 /* ... on every GPU's table. */
@@ -157,7 +74,7 @@ stands_for(const struct split *x, int p, int q)
 struct obuild {
 	struct split *x;
 	struct ost *os;
-	struct kmap idx;
+	struct hmap idx;
 	const struct gtable *t;
 	const struct geo *g;
 	int prof[MIG_MAX_PROFILES], cnt[MIG_MAX_PROFILES], nprof;
@@ -205,7 +122,7 @@ opt_leaf(struct obuild *b, uint64_t e, uint64_t y, uint64_t w, int eu)
 			o.role[i] = SHARED;
 		}
 	}
-	at = mig_split_km_get(&b->idx, e, y);
+	at = mig_hm_get(&b->idx, e, y);
 	if (*at >= 0) {
 		struct opt *q = &b->os->o[*at];
 
@@ -267,11 +184,11 @@ mig_split_options(struct split *x, int j, struct ost *os)
 	b.x = x;
 	b.os = os;
 	b.t = t;
-	mig_split_km_init(&b.idx, 256);
+	mig_hm_init(&b.idx, 256, 2);
 	/* the empty load */
 	xgrow(&os->o, &os->cap, 1, sizeof *os->o);
 	memset(&os->o[0], 0, sizeof os->o[0]);
-	*mig_split_km_get(&b.idx, 0, 0) = 0;
+	*mig_hm_get(&b.idx, 0, 0) = 0;
 	os->n = 1;
 	for (size_t r = 0; r < t->ngeo && !x->aborted; r++) {
 		const struct geo *g = &t->geo[r];
@@ -297,7 +214,7 @@ mig_split_options(struct split *x, int j, struct ost *os)
 		spend(x, 1);
 	}
 	spend(x, (long)os->n / 4 + 1);
-	mig_split_km_free(&b.idx);
+	mig_hm_free(&b.idx);
 }
 
 

@@ -53,24 +53,18 @@ contents_from(struct split *x, int p, int i, uint64_t v, uint64_t mem, int need,
 	}
 }
 
-static void
-contents(struct split *x, int p)
-{
-	size_t cap = 0;
-
-	if (x->have_cont[p])
-		return;
-	x->have_cont[p] = 1;
-	contents_from(x, p, 0, 0, 0, 0, &x->cont[p], &x->ncont[p], &cap);
-	spend(x, (long)x->ncont[p] + 1);
-}
-
-/* The most small memory and units one shared instance of p holds (from its fullest contents). */
+/*
+ * Each profile's fullest contents (x->cont), and the most small memory
+ * and units one shared instance of it holds.
+ */
 void
 mig_split_limits(struct split *x)
 {
 	for (int p = 0; p < x->np && !x->aborted; p++) {
-		contents(x, p);
+		size_t cap = 0;
+
+		contents_from(x, p, 0, 0, 0, 0, &x->cont[p], &x->ncont[p], &cap);
+		spend(x, (long)x->ncont[p] + 1);
 		for (size_t o = 0; o < x->ncont[p]; o++) {
 			uint64_t m = 0;
 			int u = 0;
@@ -93,9 +87,9 @@ mig_split_limits(struct split *x)
 static int
 rset_of(struct split *x, uint64_t y)
 {
-	const int *have = mig_split_km_find(&x->rmap, y, 0);
+	const int *have = mig_hm_find(&x->rmap, y, 0);
 	int p, parent, me;
-	struct kmap seen;
+	struct hmap seen;
 	size_t at;
 
 	if (have)
@@ -109,7 +103,7 @@ rset_of(struct split *x, uint64_t y)
 		x->from[x->nvec] = x->via[x->nvec] = -1;
 		x->rs[x->nrs] = (struct rset){0, -1, -1, x->nvec, 1};
 		x->nvec++;
-		*mig_split_km_get(&x->rmap, 0, 0) = (int)x->nrs;
+		*mig_hm_get(&x->rmap, 0, 0) = (int)x->nrs;
 		return (int)x->nrs++;
 	}
 	/*
@@ -123,17 +117,14 @@ rset_of(struct split *x, uint64_t y)
 	parent = rset_of(x, y - x->pyk.one[p]);
 	if (parent < 0 || x->aborted)
 		return -1;
-	contents(x, p);
-	if (x->aborted)
-		return -1;
-	mig_split_km_init(&seen, x->rs[parent].n * 4);
+	mig_hm_init(&seen, x->rs[parent].n * 4, 1);
 	at = x->nvec;
 	for (size_t a = 0; a < x->rs[parent].n; a++) {
 		uint64_t u = x->vec[x->rs[parent].at + a];
 
 		for (size_t o = 0; o < x->ncont[p]; o++) {
 			uint64_t v = pk_add_sat(&x->psm, u, x->cont[p][o]);
-			int *slot = mig_split_km_get(&seen, v, 0);
+			int *slot = mig_hm_get(&seen, v, 0);
 
 			if (*slot >= 0)
 				continue;
@@ -160,7 +151,7 @@ rset_of(struct split *x, uint64_t y)
 			for (int a = 0; a < x->nsm && !dom; a++) {
 				uint64_t u = v + x->psm.one[a];
 
-				dom = !(u & x->psm.guard) && mig_split_km_find(&seen, u, 0);
+				dom = !(u & x->psm.guard) && mig_hm_find(&seen, u, 0);
 			}
 			if (dom)
 				continue;
@@ -172,13 +163,13 @@ rset_of(struct split *x, uint64_t y)
 		spend(x, (long)(x->nvec - at) * x->nsm / 16 + 1);
 		x->nvec = w;
 	}
-	mig_split_km_free(&seen);
+	mig_hm_free(&seen);
 	if (x->aborted)
 		return -1;
 	xgrow(&x->rs, &x->rscap, x->nrs + 1, sizeof *x->rs);
 	me = (int)x->nrs++;
 	x->rs[me] = (struct rset){y, parent, p, at, x->nvec - at};
-	*mig_split_km_get(&x->rmap, y, 0) = me;
+	*mig_hm_get(&x->rmap, y, 0) = me;
 	return me;
 }
 
@@ -238,15 +229,16 @@ mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, size_
 	uint64_t *cnt;                /* per instance of Y: its content (plain), then trimmed */
 	int *prof, ninst = 0, opt[s->ngpus + 1], r;
 	int next[MIG_MAX_PROFILES];
+	const int *set = mig_hm_find(&x->rmap, st->y, 0);
 
 	top_mem(x, x->vec[vi], c, take);
 	for (int j = s->ngpus - 1, a = at; j >= 0; j--) {
 		opt[j] = ly[j + 1].st[a].opt;
 		a = ly[j + 1].st[a].prev;
 	}
-	r = mig_split_km_find(&x->rmap, st->y, 0) ? *mig_split_km_find(&x->rmap, st->y, 0) : -1;
-	if (r < 0)
+	if (!set)
 		return 0;
+	r = *set;
 	cnt = xcalloc(MIG_MAX_INST * (size_t)s->ngpus + 1, sizeof *cnt);
 	prof = xcalloc(MIG_MAX_INST * (size_t)s->ngpus + 1, sizeof *prof);
 	/* back through the sets: one content per instance of Y */

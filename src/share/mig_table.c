@@ -199,6 +199,29 @@ mig_gtable_find(const struct gtable *t, uint64_t key)
 	return NULL;
 }
 
+/*
+ * Has every row of t with instances of profile `from` a twin with those
+ * instances of profile `to` instead, needing no more operations? Then `to`
+ * does whatever `from` does, where their instances hold the same.
+ */
+int
+mig_gtable_swaps(const struct gtable *t, int from, int to)
+{
+	for (size_t r = 0; r < t->ngeo; r++) {
+		uint64_t key = t->geo[r].key, cf = key >> (4 * from) & 15, ct = key >> (4 * to) & 15;
+		const struct geo *g;
+
+		if (!cf)
+			continue;
+		if (cf + ct > 15)
+			return 0;
+		g = mig_gtable_find(t, key - (cf << (4 * from)) + (cf << (4 * to)));
+		if (!g || g->ops > t->geo[r].ops)
+			return 0;
+	}
+	return 1;
+}
+
 int
 mig_gpu_twin(const struct mig_gpu *a, const struct mig_gpu *b)
 {
