@@ -418,6 +418,14 @@ extern int mig_split_blind;
 extern struct mig_score mig_split_own;
 /* Tests only: the split DP's proofs, and the better plans it found, over the process. */
 extern long mig_split_proofs, mig_split_found;
+/*
+ * Tests only: nonzero leaves out the bags (mig_splitbag.c), the split
+ * DP's first try where every unit is placed; their proofs over the
+ * process, and the best plan they found themselves (satisfied -1: none).
+ */
+extern int mig_split_no_bags;
+extern long mig_bag_proofs;
+extern struct mig_score mig_bag_own;
 
 /* -------------------------------------------------------------- mig_bound.c */
 

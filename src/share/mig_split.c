@@ -408,6 +408,18 @@ mig_split_run(struct search *s, long limit)
 	mig_hm_init(&x.rmap, 64, 1);
 	mig_split_skips(&x);
 	mig_split_limits(&x);
+	/* where every unit is placed: the bags first, with half the work at most */
+	if (!x.aborted && !mig_split_no_bags) {
+		long keep = x.limit;
+
+		x.limit = x.work + (keep - x.work) / 2;
+		ret = mig_split_bags(&x);
+		x.limit = keep;
+		if (ret)
+			goto done;
+		if (!(s->split_stop && atomic_load(s->split_stop)))
+			x.aborted = x.work > x.limit;
+	}
 	os = xcalloc((size_t)s->ngpus + 1, sizeof *os);
 	for (int j = 0; j < s->ngpus && !x.aborted; j++) {
 		if (s->sg[j].twin) {
@@ -449,6 +461,7 @@ mig_split_run(struct search *s, long limit)
 			mig_split_proofs += ret;
 		}
 	}
+done:
 	s->nodes += x.work;
 #ifdef MIG_TRACE
 	fprintf(stderr, "split: ret %d work %ld of %ld aborted %d cpu %.2f ms\n", ret, x.work, x.limit, x.aborted,

@@ -176,6 +176,11 @@ void mig_split_limits(struct split *x);
 int64_t mig_split_most_packed(struct split *x, uint64_t y, int c, size_t *best);
 int mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, size_t vi, int c,
     const struct mig_score *want);
+int mig_split_loads(struct split *x, const struct opt *const *o, const int *prof, const uint64_t *cnt, int ninst,
+    const struct mig_score *want);
+
+/* mig_splitbag.c: where every unit is placed, the bags of instances (1: proven) */
+int mig_split_bags(struct split *x);
 
 /* mig_splitbound.c: a state's own bound, and the completions table's (what GPUs j.. add) */
 void mig_split_completions(struct split *x, const struct ost *os);

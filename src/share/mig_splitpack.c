@@ -216,6 +216,74 @@ mig_split_most_packed(struct split *x, uint64_t y, int c, size_t *best)
 /* ----------------------------------------------------------------------------- the plan */
 
 /*
+ * The loads of options o[j] (one per GPU) into s->cur, their shared
+ * instances given the contents cnt[] (plain small vectors) of profiles
+ * prof[], ninst of them, in order per profile; offered: 1 offered as the
+ * better plan with value want, 0 not (a content missing).
+ */
+int
+mig_split_loads(struct split *x, const struct opt *const *o, const int *prof, const uint64_t *cnt, int ninst,
+    const struct mig_score *want)
+{
+	struct search *s = x->s;
+	int left[s->nk + 1], next[MIG_MAX_PROFILES], ok = 1;
+
+	for (int k = 0; k < s->nk; k++)
+		left[k] = s->k[k].n;
+	for (int p = 0; p < MIG_MAX_PROFILES; p++)
+		next[p] = 0;
+	for (int j = 0; j < s->ngpus && ok; j++) {
+		struct load *ld = &s->cur[j];
+
+		ld->x = o[j]->x;
+		ld->nslots = o[j]->x ? o[j]->x->n : 0;
+		for (int i = 0; i < ld->nslots; i++) {
+			struct slot *sl = &ld->slot[i];
+			int p = s->sg[j].t->cand[o[j]->x->cand[i]].profile;
+
+			sl->profile = p;
+			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+			sl->nunits = 0;
+			sl->mem = 0;
+			sl->need = 0;
+			sl->big = -1;
+			if (o[j]->role[i] != SHARED) {
+				int k = x->ecls[o[j]->role[i]];
+
+				sl->big = k;
+				sl->nunits = 1;
+				sl->mem = s->sg[j].mem[k];
+				sl->need = s->sg[j].need[k];
+				left[k]--;
+				continue;
+			}
+			/* the next content for profile p */
+			while (next[p] < ninst && prof[next[p]] != p)
+				next[p]++;
+			if (next[p] == ninst) {
+				ok = 0;
+				break;
+			}
+			for (int a = 0; a < x->nsm; a++) {
+				int n = pk_get(&x->psm, cnt[next[p]], a), k = x->scls[a];
+
+				sl->cnt[k] = n;
+				sl->nunits += n;
+				sl->mem += (uint64_t)n * s->sg[j].mem[k];
+				sl->need += n * s->sg[j].need[k];
+				left[k] -= n;
+			}
+			next[p]++;
+		}
+	}
+	if (!ok)
+		return 0;
+	mig_search_offer_any(s, left);
+	return s->bs.satisfied == want->satisfied && s->bs.waste == want->waste && s->bs.sms == want->sms &&
+	    s->bs.ops == want->ops;
+}
+
+/*
  * The plan of last-layer state `at` (its packing: vector `vi` of its Y's
  * set, c units) into s->cur, offered: 1 offered as the better plan, 0 not
  * built (an instance left empty, or the score not the state's).
@@ -225,15 +293,15 @@ mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, size_
 {
 	struct search *s = x->s;
 	const struct sst *st = &ly[s->ngpus].st[at];
-	int take[MAX_FIELDS], have[MAX_FIELDS] = {0}, left[s->nk + 1], ok = 1;
+	int take[MAX_FIELDS], have[MAX_FIELDS] = {0}, ok = 1;
 	uint64_t *cnt;                /* per instance of Y: its content (plain), then trimmed */
-	int *prof, ninst = 0, opt[s->ngpus + 1], r;
-	int next[MIG_MAX_PROFILES];
+	int *prof, ninst = 0, r;
+	const struct opt *o[s->ngpus + 1];
 	const int *set = mig_hm_find(&x->rmap, st->y, 0);
 
 	top_mem(x, x->vec[vi], c, take);
 	for (int j = s->ngpus - 1, a = at; j >= 0; j--) {
-		opt[j] = ly[j + 1].st[a].opt;
+		o[j] = &os[j].o[ly[j + 1].st[a].opt];
 		a = ly[j + 1].st[a].prev;
 	}
 	if (!set)
@@ -260,61 +328,9 @@ mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, size_
 		}
 	for (int i = 0; i < ninst; i++)
 		ok = ok && cnt[i] != 0;
-	for (int k = 0; k < s->nk; k++)
-		left[k] = s->k[k].n;
-	for (int p = 0; p < MIG_MAX_PROFILES; p++)
-		next[p] = 0;
-	for (int j = 0; j < s->ngpus && ok; j++) {
-		const struct opt *o = &os[j].o[opt[j]];
-		struct load *ld = &s->cur[j];
-
-		ld->x = o->x;
-		ld->nslots = o->x ? o->x->n : 0;
-		for (int i = 0; i < ld->nslots; i++) {
-			struct slot *sl = &ld->slot[i];
-			int p = s->sg[j].t->cand[o->x->cand[i]].profile;
-
-			sl->profile = p;
-			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
-			sl->nunits = 0;
-			sl->mem = 0;
-			sl->need = 0;
-			sl->big = -1;
-			if (o->role[i] != SHARED) {
-				int k = x->ecls[o->role[i]];
-
-				sl->big = k;
-				sl->nunits = 1;
-				sl->mem = s->sg[j].mem[k];
-				sl->need = s->sg[j].need[k];
-				left[k]--;
-				continue;
-			}
-			/* the next content of Y for profile p */
-			while (next[p] < ninst && prof[next[p]] != p)
-				next[p]++;
-			if (next[p] == ninst) {
-				ok = 0;
-				break;
-			}
-			for (int a = 0; a < x->nsm; a++) {
-				int n = pk_get(&x->psm, cnt[next[p]], a), k = x->scls[a];
-
-				sl->cnt[k] = n;
-				sl->nunits += n;
-				sl->mem += (uint64_t)n * s->sg[j].mem[k];
-				sl->need += n * s->sg[j].need[k];
-				left[k] -= n;
-			}
-			next[p]++;
-		}
-	}
+	if (ok)
+		ok = mig_split_loads(x, o, prof, cnt, ninst, want);
 	free(cnt);
 	free(prof);
-	if (!ok)
-		return 0;
-	mig_search_offer_any(s, left);
-	return s->bs.satisfied == want->satisfied && s->bs.waste == want->waste && s->bs.sms == want->sms &&
-	    s->bs.ops == want->ops;
+	return ok;
 }
-

@@ -722,6 +722,37 @@ test_split(void)
 }
 
 /*
+ * The bags (mig_splitbag.c): 8 A100s, bench mix 2 (10 classes, every one
+ * of the 50 jobs placed): 18.41 GiB, 714 SMs, 18 operations, found and
+ * proven by the bags, where the DP over units, the branch and price and
+ * the split DP stopped at 23.41 GiB unproven (bound 18.41): the bags of
+ * 18.41 GiB of waste that hold every unit and have fewer SMs are none.
+ */
+static void
+test_bags(void)
+{
+	static const struct want mix2[] = {{10, "", 1024, 0.1}, {5, "4g.20gb", 0, 0}, {8, "", 1024, 0.05},
+	    {5, "", 2048, 0.05}, {6, "", 4096, 0.05}, {5, "1g.5gb", 0, 0}, {4, "", 2048, 0}, {4, "", 2048, 0},
+	    {2, "2g.10gb", 0, 0}, {1, "", 24576, 0.02}};
+	struct mig_request r[10];
+	struct mig_gpu g[8];
+	struct mig_plan p;
+	long proofs = mig_bag_proofs;
+	char why[256] = "";
+
+	mig_bag_own.satisfied = -1;
+	if (plan_node("A100-40GB", mix2, 10, g, r, &p) < 0)
+		return;
+	ok(p.optimal && p.score.satisfied == 50 && p.score.waste == 19763560448ULL && p.score.sms == 714 &&
+	    p.score.ops == 18 && mig_bag_proofs > proofs && mig_bag_own.waste == p.score.waste &&
+	    mig_bag_own.ops == p.score.ops && validate(g, 8, r, 10, &p, why),
+	    "8 A100-40GB, bench mix 2: the bags find and prove %d placed, %.2f GiB (%llu), %d SMs, %d operations "
+	    "(optimal %d) %s", p.score.satisfied, p.score.waste / 1073741824.0, (unsigned long long)p.score.waste,
+	    p.score.sms, p.score.ops, p.optimal, why);
+	mig_plan_free(&p);
+}
+
+/*
  * The split DP on a thread of its own or on the calling thread
  * (mig_split_serial): the same plans, proofs, gaps and work, where the rest
  * proves (the split DP stopped), where only the split DP does (8 H100s,
@@ -795,6 +826,7 @@ main(void)
 	mig_dp_disabled = mig_split_disabled = 0;
 	/* the whole planner */
 	test_split();
+	test_bags();
 	test_split_serial();
 	/*
 	 * the rest proves all 15, so the split DP beside it is stopped and

@@ -526,8 +526,10 @@ test_split_exhaustive(void)
 			int ng, one = 1;
 
 			mig_split_own.satisfied = -1;
+			mig_split_no_bags = 1;
 			if (plan_blind(pi, seed, &mig_split_blind, g, &ng, &p, &best) < 0)
 				continue;
+			mig_split_no_bags = 0;
 			for (int i = 1; i < ng; i++)
 				one = one && strcmp(g[i].name, g[0].name) == 0;
 			single += one;
@@ -544,6 +546,54 @@ test_split_exhaustive(void)
 	    "is the exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
 	ok(wrong == 0 && runs >= single * 9 / 10 && mig_split_proofs - proofs >= runs, "... and so is the split DP's "
 	    "own best (%d of %d runs, %d mixes of one product)", runs - wrong, runs, single);
+}
+
+/*
+ * The bags (mig_splitbag.c) against the exhaustive optimum: the same
+ * small mixes, the split DP blind to the branch and price's plan, so that
+ * where every unit is placed the bags must find the optimum themselves,
+ * first: a bag wrongly held not a plan (the packing, the exclusive units'
+ * instances, the GPUs' tables), a bound that drops one, or a plan rebuilt
+ * wrong makes their best differ.
+ */
+static void
+test_bags_exhaustive(void)
+{
+	int worse = 0, cases = 0, notopt = 0, runs = 0, wrong = 0, all = 0;
+	long proofs = mig_bag_proofs;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
+			struct mig_gpu g[3];
+			struct mig_plan p;
+			struct mig_score best;
+			int ng, one = 1;
+			long before = mig_bag_proofs;
+
+			mig_bag_own.satisfied = -1;
+			if (plan_blind(pi, seed, &mig_split_blind, g, &ng, &p, &best) < 0)
+				continue;
+			/* blind, no plan is as bad as the one they start from: a proof must come with a plan */
+			if (mig_bag_proofs > before && mig_bag_own.satisfied < 0) {
+				printf("# %s seed %d: the bags proved without a plan\n", products[pi].name, seed);
+				wrong++;
+			}
+			for (int i = 1; i < ng; i++)
+				one = one && strcmp(g[i].name, g[0].name) == 0;
+			all += one && best.satisfied == p.nunits;
+			cases++;
+			notopt += !p.optimal;
+			if (mig_bag_own.satisfied >= 0) {
+				runs++;
+				wrong += differs(products[pi].name, seed, "the bags' own", &mig_bag_own, &best);
+			}
+			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
+			mig_plan_free(&p);
+		}
+	ok(worse == 0 && notopt == 0, "%d small mixes, the bags blind to the branch and price's plan: each plan is the "
+	    "exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
+	ok(wrong == 0 && runs == all && runs > 0 && mig_bag_proofs - proofs >= runs, "... and so is the bags' "
+	    "own best (%d of %d runs, %d mixes of one product placing every unit)", runs - wrong, runs, all);
 }
 
 static void
@@ -640,6 +690,7 @@ main(void)
 	/* the split DP to its end, whatever the rest proves: its own best is what is checked */
 	mig_split_serial = 1;
 	test_split_exhaustive();
+	test_bags_exhaustive();
 	mig_split_serial = 0;
 	test_handmade();
 	/* the branch and price alone, as where the DPs give up */
