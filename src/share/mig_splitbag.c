@@ -8,11 +8,14 @@
  * the multiset I of its instances alone (the bag: instances per profile),
  * and which GPU an instance sits on matters only to the operations. So the
  * bags whose memory lies between P and P plus the best plan's waste are
- * enumerated, each one's value bounded by its memory and SMs, and tried in
- * that order: a bag is a plan where its instances can take every unit
- * (each exclusive unit alone in an instance it fits, the small units
- * packed into the rest by the split DP's inner DP, which is exact) and
- * the GPUs' tables can hold it (a DP over the GPUs, remembered across
+ * enumerated (each kept only where its instances could take every unit:
+ * an instance for each exclusive unit, room for the small ones in the
+ * rest, Hall's condition on which instances the exclusive units fit),
+ * sorted by memory and then SMs, and tried in that order: a bag is a plan
+ * where its instances can take every unit (each exclusive unit alone in an
+ * instance it fits, every way; the small units packed into the rest by a
+ * DP over those instances whose waste the slack bounds, which is exact)
+ * and the GPUs' tables can hold it (a DP over the GPUs, remembered across
  * bags, with the fewest operations). The first bag that is a plan has the
  * least waste and then SMs any plan can have; the bags of the same memory
  * and SMs after it are tried for fewer operations; one that leaves an
@@ -88,6 +91,7 @@ struct bags {
 	int yprof[MIG_MAX_INST * 64];
 	uint64_t ycnt[MIG_MAX_INST * 64];
 	int ninst;
+	long tried, nopack, nohold;   /* bags tried, not packed, not held (the trace's) */
 };
 
 /* A state of the packing: the small units left (plain), from which state of the layer before, with what content. */
@@ -121,12 +125,11 @@ bags_init(struct bags *b, struct split *x)
 	for (int j = s->ngpus - 1; j >= 0; j--) {
 		const struct gtable *t = s->sg[j].t;
 		size_t cap2 = 0;
+		int sl = 0;
 
 		xgrow(&b->rows[j], &cap2, 1, sizeof *b->rows[j]);
 		memset(&b->rows[j][0], 0, sizeof b->rows[j][0]);
 		b->nrows[j] = 1;
-		int sl = 0;
-
 		for (int p = 0; p < MIG_MAX_PROFILES; p++)
 			b->sufmax[j * MIG_MAX_PROFILES + p] = b->sufmax[(j + 1) * MIG_MAX_PROFILES + p];
 		for (size_t r = 0; r < t->ngeo; r++) {
@@ -160,6 +163,8 @@ bags_init(struct bags *b, struct split *x)
 	for (int p = 0; p < x->np; p++) {
 		b->maxc[p] = b->sufmax[p];
 		cap[p] = b->maxc[p];
+		if (cap[p] > UCHAR_MAX)
+			return -1;
 		pm[p] = x->g->profiles[p].mem_bytes;
 		if (used[p])
 			b->prof[b->np++] = p;
@@ -194,7 +199,7 @@ bags_init(struct bags *b, struct split *x)
 		b->minmost += x->pe.cap[c] * m;
 	}
 	/* Hall's condition: each set of exclusive classes against the instances its units fit */
-	if (x->ne <= 10) {
+	if ((1 << x->ne) <= MAX_HALL) {
 		b->hl = xcalloc((size_t)1 << x->ne, sizeof *b->hl);
 		for (uint32_t m = 1; m < (1u << x->ne); m++) {
 			struct hall h = {0, 0};
@@ -381,14 +386,15 @@ hold(struct bags *b, int j, const unsigned char *rest)
 /* -------------------------------------------------------------------- the bag holds the units */
 
 /*
- * Every small unit into the instances of Y, an instance at a time, most
- * memory first. A packing of all of them wastes exactly mem(Y) less their
- * memory (the slack), so an instance's content may waste (its memory less
- * the content's) no more than what the instances before it left of the
- * slack; a state is the units still to place (which fixes what the
- * instances before wasted). Contents are kept to those with a unit at
- * least: a packing that leaves an instance empty makes a smaller bag a
- * plan, and that one comes first.
+ * Every small unit into the instances of Y, an instance at a time, least
+ * memory first, the last (the largest) taking what is left. A packing of
+ * all of them wastes exactly mem(Y) less their memory (the slack), so an
+ * instance's content may waste (its memory less the content's) no more
+ * than what the instances before it left of the slack, and must leave no
+ * more than the later instances hold at their fullest; a state is the
+ * units still to place (which fixes what the instances before wasted).
+ * Contents are kept to those with a unit at least: a packing that leaves
+ * an instance empty makes a smaller bag a plan, and that one comes first.
  */
 struct pk {
 	struct bags *b;
@@ -691,12 +697,15 @@ mig_split_bags(struct split *x)
 			break;
 		memcpy(b.avail, t->n, sizeof b.avail);
 		memset(b.e, 0, sizeof b.e);
+		b.tried++;
 		r = exclusive(&b, 0, 0, x->ne ? x->pe.cap[0] : 0);
 		if (r < 0)
 			break;
+		b.nopack += r == 0;
 		if (r == 0)
 			continue;
 		ops = hold(&b, 0, t->n);
+		b.nohold += ops == NO_ROW || no_better(x, w, t->sms, ops);
 		if (ops == NO_ROW || no_better(x, w, t->sms, ops))
 			continue;
 		/* its plan now: a later bag of the same value and fewer operations replaces it */
@@ -716,8 +725,8 @@ mig_split_bags(struct split *x)
 			mig_bag_own = best;
 	}
 #ifdef MIG_TRACE
-	fprintf(stderr, "bags: %zu kept, held %zu, found %d, ret %d, work %ld aborted %d\n", b.nc, b.nm, found, ret,
-	    x->work, x->aborted);
+	fprintf(stderr, "bags: %zu kept, tried %ld (not packed %ld, not held %ld), held %zu, found %d, ret %d, work %ld "
+	    "aborted %d\n", b.nc, b.tried, b.nopack, b.nohold, b.nm, found, ret, x->work, x->aborted);
 #endif
 	bags_free(&b);
 	return ret;
