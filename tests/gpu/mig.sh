@@ -169,6 +169,22 @@ check $? "the plan is proven optimal (bound equals what it satisfies)"
 "$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests.txt" >"$OUT/mig-dry4.txt" 2>&1
 check $? "mig apply --dry-run --requests exits 0" "$(cat "$OUT/mig-dry4.txt")"
 raw "mig apply --dry-run --requests" "$(cat "$OUT/mig-dry4.txt")"
+# --- a mix that fits: every unit placed (where the bags, mig_splitbag.c, may prove it) ---
+printf '# count memory|profile [share]\n1 %s\n2 8G\n4 2G 0.05\n' "$p3" >"$OUT/mig-requests-fit.txt"
+"$G" mig plan --gpu 0 --json --requests "$OUT/mig-requests-fit.txt" >"$OUT/mig-plan-fit.json" 2>"$OUT/mig-plan-fit.err"
+check $? "mig plan --requests (1x$p3, 2x8G, 4x2G share 0.05) exits 0" "$(cat "$OUT/mig-plan-fit.err")"
+raw "mig plan --json --requests (a mix that fits)" "$(cat "$OUT/mig-plan-fit.json" "$OUT/mig-plan-fit.err")"
+python3 - "$OUT/mig-plan-fit.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["optimal"] is True and d["satisfied"] == d["requested"] and d["gap_level"] == 0
+print(("PASS" if ok else "FAIL") + f" a mix that fits: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
+      f" waste={d['waste_bytes']} sms={d['sms']} ops={d['operation_count']}")
+sys.exit(0 if ok else 1)
+PY
+check $? "the mix that fits: every unit placed, proven optimal"
+"$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests-fit.txt" >"$OUT/mig-dry-fit.txt" 2>&1
+check $? "mig apply --dry-run --requests (a mix that fits) exits 0" "$(cat "$OUT/mig-dry-fit.txt")"
 # --- --effort N (more search work) on the card: the same optimum, apply --dry-run with it ---
 "$G" mig plan --gpu 0 --json --effort 5 --requests "$OUT/mig-requests.txt" >"$OUT/mig-plan3.json" 2>"$OUT/mig-plan3.err"
 check $? "mig plan --effort 5 --requests exits 0" "$(cat "$OUT/mig-plan3.err")"
