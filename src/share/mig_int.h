@@ -397,6 +397,13 @@ extern long mig_lp_fail_from;
  */
 int mig_split_run(struct search *s, long limit);
 /*
+ * Where every unit is placed, the bags (mig_splitbag.c) first, on the
+ * calling thread, within limit work: 1 the best plan is proven optimal at
+ * levels 2 to 4 (a better one found replaces it), 0 gave up or does not
+ * apply.
+ */
+int mig_split_bags_first(struct search *s, long limit);
+/*
  * The split DP started beside the rest of the proof, with its own limit
  * of work, from the best plan now (on a thread of its own where one can
  * be made, else to its end here); joined: proven, the rest proved its plan

@@ -37,6 +37,8 @@
 #define MIG_UNITS_SHARE 4
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
+/* The bags (mig_splitbag.c) first, where every unit is placed, get 1 / this of what is left after level 1. */
+#define MIG_BAG_SHARE 3
 
 struct node {
 	long double bound;            /* its parent's: no plan of the node is worth more */
@@ -425,6 +427,11 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		 */
 		if (s->lvl == 1 && s->gap_level == 0) {
 			mig_search_improve(s);
+			/* where every unit is placed, the bags first (mig_splitbag.c), on this thread */
+			if (mig_split_bags_first(s, (total - s->nodes) / MIG_BAG_SHARE)) {
+				s->lvl = 4;
+				break;
+			}
 			/* the split DP beside all that follows, with as much work (mig_splitjob.c) */
 			mig_split_start(s, total - s->nodes);
 			if (mig_dp_run(s, (total - s->nodes) / 3)) {

@@ -442,6 +442,34 @@ contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restm
 	}
 }
 
+/*
+ * Drops the states of a layer that one with a unit more placed covers
+ * (r - one unit of some class is there too). Only the bags of the least
+ * memory that is a plan are ever taken, and there every packing of all
+ * the small units fills every instance (else a smaller bag is a plan): a
+ * packing through the state dropped, less the units the other has placed
+ * already, is then one through the other, each later content still holding
+ * a unit, within the slack and what the later instances hold. Along a chain
+ * of drops the units placed grow, so it ends at a state kept.
+ */
+static void
+dominated(struct bags *b, struct pk *k)
+{
+	struct split *x = b->x;
+	size_t w = 0;
+	unsigned char *gone = xcalloc(k->n + 1, 1);
+
+	for (size_t i = 0; i < k->n; i++)
+		for (int a = 0; a < x->nsm && !gone[i]; a++)
+			gone[i] = pk_get(&x->psm, k->st[i].r, a) > 0 && mig_hm_find(&k->h, k->st[i].r - x->psm.one[a], 0);
+	for (size_t i = 0; i < k->n; i++)
+		if (!gone[i])
+			k->st[w++] = k->st[i];
+	spend(x, (long)k->n * x->nsm / 16 + 1);
+	k->n = w;
+	free(gone);
+}
+
 /* The small units' packing into b->avail: 1 found (b->yprof, b->ycnt), 0 none, -1 out of work. */
 static int
 slack_pack(struct bags *b, uint64_t ymem)
@@ -504,6 +532,8 @@ slack_pack(struct bags *b, uint64_t ymem)
 			contents(&k, 0, 0, 0, 0, left);
 		}
 		spend(x, (long)nprev / 4 + 1);
+		if (!x->aborted)
+			dominated(b, &k);
 		mig_hm_free(&k.h);
 		before += k.pm;
 		lay[t + 1] = k.st;
@@ -686,6 +716,9 @@ mig_split_bags(struct split *x)
 	if (!x->aborted)
 		qsort(b.c, b.nc, sizeof *b.c, bag_cmp);
 	spend(x, (long)b.nc / 4 + 1);
+#ifdef MIG_TRACE
+	fprintf(stderr, "bags: enumerated %zu, work %ld\n", b.nc, x->work);
+#endif
 	for (size_t i = 0; i < b.nc && !x->aborted; i++) {
 		const struct bagc *t = &b.c[i];
 		uint64_t w = t->mem - b.P;
