@@ -51,9 +51,11 @@ ms_now() { date +%s%N; }
 	echo "size) over the 8 GPUs' memory; above 1 not everything fits. work: the planner's work units"
 	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT, and as much again"
 	echo "for the split DP once level 1 is proven, counted where its result is the one kept)."
-	echo "Once level 1 is proven the split DP runs on a thread of its own beside the rest (doc/mig.md,"
-	echo "'The split DP beside the rest'): wall ms is what a user waits (the slower of the two searches"
-	echo "on this 2-core machine), CPU ms adds both threads. Plans and work are the same on one thread."
+	echo "Once level 1 is proven, where every unit is placed, the bags run first on the calling thread"
+	echo "(doc/mig.md, 'The bags'; their proof ends the plan), then the split DP on a thread of its own"
+	echo "beside the rest (doc/mig.md, 'The split DP beside the rest'): wall ms is what a user waits"
+	echo "(the slower of the two searches on this 2-core machine), CPU ms adds both threads. Plans and"
+	echo "work are the same on one thread."
 	echo
 	for p in A100-40GB H100-80GB H200-141GB; do
 		echo "## $p: 8 GPUs, 50 units, 20 mixes (the planner alone)"
