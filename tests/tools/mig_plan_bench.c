@@ -264,6 +264,9 @@ main(int argc, char **argv)
 	}
 	if (getenv("MIG_NO_MEMTAB"))
 		mig_dp_no_memtab = 1;
+	/* the split DP on the calling thread, to its end, first: plans and work must not change */
+	if (getenv("MIG_SPLIT_SERIAL"))
+		mig_split_serial = 1;
 	if (getenv("MIG_PLAN_BENCH_SEED"))
 		rng += (unsigned long long)atoll(getenv("MIG_PLAN_BENCH_SEED")) * 0x9E3779B97F4A7C15ULL;
 	ngpus = atoi(argv[3]);
