@@ -67,6 +67,7 @@ struct bags {
 	int units, eunits;
 	uint32_t efit[MAX_FIELDS];    /* [c]: profiles exclusive class c fits */
 	uint64_t minfill;             /* the least fill the exclusive units' instances take */
+	int holds[MAX_FIELDS][MIG_MAX_PROFILES]; /* [a][p]: the most units of small class a one instance of p holds */
 	int minmost;
 	struct hall *hl;
 	int nhall;
@@ -178,6 +179,14 @@ bags_init(struct bags *b, struct split *x)
 	for (int a = 0; a < x->nsm; a++) {
 		b->smem += (uint64_t)x->psm.cap[a] * x->smem[a];
 		b->sneed += (long)x->psm.cap[a] * x->sneed[a];
+		for (int p = 0; p < x->np; p++) {
+			const struct mig_profile *pr = &x->g->profiles[p];
+			uint64_t n = pr->mem_bytes / x->smem[a];
+
+			if (x->sneed[a] > 0 && (uint64_t)(pr->sms / x->sneed[a]) < n)
+				n = (uint64_t)(pr->sms / x->sneed[a]);
+			b->holds[a][p] = n < (uint64_t)x->psm.cap[a] ? (int)n : x->psm.cap[a];
+		}
 	}
 	for (int c = 0; c < x->ne; c++) {
 		uint64_t f = UINT64_MAX;
@@ -238,6 +247,23 @@ bags_free(struct bags *b)
 
 /* ------------------------------------------------------------------------------- the bags */
 
+/* Whether instances n[] (per profile) hold, class by class, as many units as each small class has. */
+static int
+class_room(const struct bags *b, const unsigned char *n)
+{
+	const struct split *x = b->x;
+
+	for (int a = 0; a < x->nsm; a++) {
+		long room = 0;
+
+		for (int i = 0; i < b->np && room < x->psm.cap[a]; i++)
+			room += (long)n[b->prof[i]] * b->holds[a][b->prof[i]];
+		if (room < x->psm.cap[a])
+			return 0;
+	}
+	return 1;
+}
+
 /* The checks every bag of the enumeration gets: it is kept if it may hold every unit. */
 static void
 bag_leaf(struct bags *b, uint64_t mem)
@@ -260,7 +286,8 @@ bag_leaf(struct bags *b, uint64_t mem)
 	if (n < b->eunits || n - b->eunits > x->ns)
 		return;
 	/* the small units in what the exclusive ones leave */
-	if (fill < b->minfill || fill - b->minfill < b->smem || most - b->minmost < x->ns || ysms < b->sneed)
+	if (fill < b->minfill || fill - b->minfill < b->smem || most - b->minmost < x->ns || ysms < b->sneed ||
+	    !class_room(b, b->cur))
 		return;
 	for (int h = 0; h < b->nhall; h++) {
 		int have = 0;
@@ -477,6 +504,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 	struct split *x = b->x;
 	int inst[MIG_MAX_INST * 64], m = 0, ret = 0;
 	uint64_t full = 0, slack = ymem - b->smem, before = 0, lfill[MIG_MAX_INST * 64 + 1] = {0};
+	uint64_t lminw[MIG_MAX_INST * 64 + 1] = {0};
 	long lmost[MIG_MAX_INST * 64 + 1] = {0}, lsms[MIG_MAX_INST * 64 + 1] = {0};
 	struct pst *prev = NULL;
 	size_t nprev = 0;
@@ -488,9 +516,10 @@ slack_pack(struct bags *b, uint64_t ymem)
 			inst[m++] = b->prof[i];
 	for (int a = 0; a < x->nsm; a++)
 		full += (uint64_t)x->psm.cap[a] * x->psm.one[a];
-	/* what the instances from t on hold at most: memory, units, SMs */
+	/* what the instances from t on hold at most: memory, units, SMs; and waste at least */
 	for (int t = m - 1; t >= 0; t--) {
 		lfill[t] = lfill[t + 1] + x->fill[inst[t]];
+		lminw[t] = lminw[t + 1] + (x->g->profiles[inst[t]].mem_bytes - x->fill[inst[t]]);
 		lmost[t] = lmost[t + 1] + x->smost[inst[t]];
 		lsms[t] = lsms[t + 1] + x->g->profiles[inst[t]].sms;
 	}
@@ -521,11 +550,12 @@ slack_pack(struct bags *b, uint64_t ymem)
 			}
 			/* what the instances before wasted: their memory less what they hold */
 			wasted = before - (b->smem - left);
-			if (wasted > slack || left > lfill[t] || units > lmost[t] || need > lsms[t])
+			if (wasted + lminw[t] > slack || left > lfill[t] || units > lmost[t] || need > lsms[t])
 				continue;
 			k.r = prev[i].r;
 			k.parent = (int)i;
-			k.lower = k.pm > slack - wasted ? k.pm - (slack - wasted) : 0;
+			/* what this one may waste: the slack less what the others before wasted and those after must */
+			k.lower = k.pm > slack - wasted - lminw[t + 1] ? k.pm - (slack - wasted - lminw[t + 1]) : 0;
 			/* and what is left after it, the later instances hold */
 			if (left > lfill[t + 1] && left - lfill[t + 1] > k.lower)
 				k.lower = left - lfill[t + 1];
@@ -597,7 +627,8 @@ packs(struct bags *b)
 		ymem += (uint64_t)b->avail[p] * x->g->profiles[p].mem_bytes;
 		n += b->avail[p];
 	}
-	if (n > x->ns || fill < b->smem || most < x->ns || ysms < b->sneed || n > MIG_MAX_INST * 64)
+	if (n > x->ns || fill < b->smem || most < x->ns || ysms < b->sneed || n > MIG_MAX_INST * 64 ||
+	    !class_room(b, b->avail))
 		return 0;
 	seen = mig_hm_get(&b->ycache, y, 0);
 	if (*seen == 0)
