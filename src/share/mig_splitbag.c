@@ -81,7 +81,9 @@ struct bags {
 	int *sufsl;                   /* [j]: the most compute slices GPUs j.. have */
 	struct pack pr;               /* instances per profile, any number of GPUs */
 	struct hmap memo;             /* (rest, j) -> its entry */
-	int *mops, *mrow;
+	struct held {
+		int ops, row;         /* the fewest operations (NO_ROW: none), with row of GPU j first (-1: none) */
+	} *held;
 	size_t nm, mcap;
 	/* the exclusive units' instances of the bag tried */
 	int e[MAX_FIELDS][MIG_MAX_PROFILES];
@@ -239,8 +241,7 @@ bags_free(struct bags *b)
 	free(b->sufsl);
 	free(b->hl);
 	free(b->c);
-	free(b->mops);
-	free(b->mrow);
+	free(b->held);
 	mig_hm_free(&b->memo);
 	mig_hm_free(&b->ycache);
 }
@@ -271,7 +272,7 @@ bag_leaf(struct bags *b, uint64_t mem)
 	struct split *x = b->x;
 	int n = 0, sms = 0;
 	uint64_t fill = 0;
-	long most = 0, ysms = 0;
+	long most = 0;
 
 	for (int i = 0; i < b->np; i++) {
 		int p = b->prof[i], c = b->cur[p];
@@ -280,13 +281,12 @@ bag_leaf(struct bags *b, uint64_t mem)
 		sms += c * x->g->profiles[p].sms;
 		fill += (uint64_t)c * x->fill[p];
 		most += (long)c * x->smost[p];
-		ysms += (long)c * x->g->profiles[p].sms;
 	}
 	/* each exclusive unit alone in an instance, each other instance a small unit at least */
 	if (n < b->eunits || n - b->eunits > x->ns)
 		return;
 	/* the small units in what the exclusive ones leave */
-	if (fill < b->minfill || fill - b->minfill < b->smem || most - b->minmost < x->ns || ysms < b->sneed ||
+	if (fill < b->minfill || fill - b->minfill < b->smem || most - b->minmost < x->ns || sms < b->sneed ||
 	    !class_room(b, b->cur))
 		return;
 	for (int h = 0; h < b->nhall; h++) {
@@ -379,7 +379,7 @@ hold(struct bags *b, int j, const unsigned char *rest)
 		return 0;
 	at = mig_hm_get(&b->memo, key, (uint64_t)j);
 	if (*at >= 0)
-		return b->mops[*at];
+		return b->held[*at].ops;
 	for (size_t r = 0; r < b->nrows[j] && !x->aborted; r++) {
 		const struct brow *w = &b->rows[j][r];
 		unsigned char left[MIG_MAX_PROFILES];
@@ -400,11 +400,9 @@ hold(struct bags *b, int j, const unsigned char *rest)
 	spend(x, (long)b->nrows[j] / 8 + 1);
 	if (x->aborted)
 		return NO_ROW;
-	xgrow(&b->mops, &b->mcap, b->nm + 1, sizeof *b->mops);
-	b->mrow = xrealloc(b->mrow, b->mcap * sizeof *b->mrow);
+	xgrow(&b->held, &b->mcap, b->nm + 1, sizeof *b->held);
 	me = (int)b->nm++;
-	b->mops[me] = best;
-	b->mrow[me] = brow;
+	b->held[me] = (struct held){best, brow};
 	/* the recursion may have grown the map: find the entry again */
 	*mig_hm_get(&b->memo, key, (uint64_t)j) = me;
 	return best;
@@ -698,11 +696,11 @@ bag_plan(struct bags *b, const struct bagc *t, const struct mig_score *want)
 		for (int p = 0; p < x->np; p++)
 			key += (uint64_t)rest[p] << b->pr.off[p];
 		at = mig_hm_find(&b->memo, key, (uint64_t)j);
-		if (!at || *at < 0 || b->mrow[*at] < 0) {
+		if (!at || *at < 0 || b->held[*at].row < 0) {
 			ok = 0;
 			break;
 		}
-		w = &b->rows[j][b->mrow[*at]];
+		w = &b->rows[j][b->held[*at].row];
 		os[j].x = w->g;
 		o[j] = &os[j];
 		for (int i = 0; w->g && i < w->g->n; i++) {
@@ -765,13 +763,15 @@ mig_split_bags(struct split *x)
 		r = exclusive(&b, 0, 0, x->ne ? x->pe.cap[0] : 0);
 		if (r < 0)
 			break;
-		b.nopack += r == 0;
-		if (r == 0)
+		if (r == 0) {
+			b.nopack++;
 			continue;
+		}
 		ops = hold(&b, 0, t->n);
-		b.nohold += ops == NO_ROW || no_better(x, w, t->sms, ops);
-		if (ops == NO_ROW || no_better(x, w, t->sms, ops))
+		if (ops == NO_ROW || no_better(x, w, t->sms, ops)) {
+			b.nohold++;
 			continue;
+		}
 		/* its plan now: a later bag of the same value and fewer operations replaces it */
 		want = (struct mig_score){x->S, w, t->sms, ops};
 		if (!bag_plan(&b, t, &want)) {

@@ -37,6 +37,26 @@ bench_node(const char *product, struct mig_gpu *g)
 }
 
 /*
+ * A random node: bench_node's 8 GPUs and `least` to least + more - 1
+ * random requests of up to maxcount units each, from rng seed rs; the
+ * number of requests, -1 if the product is not in the CSV (said).
+ */
+static int
+node_mix(const char *product, unsigned long long rs, int least, int more, int maxcount, struct mig_gpu *g,
+    struct mig_request *r)
+{
+	int nr;
+
+	if (bench_node(product, g) < 0)
+		return -1;
+	rng_state = rs;
+	nr = least + (int)rnd((unsigned)more);
+	for (int i = 0; i < nr; i++)
+		random_request(&g[0], &r[i], maxcount);
+	return nr;
+}
+
+/*
  * Waste comes in steps: on 8 A100s the instances' memory is a multiple of
  * 5 GiB, so 50 small jobs of 80.23 GiB in all waste at least 4.77 GiB
  * (85 GiB of instances), which proves the waste level where the LP alone
@@ -172,12 +192,9 @@ test_golden(const struct golden *rec, int nrec, const char *who)
 			int nr;
 			char why[256] = "";
 
-			if (bench_node(names[pi], g) < 0)
+			if ((nr = node_mix(names[pi], (unsigned long long)seed * 104729 + (unsigned long long)pi * 31, 3, 6, 12,
+			    g, r)) < 0)
 				return;
-			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
-			nr = 3 + (int)rnd(6);
-			for (int i = 0; i < nr; i++)
-				random_request(&g[0], &r[i], 12);
 			if (plan_one(g, 8, r, nr, &p) < 0)
 				return;
 			/* every plan valid, whatever its path (the pairs of GPUs planned again among them) */
@@ -655,12 +672,9 @@ test_local_valid(void)
 			struct mig_plan p;
 			int nr;
 
-			if (bench_node(names[pi], g) < 0)
+			if ((nr = node_mix(names[pi], (unsigned long long)seed * 7877 + (unsigned long long)pi * 13, 5, 5, 10, g,
+			    r)) < 0)
 				return;
-			rng_state = (unsigned long long)seed * 7877 + (unsigned long long)pi * 13;
-			nr = 5 + (int)rnd(5);
-			for (int i = 0; i < nr; i++)
-				random_request(&g[0], &r[i], 10);
 			if (mig_plan(g, 8, r, nr, 400000 + 25000 * (long)rnd(17), &p) < 0) {
 				bad++;
 				continue;
@@ -793,14 +807,11 @@ test_bags_agree(void)
 			int nr, units = 0;
 			long proofs;
 
-			if (bench_node(names[pi], g) < 0)
+			if ((nr = node_mix(names[pi], (unsigned long long)seed * 104729 + (unsigned long long)pi * 31, 3, 5, 6,
+			    g, r)) < 0)
 				return;
-			rng_state = (unsigned long long)seed * 104729 + (unsigned long long)pi * 31;
-			nr = 3 + (int)rnd(5);
-			for (int i = 0; i < nr; i++) {
-				random_request(&g[0], &r[i], 6);
+			for (int i = 0; i < nr; i++)
 				units += r[i].count;
-			}
 			mig_split_no_bags = 1;
 			if (mig_plan(g, 8, r, nr, 0, &a) < 0) {
 				mig_split_no_bags = 0;

@@ -464,6 +464,58 @@ plan_blind(int pi, int seed, int *blind, struct mig_gpu *g, int *ng, struct mig_
 	return 0;
 }
 
+/* What a search's own best made of the small mixes, blind (own_vs_exhaustive). */
+struct own_run {
+	int cases, worse, notopt;     /* mixes; plans not the optimum; plans not proven */
+	int runs, wrong;              /* its own best set; not the optimum, or a proof without a plan */
+	int single, all;              /* mixes of one product; of those, placing every unit */
+};
+
+/*
+ * The small mixes planned blind (*blind set: the search prunes by its own
+ * plans alone), each plan and the search's own best (*own, satisfied -1
+ * where it found none) against the exhaustive optimum. Blind, no plan is
+ * as bad as the one it starts from, so a proof (*proofs grew; NULL: not
+ * counted) must come with a plan of its own.
+ */
+static void
+own_vs_exhaustive(int *blind, const char *who, struct mig_score *own, const long *proofs, struct own_run *o)
+{
+	long none = 0;
+
+	if (!proofs)
+		proofs = &none;
+	memset(o, 0, sizeof *o);
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
+			struct mig_gpu g[3];
+			struct mig_plan p;
+			struct mig_score best;
+			int ng, one = 1;
+			long before = *proofs;
+
+			own->satisfied = -1;
+			if (plan_blind(pi, seed, blind, g, &ng, &p, &best) < 0)
+				continue;
+			if (*proofs > before && own->satisfied < 0) {
+				printf("# %s seed %d: %s proved without a plan\n", products[pi].name, seed, who);
+				o->wrong++;
+			}
+			for (int i = 1; i < ng; i++)
+				one = one && strcmp(g[i].name, g[0].name) == 0;
+			o->single += one;
+			o->all += one && best.satisfied == p.nunits;
+			o->cases++;
+			o->notopt += !p.optimal;
+			if (own->satisfied >= 0) {
+				o->runs++;
+				o->wrong += differs(products[pi].name, seed, who, own, &best);
+			}
+			o->worse += differs(products[pi].name, seed, "plan", &p.score, &best);
+			mig_plan_free(&p);
+		}
+}
+
 /*
  * The DP's bounds by instance memory (mig_dpmem.c) against the
  * exhaustive optimum: the same small mixes, the DP's bounds on, its runs
@@ -474,35 +526,16 @@ plan_blind(int pi, int seed, int *blind, struct mig_gpu *g, int *ng, struct mig_
 static void
 test_memtab_exhaustive(void)
 {
-	int worse = 0, cases = 0, notopt = 0, dpcases = 0, dpworse = 0;
+	struct own_run o;
 	long cut = mig_dp_memtab_cut;
 
-	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
-			struct mig_gpu g[3];
-			struct mig_plan p;
-			struct mig_score best;
-			int ng;
-
-			mig_dp_own.satisfied = -1;
-			if (plan_blind(pi, seed, &mig_dp_blind, g, &ng, &p, &best) < 0)
-				continue;
-			cases++;
-			notopt += !p.optimal;
-			if (mig_dp_own.satisfied >= 0) {
-				dpcases++;
-				dpworse += differs(products[pi].name, seed, "the DP's own", &mig_dp_own, &best);
-			}
-			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
-			mig_plan_free(&p);
-		}
-	ok(worse == 0 && notopt == 0, "%d small mixes, the DP's bounds on and blind to the branch and price's plan: "
-	    "each plan is the exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
-	ok(dpworse == 0 && dpcases >= cases * 9 / 10 && mig_dp_memtab_cut - cut > 0, "... and so is the DP's own best "
-	    "(%d of %d DP runs), %ld states cut by the bounds by memory", dpcases - dpworse, dpcases,
+	own_vs_exhaustive(&mig_dp_blind, "the DP's own", &mig_dp_own, NULL, &o);
+	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the DP's bounds on and blind to the branch and price's plan: "
+	    "each plan is the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
+	ok(o.wrong == 0 && o.runs >= o.cases * 9 / 10 && mig_dp_memtab_cut - cut > 0, "... and so is the DP's own best "
+	    "(%d of %d DP runs), %ld states cut by the bounds by memory", o.runs - o.wrong, o.runs,
 	    mig_dp_memtab_cut - cut);
 }
-
 
 /*
  * The split DP (mig_split.c) against the exhaustive optimum: the same
@@ -510,90 +543,43 @@ test_memtab_exhaustive(void)
  * by its own plans alone), so that it must find the optimum itself; a
  * bound or a dominance that drops the only optimal plans' states, an
  * inner packing that misses the best fill, or a plan rebuilt wrong makes
- * its own best differ. It does not take GPUs of two products.
+ * its own best differ. It does not take GPUs of two products. The bags
+ * are left out, as they would settle the mixes that place every unit.
  */
 static void
 test_split_exhaustive(void)
 {
-	int worse = 0, cases = 0, notopt = 0, runs = 0, wrong = 0, single = 0;
+	struct own_run o;
 	long proofs = mig_split_proofs;
 
-	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
-			struct mig_gpu g[3];
-			struct mig_plan p;
-			struct mig_score best;
-			int ng, one = 1;
-
-			mig_split_own.satisfied = -1;
-			mig_split_no_bags = 1;
-			if (plan_blind(pi, seed, &mig_split_blind, g, &ng, &p, &best) < 0)
-				continue;
-			mig_split_no_bags = 0;
-			for (int i = 1; i < ng; i++)
-				one = one && strcmp(g[i].name, g[0].name) == 0;
-			single += one;
-			cases++;
-			notopt += !p.optimal;
-			if (mig_split_own.satisfied >= 0) {
-				runs++;
-				wrong += differs(products[pi].name, seed, "the split DP's own", &mig_split_own, &best);
-			}
-			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
-			mig_plan_free(&p);
-		}
-	ok(worse == 0 && notopt == 0, "%d small mixes, the split DP blind to the branch and price's plan: each plan "
-	    "is the exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
-	ok(wrong == 0 && runs >= single * 9 / 10 && mig_split_proofs - proofs >= runs, "... and so is the split DP's "
-	    "own best (%d of %d runs, %d mixes of one product)", runs - wrong, runs, single);
+	mig_split_no_bags = 1;
+	own_vs_exhaustive(&mig_split_blind, "the split DP's own", &mig_split_own, &mig_split_proofs, &o);
+	mig_split_no_bags = 0;
+	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the split DP blind to the branch and price's plan: each "
+	    "plan is the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
+	ok(o.wrong == 0 && o.runs >= o.single * 9 / 10 && mig_split_proofs - proofs >= o.runs, "... and so is the split "
+	    "DP's own best (%d of %d runs, %d mixes of one product)", o.runs - o.wrong, o.runs, o.single);
 }
 
 /*
  * The bags (mig_splitbag.c) against the exhaustive optimum: the same
- * small mixes, the split DP blind to the branch and price's plan, so that
- * where every unit is placed the bags must find the optimum themselves,
- * first: a bag wrongly held not a plan (the packing, the exclusive units'
- * instances, the GPUs' tables), a bound that drops one, or a plan rebuilt
- * wrong makes their best differ.
+ * small mixes, blind, so that where every unit is placed the bags must
+ * find the optimum themselves, first: a bag wrongly held not a plan (the
+ * packing, the exclusive units' instances, the GPUs' tables), a bound that
+ * drops one, or a plan rebuilt wrong makes their best differ.
  */
 static void
 test_bags_exhaustive(void)
 {
-	int worse = 0, cases = 0, notopt = 0, runs = 0, wrong = 0, all = 0;
+	struct own_run o;
 	long proofs = mig_bag_proofs;
 
-	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
-			struct mig_gpu g[3];
-			struct mig_plan p;
-			struct mig_score best;
-			int ng, one = 1;
-			long before = mig_bag_proofs;
-
-			mig_bag_own.satisfied = -1;
-			if (plan_blind(pi, seed, &mig_split_blind, g, &ng, &p, &best) < 0)
-				continue;
-			/* blind, no plan is as bad as the one they start from: a proof must come with a plan */
-			if (mig_bag_proofs > before && mig_bag_own.satisfied < 0) {
-				printf("# %s seed %d: the bags proved without a plan\n", products[pi].name, seed);
-				wrong++;
-			}
-			for (int i = 1; i < ng; i++)
-				one = one && strcmp(g[i].name, g[0].name) == 0;
-			all += one && best.satisfied == p.nunits;
-			cases++;
-			notopt += !p.optimal;
-			if (mig_bag_own.satisfied >= 0) {
-				runs++;
-				wrong += differs(products[pi].name, seed, "the bags' own", &mig_bag_own, &best);
-			}
-			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
-			mig_plan_free(&p);
-		}
-	ok(worse == 0 && notopt == 0, "%d small mixes, the bags blind to the branch and price's plan: each plan is the "
-	    "exhaustive optimum and proven (%d differ, %d not proven)", cases, worse, notopt);
-	ok(wrong == 0 && runs == all && runs > 0 && mig_bag_proofs - proofs >= runs, "... and so is the bags' "
-	    "own best (%d of %d runs, %d mixes of one product placing every unit)", runs - wrong, runs, all);
+	own_vs_exhaustive(&mig_split_blind, "the bags' own", &mig_bag_own, &mig_bag_proofs, &o);
+	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the bags blind to the branch and price's plan: each plan is "
+	    "the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
+	ok(o.wrong == 0 && o.runs == o.all && o.runs > 0 && mig_bag_proofs - proofs >= o.runs, "... and so is the "
+	    "bags' own best (%d of %d runs, %d mixes of one product placing every unit)", o.runs - o.wrong, o.runs,
+	    o.all);
 }
 
 static void
