@@ -421,12 +421,10 @@ int
 mig_split_bags_first(struct search *s, long limit)
 {
 	struct split x;
-	int ret = 0, units = 0;
+	int ret = 0;
 
 	memset(&x, 0, sizeof x);
-	for (int k = 0; k < s->nk; k++)
-		units += s->k[k].n;
-	if (mig_split_disabled || mig_split_no_bags || !s->have || s->ngpus < 1 || s->bs.satisfied != units)
+	if (mig_split_disabled || mig_split_no_bags || !s->have || s->ngpus < 1)
 		return 0;
 	if (split_init(&x, s, limit) == 0) {
 		mig_hm_init(&x.rmap, 64, 1);
