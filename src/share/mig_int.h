@@ -182,6 +182,14 @@ struct search {
 	struct mig_memtab *dp_mt;     /* the DP's tables by instance memory (mig_dpbound.c), once per search */
 	struct mig_split_job *split_job; /* the split DP beside the rest (mig_splitjob.c; NULL: none) */
 	atomic_int *split_stop;       /* the split DP's copy: set, it stops (NULL: never) */
+	/*
+	 * The drop vectors whose bags the bags first (mig_splitbag.c) finished:
+	 * every one up to this one in their order (bags_done 0: none). A later
+	 * run's best plan is no worse, so they need not be tried again.
+	 */
+	int bags_done;
+	uint64_t bags_done_lb;
+	unsigned char bags_done_d[48];
 };
 
 /* ------------------------------------------------ the first plans (mig_unitsearch.c) */

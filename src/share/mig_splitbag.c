@@ -527,15 +527,44 @@ bag_room(const struct bags *b, int i, int sl)
 	    most + fmin(b->restmost[i], left * b->perslice[1][i] + ROUNDING) < b->minmost + b->ns ||
 	    sms + fmin(b->restsms[i], left * b->perslice[2][i] + ROUNDING) < b->minsms + b->sneed)
 		return 0;
-	for (int h = 0; h < b->nhall; h++) {
-		int have = 0;
+	/* each small class's room, the rest at their most */
+	for (int a = 0; a < x->nsm; a++) {
+		long room = 0, more = 0;
+		double rate = 0;
 
-		if (b->hl[h].depth != i)
-			continue;
-		for (int t = 0; t < i; t++)
-			if (b->hl[h].mask >> b->prof[t] & 1)
-				have += b->cur[b->prof[t]];
-		if (have < b->hl[h].units)
+		for (int t = 0; t < b->np; t++) {
+			int p = b->prof[t];
+
+			if (t < i) {
+				room += (long)b->cur[p] * b->holds[a][p];
+			} else {
+				more += (long)b->maxc[p] * b->holds[a][p];
+				if ((double)b->holds[a][p] / x->g->profiles[p].slices > rate)
+					rate = (double)b->holds[a][p] / x->g->profiles[p].slices;
+			}
+		}
+		if (room + fmin((double)more, left * rate + ROUNDING) < b->sc[a] + b->minroom[a])
+			return 0;
+	}
+	/* Hall's condition, the profiles not decided yet at their most (in number, and in the slices left) */
+	for (int h = 0; h < b->nhall; h++) {
+		int have = 0, more = 0, sl1 = INT_MAX;
+
+		for (int t = 0; t < b->np; t++) {
+			int p = b->prof[t];
+
+			if (!(b->hl[h].mask >> p & 1))
+				continue;
+			if (t < i) {
+				have += b->cur[p];
+			} else {
+				more += b->maxc[p];
+				sl1 = x->g->profiles[p].slices < sl1 ? x->g->profiles[p].slices : sl1;
+			}
+		}
+		if (more && more > left / sl1 + ROUNDING)
+			more = (int)(left / sl1 + ROUNDING);
+		if (have + more < b->hl[h].units)
 			return 0;
 	}
 	return 1;
@@ -563,6 +592,19 @@ last_least(const struct bags *b, int p)
 	if (fill < b->minfill + b->smem && x->fill[p] > 0 &&
 	    (long)((b->minfill + b->smem - fill + x->fill[p] - 1) / x->fill[p]) > c)
 		c = (long)((b->minfill + b->smem - fill + x->fill[p] - 1) / x->fill[p]);
+	/* each small class's room */
+	for (int a = 0; a < x->nsm; a++) {
+		long room = 0, need = b->sc[a] + b->minroom[a];
+
+		for (int t = 0; t + 1 < b->np; t++)
+			room += (long)b->cur[b->prof[t]] * b->holds[a][b->prof[t]];
+		if (room >= need)
+			continue;
+		if (b->holds[a][p] == 0)
+			return INT_MAX;
+		if ((need - room + b->holds[a][p] - 1) / b->holds[a][p] > c)
+			c = (need - room + b->holds[a][p] - 1) / b->holds[a][p];
+	}
 	return c > INT_MAX ? INT_MAX : (int)c;
 }
 
@@ -1119,14 +1161,15 @@ struct drops {
 	double uall[NRES][2 * MAX_FIELDS + 1];
 	int d[2 * MAX_FIELDS];
 	struct dv {
-		uint64_t lb, at;      /* its bound; its vector at vec[at * nk] */
+		uint64_t lb;          /* its bound */
+		unsigned char d[2 * MAX_FIELDS]; /* the units it leaves out of each class */
 	} *v;
 	size_t nv, vcap;
-	unsigned char *vec;
-	size_t veccap;
 };
 
 #define MAX_DROPS 100000      /* drop vectors within the best plan's waste, before giving up */
+
+_Static_assert(sizeof ((struct search *)0)->bags_done_d == 2 * MAX_FIELDS, "a drop vector's classes");
 
 /* Classes i.. in order of val, most first, into out. */
 static void
@@ -1192,10 +1235,10 @@ drops_enum(struct drops *r, int i, int left, uint64_t waste, uint64_t placed, in
 			return;
 		}
 		xgrow(&r->v, &r->vcap, r->nv + 1, sizeof *r->v);
-		xgrow(&r->vec, &r->veccap, (r->nv + 1) * (size_t)r->nk, 1);
-		r->v[r->nv] = (struct dv){lb, r->nv};
+		memset(&r->v[r->nv], 0, sizeof r->v[r->nv]);
+		r->v[r->nv].lb = lb;
 		for (int k = 0; k < r->nk; k++)
-			r->vec[r->nv * (size_t)r->nk + (size_t)k] = (unsigned char)r->d[k];
+			r->v[r->nv].d[k] = (unsigned char)r->d[k];
 		r->nv++;
 		return;
 	}
@@ -1227,7 +1270,7 @@ dv_cmp(const void *pa, const void *pb)
 
 	if (a->lb != c->lb)
 		return a->lb < c->lb ? -1 : 1;
-	return a->at < c->at ? -1 : a->at > c->at;
+	return memcmp(a->d, c->d, sizeof a->d);
 }
 
 /* The drop vectors, and the bags beneath each: 0 every one done, -1 out of work. */
@@ -1301,11 +1344,19 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 	fprintf(stderr, "drops: %zu vectors, work %ld\n", r.nv, x->work);
 #endif
 	for (size_t i = 0; i < r.nv && !x->aborted; i++) {
-		const unsigned char *d = &r.vec[r.v[i].at * (size_t)r.nk];
+		const unsigned char *d = r.v[i].d;
+		struct search *s = x->s;
+		struct dv done;
 		int ec[MAX_FIELDS], sc[MAX_FIELDS];
 
 		if (no_better(x, r.v[i].lb, 0, 0))
 			break;
+		/* finished by the bags first, against a plan no better than this run's */
+		memset(&done, 0, sizeof done);
+		done.lb = s->bags_done_lb;
+		memcpy(done.d, s->bags_done_d, sizeof done.d);
+		if (s->bags_done && dv_cmp(&r.v[i], &done) <= 0)
+			continue;
 		for (int c = 0; c < x->ne; c++)
 			ec[c] = x->pe.cap[c] - d[c];
 		for (int a = 0; a < x->nsm; a++)
@@ -1313,13 +1364,17 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 		if (bags_units(b, ec, sc, 0) < 0)
 			continue;
 		b->lo = b->P + r.v[i].lb;
-		if (bags_try(b, best, found) < 0)
+		if (bags_try(b, best, found) < 0) {
 			ret = -1;
+			break;
+		}
+		s->bags_done = 1;
+		s->bags_done_lb = r.v[i].lb;
+		memcpy(s->bags_done_d, d, sizeof s->bags_done_d);
 	}
 	if (x->aborted)
 		ret = -1;
 	free(r.v);
-	free(r.vec);
 	return ret;
 }
 
