@@ -616,9 +616,8 @@ bag_enum(struct bags *b, int i, uint64_t mem, int n, int sl)
 	int p;
 	uint64_t pm;
 
-	if (x->aborted)
-		return;
-	if (i > 0 && i < b->np && !bag_room(b, i, sl))
+	/* each node its work, kept or not */
+	if (spend(x, 1) || (i > 0 && i < b->np && !bag_room(b, i, sl)))
 		return;
 	if (i == b->np) {
 		if (mem >= b->lo)
@@ -627,7 +626,6 @@ bag_enum(struct bags *b, int i, uint64_t mem, int n, int sl)
 	}
 	p = b->prof[i];
 	pm = x->g->profiles[p].mem_bytes;
-	spend(x, 1);
 	for (int c = i + 1 == b->np ? last_least(b, p) : 0; c <= b->maxc[p] && n + c <= b->eunits + b->ns && !x->aborted;
 	    c++) {
 		uint64_t m = mem + (uint64_t)c * pm;
@@ -962,7 +960,7 @@ exclusive(struct bags *b, int c, int q, int left)
 	long sms = 0, tsms = 0, room[MAX_FIELDS];
 	int r;
 
-	if (x->aborted)
+	if (spend(x, 1))
 		return -1;
 	if (c == x->ne)
 		return packs(b);
@@ -1007,7 +1005,6 @@ exclusive(struct bags *b, int c, int q, int left)
 		;
 	if (q == x->np)
 		return 0;
-	spend(x, 1);
 	for (int n = left < b->avail[q] ? left : b->avail[q]; n >= 0; n--) {
 		b->e[c][q] = n;
 		b->avail[q] = (unsigned char)(b->avail[q] - n);
