@@ -1157,6 +1157,15 @@ struct drops {
 	uint64_t wall[2 * MAX_FIELDS + 1];
 	double uall[NRES][2 * MAX_FIELDS + 1];
 	int d[2 * MAX_FIELDS];
+	/*
+	 * [a][c]: a unit of class a can stand for one of class c in any plan,
+	 * at the same value (the same memory, and it fits wherever c's does),
+	 * and goes first (ties broken by index): a vector that leaves out a unit
+	 * of a while it keeps one of c is matched by the one that leaves out the
+	 * unit of c instead, so only vectors that leave out all of c first are
+	 * tried
+	 */
+	unsigned char easier[2 * MAX_FIELDS][2 * MAX_FIELDS];
 	struct dv {
 		uint64_t lb;          /* its bound */
 		unsigned char d[2 * MAX_FIELDS]; /* the units it leaves out of each class */
@@ -1247,6 +1256,11 @@ drops_enum(struct drops *r, int i, int left, uint64_t waste, uint64_t placed, in
 
 		if (no_better(x, w + drops_rest(r, i + 1, left - d), 0, 0))
 			continue;
+		/* no unit of a class left out while a harder one of the same memory is kept */
+		for (int j = 0; j < i && fits; j++)
+			fits = !(r->easier[i][j] && d > 0 && r->d[j] < r->n[j]) && !(r->easier[j][i] && r->d[j] > 0 && d < r->n[i]);
+		if (!fits)
+			continue;
 		/* the units kept so far and the least the rest keep take no more than the GPUs have */
 		for (int q = 0; q < NRES && fits; q++) {
 			u[q] = used[q] + (r->n[i] - d) * r->use[q][i];
@@ -1316,6 +1330,22 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 		}
 		r.nk++;
 	}
+	/* which class's units stand for which's */
+	for (int a = 0; a < r.nk; a++)
+		for (int c = 0; c < r.nk; c++) {
+			int ea = a < x->ne, ec = c < x->ne, ab, ca;
+
+			if (a == c || ea != ec || r.m[a] != r.m[c])
+				continue;
+			if (ea) {
+				ab = (b->efit[a] & b->efit[c]) == b->efit[c];     /* a fits wherever c does */
+				ca = (b->efit[a] & b->efit[c]) == b->efit[a];
+			} else {
+				ab = x->sneed[a - x->ne] <= x->sneed[c - x->ne];
+				ca = x->sneed[c - x->ne] <= x->sneed[a - x->ne];
+			}
+			r.easier[a][c] = ab && (!ca || a > c);
+		}
 	r.cap[0] = (double)b->capmem;
 	r.cap[1] = (double)b->capsms;
 	r.cap[2] = r.cap[3] = b->sufsl[0];
