@@ -584,6 +584,47 @@ test_bags_exhaustive(void)
 	    "%d of them placing every unit)", o.runs - o.wrong, o.runs, o.single, o.all);
 }
 
+/*
+ * The order between classes that stand for each other (the drop vectors,
+ * mig_splitbag.c): on one A100-40GB, 4 jobs of 9.5 GiB and 3 of the same
+ * memory needing 40 SMs (a 3g.20gb at least). Four jobs at most fit: the
+ * four small ones in 1g.10gb instances. Only the vector that leaves out
+ * the jobs that need more SMs is tried; the other way round, the bags,
+ * blind, would find no plan and prove one.
+ */
+static void
+test_bags_stand_for(void)
+{
+	struct mig_gpu g[1];
+	struct mig_request r[2];
+	struct mig_plan p;
+	struct mig_score best;
+	long proofs = mig_bag_proofs;
+
+	g[0] = gpu_of(product_get("A100-40GB"), 0);
+	memset(r, 0, sizeof r);
+	for (int i = 0; i < 2; i++) {
+		r[i].count = 4 - i;
+		r[i].mem_bytes = ((uint64_t)19 << 29) - MIG_CONTEXT_RESERVE;
+		r[i].share = i ? 0.4 : 0;
+		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
+	}
+	mig_bag_own.satisfied = -1;
+	mig_split_blind = 1;
+	cond = mig_plan(g, 1, r, 2, 0, &p) == 0;
+	mig_split_blind = 0;
+	if (!ok(cond, "one A100, 4 + 3 jobs of one memory: planned")) {
+		printf("# %s\n", err_msg());
+		return;
+	}
+	best = brute_force(g, 1, r, 2);
+	ok(best.satisfied == 4 && mig_bag_proofs > proofs && mig_bag_own.satisfied == best.satisfied &&
+	    mig_bag_own.waste == best.waste && mig_bag_own.sms == best.sms && mig_bag_own.ops == best.ops && p.optimal,
+	    "one A100, 4 + 3 jobs of one memory, 3 needing 40 SMs: the bags' own plan, beneath the vector that leaves "
+	    "those out, is the exhaustive optimum (%d placed, %d SMs), proven", mig_bag_own.satisfied, mig_bag_own.sms);
+	mig_plan_free(&p);
+}
+
 static void
 test_plan_file(void)
 {
@@ -679,6 +720,7 @@ main(void)
 	mig_split_serial = 1;
 	test_split_exhaustive();
 	test_bags_exhaustive();
+	test_bags_stand_for();
 	mig_split_serial = 0;
 	test_handmade();
 	/* the branch and price alone, as where the DPs give up */
