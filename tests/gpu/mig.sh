@@ -185,6 +185,22 @@ PY
 check $? "the mix that fits: every unit placed, proven optimal"
 "$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests-fit.txt" >"$OUT/mig-dry-fit.txt" 2>&1
 check $? "mig apply --dry-run --requests (a mix that fits) exits 0" "$(cat "$OUT/mig-dry-fit.txt")"
+# --- a mix that does not fit: some units left out (the bags beneath each drop vector may prove it) ---
+printf '# count memory|profile [share]\n3 %s\n4 8G\n6 2G 0.05\n2 8G 0.3\n' "$p3" >"$OUT/mig-requests-over.txt"
+"$G" mig plan --gpu 0 --json --requests "$OUT/mig-requests-over.txt" >"$OUT/mig-plan-over.json" 2>"$OUT/mig-plan-over.err"
+check $? "mig plan --requests (3x$p3, 4x8G, 6x2G share 0.05, 2x8G share 0.3) exits 0" "$(cat "$OUT/mig-plan-over.err")"
+raw "mig plan --json --requests (a mix that does not fit)" "$(cat "$OUT/mig-plan-over.json" "$OUT/mig-plan-over.err")"
+python3 - "$OUT/mig-plan-over.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["optimal"] is True and d["satisfied"] < d["requested"] and d["gap_level"] == 0
+print(("PASS" if ok else "FAIL") + f" a mix that does not fit: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
+      f" waste={d['waste_bytes']} sms={d['sms']} ops={d['operation_count']}")
+sys.exit(0 if ok else 1)
+PY
+check $? "the mix that does not fit: some units left out, proven optimal"
+"$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests-over.txt" >"$OUT/mig-dry-over.txt" 2>&1
+check $? "mig apply --dry-run --requests (a mix that does not fit) exits 0" "$(cat "$OUT/mig-dry-over.txt")"
 # --- --effort N (more search work) on the card: the same optimum, apply --dry-run with it ---
 "$G" mig plan --gpu 0 --json --effort 5 --requests "$OUT/mig-requests.txt" >"$OUT/mig-plan3.json" 2>"$OUT/mig-plan3.err"
 check $? "mig plan --effort 5 --requests exits 0" "$(cat "$OUT/mig-plan3.err")"
