@@ -1086,7 +1086,7 @@ bags_try(struct bags *b, struct mig_score *best, int *found)
 	int first = -1;
 
 	bag_enum(b, 0, 0, 0, 0);
-	if (!x->aborted)
+	if (!x->aborted && b->nc > 1)
 		qsort(b->c, b->nc, sizeof *b->c, bag_cmp);
 	spend(x, (long)b->nc / 4 + 1);
 #ifdef MIG_TRACE
@@ -1364,7 +1364,7 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 	for (int k = 0; k < r.nk; k++)
 		room += r.n[k];
 	drops_enum(&r, 0, units - x->S, 0, 0, room, (const double[NRES]){0});
-	if (!x->aborted)
+	if (!x->aborted && r.nv > 1)
 		qsort(r.v, r.nv, sizeof *r.v, dv_cmp);
 	spend(x, (long)r.nv / 4 + 1);
 #ifdef MIG_TRACE
