@@ -459,7 +459,7 @@ dp_run(struct search *s, long limit, const unsigned char *keep, int more)
 	d.s = s;
 	d.target = s->bs.satisfied + more;
 	d.maxed = !more;              /* S proven the most (mig_prove.c), unless one more is sought */
-	d.inc = more ? unbeaten : s->bs;
+	d.inc = more || (mig_dp_blind && !keep) ? unbeaten : s->bs;
 	d.limit = limit;
 	if (!s->have || vec_init(&d.vc, s) < 0)
 		goto out;

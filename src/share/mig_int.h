@@ -368,9 +368,10 @@ extern long mig_dp_dom_dropped;
 extern int mig_dp_no_prune;
 extern int mig_dp_no_memtab;   /* tests: the DP without its bounds by instance memory */
 /*
- * tests: a full run of the DP blind to the best plan so far (it prunes by
- * the plan its own beam finds), and the best plan it found itself, the
- * beam's or the exact pass's (satisfied -1: none)
+ * tests: a full run of the DP blind to the best plan so far (it builds its
+ * moves against no plan and prunes by the plan its own beam finds), and
+ * the best plan it found itself, the beam's or the exact pass's
+ * (satisfied -1: none)
  */
 extern int mig_dp_blind;
 extern struct mig_score mig_dp_own;
