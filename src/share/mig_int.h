@@ -183,7 +183,7 @@ struct search {
 	struct mig_split_job *split_job; /* the split DP beside the rest (mig_splitjob.c; NULL: none) */
 	atomic_int *split_stop;       /* the split DP's copy: set, it stops (NULL: never) */
 	/*
-	 * The drop vectors whose bags the bags first (mig_splitbag.c) finished:
+	 * The drop vectors whose bags the bags first (mig_splitdrop.c) finished:
 	 * every one up to this one in their order (bags_done 0: none). A later
 	 * run's best plan is no worse, so they need not be tried again.
 	 */
@@ -406,10 +406,10 @@ extern long mig_lp_fail_from;
  */
 int mig_split_run(struct search *s, long limit);
 /*
- * Where every unit is placed, the bags (mig_splitbag.c) first, on the
- * calling thread, within limit work: 1 the best plan is proven optimal at
- * levels 2 to 4 (a better one found replaces it), 0 gave up or does not
- * apply.
+ * Once the most units are proven, the bags (mig_splitdrop.c; beneath each
+ * drop vector where the mix does not fit) first, on the calling thread,
+ * within limit work: 1 the best plan is proven optimal at levels 2 to 4
+ * (a better one found replaces it), 0 gave up or does not apply.
  */
 int mig_split_bags_first(struct search *s, long limit);
 /*
@@ -435,9 +435,9 @@ extern struct mig_score mig_split_own;
 /* Tests only: the split DP's proofs, and the better plans it found, over the process. */
 extern long mig_split_proofs, mig_split_found;
 /*
- * Tests only: nonzero leaves out the bags (mig_splitbag.c), the split
- * DP's first try where every unit is placed; their proofs over the
- * process, and the best plan they found themselves (satisfied -1: none).
+ * Tests only: nonzero leaves out the bags (mig_splitdrop.c), the split
+ * DP's first try; their proofs over the process, and the best plan they
+ * found themselves (satisfied -1: none).
  */
 extern int mig_split_no_bags;
 extern long mig_bag_proofs;

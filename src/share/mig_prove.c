@@ -37,7 +37,7 @@
 #define MIG_UNITS_SHARE 4
 /* The root's search over loads gets 1 / this of what is left of the budget. */
 #define MIG_ROOT_SEARCH_SHARE 8
-/* The bags (mig_splitbag.c) first, where every unit is placed, get 1 / this of what is left after level 1. */
+/* The bags (mig_splitdrop.c) first, once the most units are proven, get 1 / this of what is left after level 1. */
 #define MIG_BAG_SHARE 3
 
 struct node {
@@ -427,7 +427,7 @@ mig_search_run(struct search *s, const struct mig_request *reqs, int nunits)
 		 */
 		if (s->lvl == 1 && s->gap_level == 0) {
 			mig_search_improve(s);
-			/* where every unit is placed, the bags first (mig_splitbag.c), on this thread */
+			/* the bags first (mig_splitdrop.c; beneath each drop vector where the mix does not fit), on this thread */
 			if (mig_split_bags_first(s, (total - s->nodes) / MIG_BAG_SHARE)) {
 				s->lvl = 4;
 				break;

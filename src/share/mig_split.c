@@ -413,7 +413,7 @@ split_free(struct split *x)
 }
 
 /*
- * The bags (mig_splitbag.c) on the calling thread, before the rest of the
+ * The bags (mig_splitdrop.c) on the calling thread, before the rest of the
  * proof (mig_prove.c), within limit: 1 where they proved the best plan
  * optimal (a better one offered to s first). Their work counts in s.
  */
@@ -463,7 +463,7 @@ mig_split_run(struct search *s, long limit)
 	mig_hm_init(&x.rmap, 64, 1);
 	mig_split_skips(&x);
 	mig_split_limits(&x);
-	/* where every unit is placed: the bags again, with more work */
+	/* the bags again (the drop vectors the first run finished skipped), with more work */
 	if (!x.aborted && !mig_split_no_bags) {
 		long keep = x.limit;
 

@@ -179,7 +179,7 @@ int mig_split_plan(struct split *x, struct slayer *ly, struct ost *os, int at, s
 int mig_split_loads(struct split *x, const struct opt *const *o, const int *prof, const uint64_t *cnt, int ninst,
     const struct mig_score *want);
 
-/* mig_splitbag.c: where every unit is placed, the bags of instances (1: proven) */
+/* mig_splitdrop.c: the bags of instances, beneath each drop vector where the mix does not fit (1: proven) */
 int mig_split_bags(struct split *x);
 
 /* mig_splitbound.c: a state's own bound, and the completions table's (what GPUs j.. add) */

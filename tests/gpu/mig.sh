@@ -169,38 +169,32 @@ check $? "the plan is proven optimal (bound equals what it satisfies)"
 "$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests.txt" >"$OUT/mig-dry4.txt" 2>&1
 check $? "mig apply --dry-run --requests exits 0" "$(cat "$OUT/mig-dry4.txt")"
 raw "mig apply --dry-run --requests" "$(cat "$OUT/mig-dry4.txt")"
-# --- a mix that fits: every unit placed (where the bags, mig_splitbag.c, may prove it) ---
-printf '# count memory|profile [share]\n1 %s\n2 8G\n4 2G 0.05\n' "$p3" >"$OUT/mig-requests-fit.txt"
-"$G" mig plan --gpu 0 --json --requests "$OUT/mig-requests-fit.txt" >"$OUT/mig-plan-fit.json" 2>"$OUT/mig-plan-fit.err"
-check $? "mig plan --requests (1x$p3, 2x8G, 4x2G share 0.05) exits 0" "$(cat "$OUT/mig-plan-fit.err")"
-raw "mig plan --json --requests (a mix that fits)" "$(cat "$OUT/mig-plan-fit.json" "$OUT/mig-plan-fit.err")"
-python3 - "$OUT/mig-plan-fit.json" <<'PY'
+# --- a mix planned, proven optimal with every unit placed (fits) or some left out (over), and dry-run ---
+# usage: proven_mix NAME fits|over "WHAT" REQUESTS-LINES
+proven_mix() {
+	local name=$1 kind=$2 what=$3 req="$OUT/mig-requests-$1.txt"
+	printf '# count memory|profile [share]\n%s\n' "$4" >"$req"
+	"$G" mig plan --gpu 0 --json --requests "$req" >"$OUT/mig-plan-$name.json" 2>"$OUT/mig-plan-$name.err"
+	check $? "mig plan --requests ($what) exits 0" "$(cat "$OUT/mig-plan-$name.err")"
+	raw "mig plan --json --requests ($what)" "$(cat "$OUT/mig-plan-$name.json" "$OUT/mig-plan-$name.err")"
+	python3 - "$OUT/mig-plan-$name.json" "$kind" "$what" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-ok = d["optimal"] is True and d["satisfied"] == d["requested"] and d["gap_level"] == 0
-print(("PASS" if ok else "FAIL") + f" a mix that fits: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
+placed = d["satisfied"] == d["requested"] if sys.argv[2] == "fits" else d["satisfied"] < d["requested"]
+ok = d["optimal"] is True and placed and d["gap_level"] == 0
+print(("PASS" if ok else "FAIL") + f" {sys.argv[3]}: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
       f" waste={d['waste_bytes']} sms={d['sms']} ops={d['operation_count']}")
 sys.exit(0 if ok else 1)
 PY
-check $? "the mix that fits: every unit placed, proven optimal"
-"$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests-fit.txt" >"$OUT/mig-dry-fit.txt" 2>&1
-check $? "mig apply --dry-run --requests (a mix that fits) exits 0" "$(cat "$OUT/mig-dry-fit.txt")"
-# --- a mix that does not fit: some units left out (the bags beneath each drop vector may prove it) ---
-printf '# count memory|profile [share]\n3 %s\n4 8G\n6 2G 0.05\n2 8G 0.3\n' "$p3" >"$OUT/mig-requests-over.txt"
-"$G" mig plan --gpu 0 --json --requests "$OUT/mig-requests-over.txt" >"$OUT/mig-plan-over.json" 2>"$OUT/mig-plan-over.err"
-check $? "mig plan --requests (3x$p3, 4x8G, 6x2G share 0.05, 2x8G share 0.3) exits 0" "$(cat "$OUT/mig-plan-over.err")"
-raw "mig plan --json --requests (a mix that does not fit)" "$(cat "$OUT/mig-plan-over.json" "$OUT/mig-plan-over.err")"
-python3 - "$OUT/mig-plan-over.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-ok = d["optimal"] is True and d["satisfied"] < d["requested"] and d["gap_level"] == 0
-print(("PASS" if ok else "FAIL") + f" a mix that does not fit: optimal={d['optimal']} satisfied={d['satisfied']}/{d['requested']}"
-      f" waste={d['waste_bytes']} sms={d['sms']} ops={d['operation_count']}")
-sys.exit(0 if ok else 1)
-PY
-check $? "the mix that does not fit: some units left out, proven optimal"
-"$G" mig apply --gpu 0 --dry-run --requests "$OUT/mig-requests-over.txt" >"$OUT/mig-dry-over.txt" 2>&1
-check $? "mig apply --dry-run --requests (a mix that does not fit) exits 0" "$(cat "$OUT/mig-dry-over.txt")"
+	check $? "$what: $([ "$kind" = fits ] && echo "every unit placed" || echo "some units left out"), proven optimal"
+	"$G" mig apply --gpu 0 --dry-run --requests "$req" >"$OUT/mig-dry-$name.txt" 2>&1
+	check $? "mig apply --dry-run --requests ($what) exits 0" "$(cat "$OUT/mig-dry-$name.txt")"
+}
+# every unit placed (where the bags, mig_splitbag.c, may prove it)
+proven_mix fit fits "a mix that fits: 1x$p3, 2x8G, 4x2G share 0.05" "$(printf '1 %s\n2 8G\n4 2G 0.05\n' "$p3")"
+# some units left out (the bags beneath each drop vector, mig_splitdrop.c, may prove it)
+proven_mix over over "a mix that does not fit: 3x$p3, 4x8G, 6x2G share 0.05, 2x8G share 0.3" \
+	"$(printf '3 %s\n4 8G\n6 2G 0.05\n2 8G 0.3\n' "$p3")"
 # --- --effort N (more search work) on the card: the same optimum, apply --dry-run with it ---
 "$G" mig plan --gpu 0 --json --effort 5 --requests "$OUT/mig-requests.txt" >"$OUT/mig-plan3.json" 2>"$OUT/mig-plan3.err"
 check $? "mig plan --effort 5 --requests exits 0" "$(cat "$OUT/mig-plan3.err")"
