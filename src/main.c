@@ -3,6 +3,7 @@
  */
 #include "cmd/cmd.h"
 #include "util/err.h"
+#include "util/knob.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ main(int argc, char **argv)
 		{"sim", required_argument, NULL, 's'},
 		{"sim-write", required_argument, NULL, 'w'},
 		{"version", no_argument, NULL, 'V'},
+		{"knobs", no_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -73,6 +75,10 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("gpupack %s\n", GPUPACK_VERSION);
+			return 0;
+		case 'k':
+			/* the test-only switches and counters (util/knob.h): not in --help */
+			knob_list(stdout);
 			return 0;
 		case 'h':
 			usage(stdout);

@@ -9,6 +9,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/knob.h"
 #include "util/proc.h"
 #include "util/str.h"
 #include "util/table.h"
@@ -455,6 +456,23 @@ test_select(void)
 	gpu_system_free(&sys);
 }
 
+static void
+test_knobs(void)
+{
+	ok(knob(KNOB_MIG_SPLIT_SERIAL) == 0, "a knob starts at 0");
+	ok(knob_set("mig.split_serial", 1) == 0 && knob(KNOB_MIG_SPLIT_SERIAL) == 1, "set by name");
+	ok(knob_set("mig.nothing", 1) < 0 && strstr(err_msg(), "no knob named 'mig.nothing'"),
+	    "an unknown name is refused");
+	ok(knob_parse("mig.dp_off=2,mig.lp_fail_from=7") == 0 && knob(KNOB_MIG_DP_OFF) == 2 &&
+	    knob(KNOB_MIG_LP_FAIL_FROM) == 7, "GPUPACK_KNOBS' form sets each");
+	ok(knob_parse("mig.dp_off=3,mig.lp_fail_from=x") < 0 && knob(KNOB_MIG_DP_OFF) == 2,
+	    "a bad value sets nothing of the spec");
+	ok(knob_parse("mig.dp_off") < 0 && strstr(err_msg(), "name=value"), "a name without a value");
+	ok(knob_add(KNOB_MIG_DP_OFF, 5) == 7, "a counter adds");
+	knob_reset();
+	ok(knob(KNOB_MIG_DP_OFF) == 0 && knob(KNOB_MIG_SPLIT_SERIAL) == 0, "reset: all back to 0");
+}
+
 int
 main(void)
 {
@@ -467,6 +485,7 @@ main(void)
 	test_table();
 	test_select();
 	test_proc();
+	test_knobs();
 	if (ok(mkdtemp(dir) != NULL, "scratch directory")) {
 		test_private_dir(dir);
 		test_files(dir);

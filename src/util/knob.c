@@ -1,0 +1,152 @@
+/*
+ * knob: the table of test-only switches and counters (knob.h says why).
+ */
+#include "util/knob.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+
+struct knob_row {
+	const char *name;
+	const char *what;
+};
+
+static const struct knob_row rows[KNOB_N] = {
+	[KNOB_MIG_DP_OFF] = {"mig.dp_off", "switch: leave the DP over units out"},
+	[KNOB_MIG_DP_NO_PRUNE] = {"mig.dp_no_prune", "switch: the DP keeps every state (dominance alone thins)"},
+	[KNOB_MIG_DP_NO_MEMTAB] = {"mig.dp_no_memtab", "switch: the DP without its bounds by instance memory"},
+	[KNOB_MIG_DP_BLIND] = {"mig.dp_blind", "switch: the DP blind to the best plan so far"},
+	[KNOB_MIG_DP_NO_STOP] = {"mig.dp_no_stop", "switch: the DP's row walk looks at every content"},
+	[KNOB_MIG_LP_FAIL_FROM] = {"mig.lp_fail_from", "switch: every simplex call from this one (1-based) fails"},
+	[KNOB_MIG_SPLIT_SERIAL] = {"mig.split_serial", "switch: the split DP on the calling thread, to its end"},
+	[KNOB_MIG_SPLIT_OFF] = {"mig.split_off", "switch: leave the split DP out"},
+	[KNOB_MIG_SPLIT_BLIND] = {"mig.split_blind", "switch: the split DP blind to the best plan so far"},
+	[KNOB_MIG_SPLIT_NO_BAGS] = {"mig.split_no_bags", "switch: leave the bags out"},
+};
+
+static _Atomic long values[KNOB_N];
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static int
+find(const char *name, size_t len)
+{
+	for (int i = 0; i < KNOB_N; i++)
+		if (strlen(rows[i].name) == len && strncmp(rows[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* Parse spec; set the knobs only when apply and the whole spec is good. */
+static int
+parse(const char *spec, int apply)
+{
+	const char *p = spec;
+
+	while (*p) {
+		const char *eq = strchr(p, '='), *end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if (!eq || eq > end)
+			return err_set(EXIT_USAGE, "knobs '%s': expected name=value[,name=value...]", spec);
+		int id = find(p, (size_t)(eq - p));
+		if (id < 0)
+			return err_set(EXIT_USAGE, "knobs '%s': no knob named '%.*s' (gpupack --knobs lists them)",
+			               spec, (int)(eq - p), p);
+		char num[32], *stop;
+		size_t n = (size_t)(end - eq - 1);
+		if (n == 0 || n >= sizeof num)
+			return err_set(EXIT_USAGE, "knobs '%s': %s wants a whole number", spec, rows[id].name);
+		memcpy(num, eq + 1, n);
+		num[n] = '\0';
+		errno = 0;
+		long v = strtol(num, &stop, 10);
+		if (errno || *stop)
+			return err_set(EXIT_USAGE, "knobs '%s': %s wants a whole number", spec, rows[id].name);
+		if (apply)
+			atomic_store(&values[id], v);
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static void
+read_env(void)
+{
+	const char *s = getenv("GPUPACK_KNOBS");
+
+	/* a bad GPUPACK_KNOBS is a test's mistake: said, and nothing set */
+	if (s && *s && parse(s, 0) < 0) {
+		err_report();
+		err_clear();
+		return;
+	}
+	if (s && *s)
+		parse(s, 1);
+}
+
+long
+knob(enum knob_id id)
+{
+	pthread_once(&env_once, read_env);
+	return atomic_load(&values[id]);
+}
+
+void
+knob_put(enum knob_id id, long value)
+{
+	pthread_once(&env_once, read_env);
+	atomic_store(&values[id], value);
+}
+
+long
+knob_add(enum knob_id id, long n)
+{
+	pthread_once(&env_once, read_env);
+	return atomic_fetch_add(&values[id], n) + n;
+}
+
+int
+knob_set(const char *name, long value)
+{
+	int id = find(name, strlen(name));
+
+	if (id < 0)
+		return err_set(EXIT_USAGE, "no knob named '%s'", name);
+	knob_put((enum knob_id)id, value);
+	return 0;
+}
+
+int
+knob_parse(const char *spec)
+{
+	pthread_once(&env_once, read_env);
+	if (parse(spec, 0) < 0)
+		return -1;
+	return parse(spec, 1);
+}
+
+void
+knob_reset(void)
+{
+	pthread_once(&env_once, read_env);
+	for (int i = 0; i < KNOB_N; i++)
+		atomic_store(&values[i], 0);
+}
+
+void
+knob_list(FILE *out)
+{
+	for (int i = 0; i < KNOB_N; i++)
+		fprintf(out, "%-22s %6ld  %s\n", rows[i].name, knob((enum knob_id)i), rows[i].what);
+}
+
+const char *
+knob_name(enum knob_id id)
+{
+	return rows[id].name;
+}

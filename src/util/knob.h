@@ -1,0 +1,52 @@
+/*
+ * knob: the test-only switches and counters, by name, in one table (Redis's
+ * DEBUG config is the model). A switch changes what the code does so that a
+ * test can see one part alone; a counter says how often something happened
+ * over the process. Nothing a user needs is a knob, and no knob changes a
+ * result a user is shown as proven.
+ *
+ * A test sets them with knob_set() (or knob_put() by id); any program reads
+ * GPUPACK_KNOBS="name=value,name=value" from its environment once, at the
+ * first knob read, so that a CLI test can reach the ones inside gpupack.
+ * `gpupack --knobs` lists them with their values and what each is for.
+ *
+ * Adding one: an id below, a row in knob.c's table (name, what it is for),
+ * then knob(KNOB_X) where the code reads it. Reads and writes are atomic:
+ * the planner's thread reads switches and counts beside the caller's.
+ */
+#ifndef GPUPACK_UTIL_KNOB_H
+#define GPUPACK_UTIL_KNOB_H
+
+#include <stdio.h>
+
+enum knob_id {
+	KNOB_MIG_DP_OFF,        /* the DP over units left out */
+	KNOB_MIG_DP_NO_PRUNE,   /* the DP keeps every state the units allow */
+	KNOB_MIG_DP_NO_MEMTAB,  /* the DP without its bounds by instance memory */
+	KNOB_MIG_DP_BLIND,      /* the DP blind to the best plan so far */
+	KNOB_MIG_DP_NO_STOP,    /* the DP's row walk sees every content */
+	KNOB_MIG_LP_FAIL_FROM,  /* the simplex fails from this call on */
+	KNOB_MIG_SPLIT_SERIAL,  /* the split DP on the calling thread */
+	KNOB_MIG_SPLIT_OFF,     /* the split DP left out */
+	KNOB_MIG_SPLIT_BLIND,   /* the split DP blind to the best plan so far */
+	KNOB_MIG_SPLIT_NO_BAGS, /* the bags left out */
+	KNOB_N
+};
+
+/* The knob's value (0 unless set). */
+long knob(enum knob_id id);
+/* Set one by id. */
+void knob_put(enum knob_id id, long value);
+/* Add to a counter; returns the new value. */
+long knob_add(enum knob_id id, long n);
+/* Set one by name: 0, or -1 (err set, EXIT_USAGE) when there is no such knob. */
+int knob_set(const char *name, long value);
+/* "name=value,..." (GPUPACK_KNOBS' form): 0, or -1 with err set; nothing set on error. */
+int knob_parse(const char *spec);
+/* Every knob back to 0 (the environment is not read again). */
+void knob_reset(void);
+/* One line per knob: name, value, what it is for. */
+void knob_list(FILE *out);
+const char *knob_name(enum knob_id id);
+
+#endif
