@@ -294,7 +294,8 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	if (o->bar || o->eta)
 		progress_clear();
 	deliver_flush(&f, 1);
-	f.st.exit_status = exit_status(&f);
+	/* a farm over nodes exits with the whole farm's status (farm/nodes.h) */
+	f.st.exit_status = nodes_exit_status(&f, exit_status(&f));
 	if (o->bar || o->eta || o->summary)
 		progress_summary(&f.st, f.g, f.ng, stderr);
 	if (o->json && !f.out_broken)

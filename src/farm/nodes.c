@@ -30,13 +30,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct peer {
 	char owner[128];
 	int done, lost;          /* seen so */
-	int swept;               /* a pass has looked for what it left (lost ones) */
-	struct nodes_log *log;   /* a lost one's records, for its passes */
+	int swept;               /* lost, and its records read by the pass going on */
+	struct nodes_log *log;   /* a lost one's records, read when a pass starts */
 };
 
 struct nodes {
@@ -58,6 +59,7 @@ struct nodes {
 	size_t npeers, cap;
 	int need_pass;           /* a peer was declared lost since the last pass */
 	int fenced;              /* we were declared lost: record nothing more */
+	int stopped;             /* and our tasks were told to stop */
 	int idle;                /* done/OWNER is there */
 	int over;                /* the farm ended everywhere */
 };
@@ -451,6 +453,15 @@ watch(struct nodes *n)
 	closedir(d);
 }
 
+/* Did another gpupack declare us lost? */
+static int
+declared_lost(const struct nodes *n)
+{
+	char path[PATH_MAX];
+
+	return path_in(n, path, sizeof path, "lost/%s", n->owner) == 0 && exists(path);
+}
+
 double
 nodes_due(const struct farm *f, double now)
 {
@@ -461,20 +472,19 @@ void
 nodes_tick(struct farm *f, double now)
 {
 	struct nodes *n = f->nodes;
-	char path[PATH_MAX];
 
-	if (!n || now < n->next_beat || n->fenced)
+	if (!n || n->stopped || (!n->fenced && now < n->next_beat))
 		return;
 	n->next_beat = now + NODES_BEAT;
-	if (beat(n) < 0) {
+	if (!n->fenced && beat(n) < 0) {
 		warnx_("%s", err_msg());
 		err_clear();
 	}
-	if (path_in(n, path, sizeof path, "lost/%s", n->owner) == 0 && exists(path)) {
+	if (n->fenced || declared_lost(n)) {
 		/* the others rerun what we hold: going on would only do it twice */
 		warnx_("the other gpupacks of this farm declared this one lost (silent for over %.0f s); "
-		    "stopping", n->lost_after);
-		n->fenced = 1;
+		    "stopping its tasks (the others run them) and waiting for the farm's end", n->lost_after);
+		n->fenced = n->stopped = 1;
 		f->fatal = EXIT_ENV;
 		f->stop = 2;
 		finish_terminate_all(f, now);
@@ -513,7 +523,12 @@ take_over(struct nodes *n, unsigned long long seq, int *attempt)
 	if (strcmp(owner, n->owner) == 0)
 		return NODES_OURS; /* ours, and ended: we are idle */
 	p = peer(n, owner);
-	if (!p->lost || nodes_log_has(p->log, seq))
+	/*
+	 * Only a peer whose records this pass read: one declared lost since
+	 * (by us or another, while we walk) has finished inputs we cannot tell
+	 * from the rest yet. The next pass, which reads its log, takes them.
+	 */
+	if (!p->lost || !p->swept || nodes_log_has(p->log, seq))
 		return NODES_OTHER;
 	if (k + 1 > FARM_OWN_RERUNS) {
 		warnx_("input %llu was lost with its gpupack %d times: not run again here "
@@ -582,11 +597,23 @@ nodes_hold(const struct farm *f, struct run *r, double now)
 }
 
 int
-nodes_unrecorded(const struct farm *f, const struct run *r)
+nodes_unrecorded(struct farm *f, const struct run *r)
 {
-	if (!f->nodes)
+	struct nodes *n = f->nodes;
+
+	if (!n)
 		return 0;
-	if (f->nodes->fenced)
+	/*
+	 * Declared lost since our last beat: a pass elsewhere may have read
+	 * our log already and run this input again. Its record is the one
+	 * that counts (its writer holds the higher claim); ours would be a
+	 * second. The next tick stops the rest.
+	 */
+	if (!n->fenced && declared_lost(n)) {
+		n->fenced = 1;
+		n->next_beat = 0;
+	}
+	if (n->fenced)
 		return 1;
 	/* a signal stopped us (not --halt) and the task died of one: it did not finish */
 	return stop_signal(r) && stopping(f);
@@ -678,6 +705,125 @@ nodes_idle(struct farm *f, double now)
 			return 1; /* someone still works: wait, beating, in case it is lost */
 	n->over = 1;
 	return 0;
+}
+
+/* FILE.farm/RUN/status: the farm's exit status, for a member that did not see its end. */
+static void
+write_status(const struct nodes *n, int code)
+{
+	char path[PATH_MAX], line[32];
+
+	if (path_in(n, path, sizeof path, "status") < 0)
+		return;
+	snprintf(line, sizeof line, "%d\n", code);
+	if (write_file_atomic(path, line, strlen(line), 0644) < 0)
+		warnx_("%s", err_msg());
+	err_clear();
+}
+
+/* The status the farm's end left; -1 while there is none. */
+static int
+read_status(const struct nodes *n)
+{
+	char path[PATH_MAX], *data = NULL;
+	long v = -1;
+
+	if (path_in(n, path, sizeof path, "status") < 0 || !exists(path) ||
+	    read_file_max(path, 64, &data, NULL) < 0 || parse_long(str_trim(data), 0, 255, &v) < 0)
+		v = -1;
+	err_clear();
+	free(data);
+	return (int)v;
+}
+
+/* Is any other member, not declared lost, still beating (or done and waiting)? */
+static int
+others_alive(struct nodes *n)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int alive = 0;
+
+	if (path_in(n, path, sizeof path, "alive") < 0 || (d = opendir(path)) == NULL) {
+		err_clear();
+		return 0;
+	}
+	while (!alive && (e = readdir(d)) != NULL) {
+		struct timespec t;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, n->owner) == 0)
+			continue;
+		if (path_in(n, path, sizeof path, "lost/%s", e->d_name) == 0 && exists(path))
+			continue;
+		alive = beat_of(n, e->d_name, &t) == 0 && ts_diff(n->my_beat, t) <= n->lost_after;
+		err_clear();
+	}
+	closedir(d);
+	return alive;
+}
+
+static int
+stop_pending(void)
+{
+	sigset_t p;
+
+	return sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1 ||
+	    sigismember(&p, SIGHUP) == 1);
+}
+
+/*
+ * Declared lost, our tasks stopped: the others finish the farm. srun's
+ * status is the worst of its tasks', so ours is the farm's, once they
+ * say it; our own (255) when none of them is left to say it, or when a
+ * signal stops us too. Our beat goes on only as the filesystem's clock:
+ * the lost mark stays, and nobody counts on us.
+ */
+static int
+wait_for_end(struct nodes *n, int own)
+{
+	for (;;) {
+		struct timespec ts = {1, 0};
+		int code = read_status(n);
+
+		if (code >= 0)
+			return code;
+		if (stop_pending())
+			return own;
+		if (beat(n) < 0)
+			err_clear();
+		if (!others_alive(n))
+			return own;
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
+nodes_exit_status(struct farm *f, int own)
+{
+	struct nodes *n = f->nodes;
+	unsigned long long failed, unfinished;
+	int code;
+
+	if (!n)
+		return own;
+	if (n->fenced)
+		return wait_for_end(n, own);
+	/* stopped, halted, failed: this gpupack's own status says why */
+	if (!n->over || f->fatal || f->halt_status >= 0 || (f->o->halt_when != HALT_NEVER && f->o->halt_pct > 0))
+		return own;
+	if (nodes_run_tally(n->dir, n->run, n->chain, n->resume_failed, f->st.inputs, &failed, &unfinished) < 0) {
+		warnx_("%s", err_msg());
+		err_clear();
+		return own;
+	}
+	/* GNU parallel's status, over every node's records: what srun sees from each of us */
+	code = unfinished > 0 ? FARM_EXIT_ERROR : failed > 100 ? 101 : (int)failed;
+	if (unfinished > 0)
+		warnx_("%llu input%s of this farm did not run to their end (--resume runs them)", unfinished,
+		    unfinished == 1 ? "" : "s");
+	write_status(n, code);
+	return code;
 }
 
 void

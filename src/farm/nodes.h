@@ -17,6 +17,7 @@
  *     done/OWNER                   it is idle: every input it took has ended
  *     lost/OWNER                   another declared it lost (no heartbeat)
  *     merged                       who wrote FILE, the run's joblog, at the end
+ *     status                       the farm's exit status, written at the end
  *
  * OWNER is node.procid.pid. Each gpupack walks all inputs in order and runs
  * the ones it claims, one as each slot frees up: a slow node claims fewer,
@@ -28,6 +29,22 @@
  * read, is written whole at the end; --resume reads the logs of the run's
  * chain of parents, so a rerun with any number of nodes runs only what no
  * node finished.
+ *
+ * Taking over is a pass: a new walk over all inputs, which first reads the
+ * logs of every member declared lost so far (they write no more: a member
+ * checks its lost mark before each record). An input whose highest claim
+ * is such a member's and that its log does not hold is claimed again with
+ * reclaim/SEQ.K+1 (one winner). A member declared lost while a pass walks
+ * is left alone by that pass (its records were not read: its finished
+ * inputs look like its unfinished ones) and swept by the next. So any
+ * number of members lost, together or one after another, survivors in the
+ * middle of their own takeover included, leave each unfinished input run
+ * once more and no finished one again; a record written after its writer
+ * was declared lost never counts (a higher claim exists or none was needed).
+ *
+ * The end: every member exits with the farm's status (GNU parallel's count
+ * over all nodes' records, 255 for an input without one), so that srun's,
+ * the worst of its tasks', is the farm's. One declared lost waits for it.
  */
 #ifndef GPUPACK_FARM_NODES_H
 #define GPUPACK_FARM_NODES_H
@@ -76,7 +93,7 @@ const char *nodes_host(const struct farm *f);
  * and takes its tasks down with it, a task it killed did not finish: it is
  * left for --resume. Also when we were declared lost.
  */
-int nodes_unrecorded(const struct farm *f, const struct run *r);
+int nodes_unrecorded(struct farm *f, const struct run *r);
 
 /*
  * A task killed by SIGTERM, SIGINT, SIGHUP or SIGKILL while we are not
@@ -100,6 +117,16 @@ void nodes_tick(struct farm *f, double now);
  */
 int nodes_idle(struct farm *f, double now);
 
+/*
+ * This gpupack's exit status, given its own: the farm's (GNU parallel's
+ * count of failed inputs over every node's records, 255 when an input has
+ * none) when the farm ended, so that srun, which exits with the worst of
+ * its tasks, says how the farm went. A gpupack declared lost waits for the
+ * others to end the farm and exits with its status; one stopped by a
+ * signal, --halt or an error keeps its own.
+ */
+int nodes_exit_status(struct farm *f, int own);
+
 /* Leave: write FILE when the farm is over, free everything. */
 void nodes_close(struct farm *f);
 
@@ -120,6 +147,14 @@ struct nodes_log;
 int nodes_log_load(const char *rundir, const char *owner, struct nodes_log **out);
 int nodes_log_has(const struct nodes_log *l, unsigned long long seq);
 void nodes_log_free(struct nodes_log *l);
+
+/*
+ * What run (in dir) settled of inputs 1..inputs that its chain c had not: how
+ * many ended badly (its counted records) and how many have no record at all.
+ * -1 with err set.
+ */
+int nodes_run_tally(const char *dir, const char *run, const struct nodes_chain *c, int resume_failed,
+    unsigned long long inputs, unsigned long long *failed, unsigned long long *unfinished);
 
 /* Write joblog from run (and its chain) in dir, atomically. -1 with err set. */
 int nodes_merge(const char *dir, const char *run, const char *joblog);

@@ -304,6 +304,45 @@ nodes_chain_free(struct nodes_chain *c)
 	free(c);
 }
 
+/* ---- one run's outcome ------------------------------------------------------- */
+
+struct tally {
+	struct bits seen, bad;
+};
+
+static void
+tally_record(void *arg, unsigned long long seq, int ev, int sig, const char *line)
+{
+	struct tally *t = arg;
+
+	(void)line;
+	bits_set(&t->seen, seq, 1);
+	bits_set(&t->bad, seq, ev != 0 || sig != 0);
+}
+
+int
+nodes_run_tally(const char *dir, const char *run, const struct nodes_chain *c, int resume_failed,
+    unsigned long long inputs, unsigned long long *failed, unsigned long long *unfinished)
+{
+	struct tally t = {{0}, {0}};
+	char rd[PATH_MAX];
+	int rc;
+
+	*failed = *unfinished = 0;
+	if ((size_t)snprintf(rd, sizeof rd, "%s/%s", dir, run) >= sizeof rd)
+		return err_set(EXIT_ENV, "%s: path too long", dir);
+	rc = each_record(rd, tally_record, &t);
+	for (unsigned long long seq = 1; rc == 0 && seq <= inputs; seq++) {
+		if (bits_get(&t.seen, seq))
+			*failed += (unsigned long long)bits_get(&t.bad, seq);
+		else if (!nodes_chain_done(c, seq, resume_failed))
+			(*unfinished)++;
+	}
+	free(t.seen.b);
+	free(t.bad.b);
+	return rc;
+}
+
 /* ---- one gpupack's log ----------------------------------------------------- */
 
 struct nodes_log {

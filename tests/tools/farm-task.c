@@ -11,10 +11,20 @@
  * killed with -9 can take a finished task's record down with it, and the
  * task then runs again: at least once, recorded once).
  *
- *   farm-task --ms MS [--mark DIR | --count DIR] [INPUT...]      (inputs are ignored)
+ * Gates, for tests that decide when a task may end (time driven by the test,
+ * not by sleeps): after its --ms, a task waits while DIR/SEQ exists (--hold
+ * DIR: one input held) or while the file $FARM_TASK_HOLD exists (a whole
+ * node's tasks held), then ends as above. A task killed while it waits has
+ * not run to its end: no mark, no count.
+ *
+ * --fail SEQ: input SEQ ends with exit 1 (after its mark or count).
+ *
+ *   farm-task --ms MS [--mark DIR | --count DIR] [--hold DIR] [--fail SEQ] [INPUT...]
+ *   (the inputs are ignored)
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +32,35 @@
 #include <time.h>
 #include <unistd.h>
 
+static int
+present(const char *path)
+{
+	struct stat st;
+
+	return path && *path && lstat(path, &st) == 0;
+}
+
+/* Wait while the node's hold file or the input's own exists (5 ms polls). */
+static void
+gates(const char *hold_dir, const char *seq)
+{
+	const char *node = getenv("FARM_TASK_HOLD");
+	char path[4096] = "";
+	struct timespec ts = {0, 5000000L};
+
+	if (hold_dir && seq)
+		snprintf(path, sizeof path, "%s/%s", hold_dir, seq);
+	while (present(node) || present(path))
+		nanosleep(&ts, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *mark = NULL, *count = NULL, *scale_s = getenv("FARM_TASK_SCALE"), *seq = getenv("GPUPACK_SEQ");
+	const char *mark = NULL, *count = NULL, *hold = NULL, *fail = NULL, *scale_s = getenv("FARM_TASK_SCALE"), *seq = getenv("GPUPACK_SEQ");
 	double ms = 0, scale = scale_s ? atof(scale_s) : 1;
 	struct timespec ts;
-	sigset_t hold;
+	sigset_t block;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc)
@@ -37,10 +69,14 @@ main(int argc, char **argv)
 			mark = argv[++i];
 		else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
 			count = argv[++i];
+		else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
+			hold = argv[++i];
+		else if (strcmp(argv[i], "--fail") == 0 && i + 1 < argc)
+			fail = argv[++i];
 		else if (argv[i][0] != '-')
 			continue; /* the input itself, as gpupack appends it */
 		else {
-			fprintf(stderr, "usage: farm-task --ms MS [--mark DIR | --count DIR]\n");
+			fprintf(stderr, "usage: farm-task --ms MS [--mark DIR | --count DIR] [--hold DIR] [--fail SEQ]\n");
 			return 2;
 		}
 	}
@@ -51,10 +87,11 @@ main(int argc, char **argv)
 	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGTERM);
-	sigaddset(&hold, SIGINT);
-	sigprocmask(SIG_BLOCK, &hold, NULL);
+	gates(hold, seq);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, NULL);
 	if ((mark || count) && !seq) {
 		fprintf(stderr, "farm-task: GPUPACK_SEQ is not set\n");
 		return 2;
@@ -92,5 +129,5 @@ main(int argc, char **argv)
 		close(fd);
 	}
 	printf("%s\n", seq ? seq : "");
-	return 0;
+	return fail && seq && strcmp(fail, seq) == 0;
 }
