@@ -174,9 +174,34 @@ kill_child(const struct proc_stat *st, void *arg)
 	return 0;
 }
 
+/*
+ * A start that died half way (no record) may have left its daemon running
+ * in our pipe directory: its pid file names it, and it is ours if its
+ * environment names this very pipe directory.
+ */
+static pid_t
+unrecorded_daemon(const struct mps_daemon *d, int dirfd)
+{
+	char entry[PATH_MAX + 32];
+	pid_t pid = 0;
+	int pipefd;
+
+	pipefd = openat(dirfd, "pipe", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pipefd < 0)
+		return 0;
+	snprintf(entry, sizeof entry, "CUDA_MPS_PIPE_DIRECTORY=%s", d->pipe_dir);
+	if (mps_read_pid_file(d, pipefd, &pid) != 0 || !proc_has_env(pid, entry))
+		pid = 0;
+	close(pipefd);
+	err_clear();
+	return pid;
+}
+
 static void
 clean_stale(struct mps_daemon *d, int dirfd)
 {
+	if (d->pid <= 0 && (d->pid = unrecorded_daemon(d, dirfd)) > 0)
+		d->start_time = mps_proc_start_time(d->pid);
 	if (d->pid > 0 && mps_pid_matches(d)) {
 		/*
 		 * Its servers first, the daemon held still meanwhile: once it is
@@ -197,16 +222,33 @@ clean_stale(struct mps_daemon *d, int dirfd)
 	err_clear();
 }
 
+/* Do the paths the daemon and its clients use still lead to the directories we hold? */
 static int
-wait_for_daemon(struct mps_daemon *d, int pipefd, int logfd)
+paths_hold(const struct mps_daemon *d, int dirfd, int pipefd, int logfd)
+{
+	if (same_dir(d->dir, dirfd) && same_dir(d->pipe_dir, pipefd) && same_dir(d->log_dir, logfd))
+		return 1;
+	err_prefix("MPS state changed while the daemon started (daemon stopped)");
+	return 0;
+}
+
+static int
+wait_for_daemon(struct mps_daemon *d, int dirfd, int pipefd, int logfd, const char *mark)
 {
 	double deadline = clock_mono() + mps_command_timeout();
 
 	while (clock_mono() < deadline) {
+		/* a swap sends the daemon elsewhere: no use waiting for it here */
+		if (!paths_hold(d, dirfd, pipefd, logfd))
+			return -1;
 		if (mps_read_pid_file(d, pipefd, &d->pid) == 0 &&
 		    faccessat(pipefd, "control", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (d->start_time = mps_proc_start_time(d->pid)) != 0)
-			return 0;
+		    (d->start_time = mps_proc_start_time(d->pid)) != 0) {
+			if (proc_has_env(d->pid, mark))
+				return 0;
+			return err_set(EXIT_ENV, "%s/" PID_FILE " names pid %ld, which this start did not "
+			    "launch (daemon stopped)", d->pipe_dir, (long)d->pid);
+		}
 		mps_sleep_ms(10);
 	}
 	{
@@ -226,26 +268,66 @@ is_leftover(const struct mps_daemon *d)
 	return d->owner_pid > 0 && !proc_is(d->owner_pid, d->owner_start);
 }
 
-/* Start the daemon in the directories held open; the paths must still lead to them. */
+/* proc_each: SIGKILL a process that carries the start's mark (arg: the entry, and a count). */
+struct marked {
+	const char *entry;
+	int n;
+};
+
+static int
+kill_marked(const struct proc_stat *st, void *arg)
+{
+	struct marked *m = arg;
+
+	if (st->pid != getpid() && proc_has_env(st->pid, m->entry)) {
+		kill(st->pid, SIGKILL);
+		m->n++;
+	}
+	return 0;
+}
+
+/* End every process this start launched (the daemon, a server it forked), wherever it went. */
+static void
+end_launched(const char *entry)
+{
+	for (int round = 0; round < 100; round++) {
+		struct marked m = {entry, 0};
+
+		if (proc_each(kill_marked, &m) < 0 || m.n == 0)
+			break;
+		mps_sleep_ms(20);
+	}
+	err_clear();
+}
+
+/*
+ * Start the daemon in the directories held open. It is given them by path
+ * (as its clients are): the same user can swap a component for a symlink
+ * while it starts, and the daemon would follow it. Every process the start
+ * launches carries a mark in its environment; the daemon counts as started
+ * only when its pid file and socket are in the directories we hold, its pid
+ * is marked, and the paths still lead there afterwards. Otherwise every
+ * marked process is ended, wherever it went: a daemon is either reported
+ * or stopped. gpupack's own files are all made relative to held descriptors.
+ */
 static int
 launch_daemon(struct mps_daemon *d, int dirfd)
 {
-	int pipefd = -1, logfd = -1, rc = -1;
+	static unsigned counter;
+	char mark[96], entry[128];
+	int pipefd = -1, logfd = -1, rc = -1, launched = 0;
 
+	snprintf(mark, sizeof mark, "%ld.%llu.%u.%.0f", (long)getpid(), proc_start_time(getpid()), counter++,
+	    clock_mono() * 1e9);
+	snprintf(entry, sizeof entry, MPS_LAUNCH_VAR "=%s", mark);
 	pipefd = private_dir_at(dirfd, "pipe", d->pipe_dir, 1);
 	if (pipefd >= 0)
 		logfd = private_dir_at(dirfd, "log", d->log_dir, 1);
-	if (pipefd >= 0 && logfd >= 0 && mps_run_daemon(d, logfd) == 0 &&
-	    wait_for_daemon(d, pipefd, logfd) == 0)
-		rc = 0;
-	/*
-	 * The daemon and its clients find it by path: a component swapped for
-	 * a symlink while it started would send them elsewhere. Refused.
-	 */
-	if (rc == 0 && (!same_dir(d->dir, dirfd) || !same_dir(d->pipe_dir, pipefd) ||
-	    !same_dir(d->log_dir, logfd))) {
-		err_prefix("MPS state changed while the daemon started (daemon stopped)");
-		rc = -1;
+	if (pipefd >= 0 && logfd >= 0 && paths_hold(d, dirfd, pipefd, logfd)) {
+		launched = 1;
+		if (mps_run_daemon(d, logfd, mark) == 0 && wait_for_daemon(d, dirfd, pipefd, logfd, entry) == 0 &&
+		    paths_hold(d, dirfd, pipefd, logfd))
+			rc = 0;
 	}
 	if (pipefd >= 0)
 		close(pipefd);
@@ -256,6 +338,9 @@ launch_daemon(struct mps_daemon *d, int dirfd)
 		int code = err_code();
 
 		str_copy(msg, err_msg(), sizeof msg);
+		if (launched)
+			end_launched(entry);
+		d->pid = 0;
 		clean_stale(d, dirfd);
 		return err_set(code, "%s", msg);
 	}
@@ -342,8 +427,10 @@ start_named(const char *name, const char *devices, int ndev, int gpu_index,
 	d->gpu_index = gpu_index;
 	d->limits.priority = MPS_PRIO_UNSET;
 	if (strlen(d->pipe_dir) + 1 + strlen(LONGEST_SOCKET) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		return err_set(EXIT_ENV, "pipe directory %s is too long for a unix socket; "
-		    "set GPUPACK_STATE_DIR to a shorter path", d->pipe_dir);
+		return err_set(EXIT_ENV, "pipe directory %s is too long for a unix socket; %s", d->pipe_dir,
+		    getenv("GPUPACK_MPS_DIR") && *getenv("GPUPACK_MPS_DIR") ?
+		    "GPUPACK_MPS_DIR (the Slurm plugin's state=) must be shorter" :
+		    "set GPUPACK_STATE_DIR to a shorter path");
 	if (hold(d, 1, &h) < 0)
 		return -1;
 	rc = start_locked(d, h.dir, lim, restart, owned, started);

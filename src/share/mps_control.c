@@ -98,7 +98,7 @@ mps_control_path(char *out, size_t size)
 /* ---- running the control program -------------------------------------- */
 
 static char **
-child_env(const struct mps_daemon *d)
+child_env(const struct mps_daemon *d, const char *launch)
 {
 	static const char *const ours[] = {
 		"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=", "CUDA_VISIBLE_DEVICES=", NULL,
@@ -108,31 +108,36 @@ child_env(const struct mps_daemon *d)
 
 	while (environ[n])
 		n++;
-	env = xcalloc(n + 4, sizeof *env);
+	env = xcalloc(n + 5, sizeof *env);
 	for (size_t i = 0; i < n; i++) {
 		int skip = 0;
 
 		for (int j = 0; ours[j]; j++)
 			if (str_starts(environ[i], ours[j]))
 				skip = 1;
+		if (str_starts(environ[i], MPS_LAUNCH_VAR "="))
+			skip = 1;
 		if (!skip)
 			env[k++] = environ[i];
 	}
 	env[k++] = xasprintf("CUDA_MPS_PIPE_DIRECTORY=%s", d->pipe_dir);
 	env[k++] = xasprintf("CUDA_MPS_LOG_DIRECTORY=%s", d->log_dir);
 	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", d->devices[0] ? d->devices : d->uuid);
+	/* what marks every process of this start, wherever its paths led it (share/mps.c) */
+	if (launch)
+		env[k++] = xasprintf(MPS_LAUNCH_VAR "=%s", launch);
 	env[k] = NULL;
 	return env;
 }
 
 static void
-child_env_free(char **env)
+child_env_free(char **env, int ours)
 {
 	size_t n = 0;
 
 	while (env[n])
 		n++;
-	for (size_t i = n - 3; i < n; i++)
+	for (size_t i = n - (size_t)ours; i < n; i++)
 		free(env[i]);
 	free(env);
 }
@@ -195,7 +200,7 @@ mps_start_error(const struct mps_daemon *d, int logfd, int status)
  */
 static int
 run_control(const struct mps_daemon *d, const char *input, int daemonize, int logfd,
-    struct sbuf *reply)
+    const char *launch, struct sbuf *reply)
 {
 	char path[PATH_MAX], **env;
 	int in[2], out[2], status = 0;
@@ -211,10 +216,10 @@ run_control(const struct mps_daemon *d, const char *input, int daemonize, int lo
 		close(in[1]);
 		return err_sys(EXIT_INTERNAL, "pipe");
 	}
-	env = child_env(d);
+	env = child_env(d, launch);
 	pid = fork();
 	if (pid < 0) {
-		child_env_free(env);
+		child_env_free(env, launch ? 4 : 3);
 		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
 		return err_sys(EXIT_ENV, "fork");
 	}
@@ -240,7 +245,7 @@ run_control(const struct mps_daemon *d, const char *input, int daemonize, int lo
 		execve(path, argv, env);
 		_exit(127);
 	}
-	child_env_free(env);
+	child_env_free(env, launch ? 4 : 3);
 	close(in[0]);
 	close(out[1]);
 	if (!daemonize && input) {
@@ -301,20 +306,20 @@ run_control(const struct mps_daemon *d, const char *input, int daemonize, int lo
 int
 mps_run_control(const struct mps_daemon *d, const char *input, struct sbuf *reply)
 {
-	return run_control(d, input, 0, -1, reply);
+	return run_control(d, input, 0, -1, NULL, reply);
 }
 
 int
 mps_commands(const struct mps_daemon *d, const char *lines, struct sbuf *reply)
 {
 	sbuf_reset(reply);
-	return run_control(d, lines, 0, -1, reply);
+	return run_control(d, lines, 0, -1, NULL, reply);
 }
 
 int
-mps_run_daemon(const struct mps_daemon *d, int logfd)
+mps_run_daemon(const struct mps_daemon *d, int logfd, const char *launch)
 {
-	return run_control(d, NULL, 1, logfd, NULL);
+	return run_control(d, NULL, 1, logfd, launch, NULL);
 }
 
 /* A reply that is an error message rather than data. */

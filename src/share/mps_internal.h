@@ -28,8 +28,13 @@ void mps_sleep_ms(int ms);
  * reported: a hung daemon cannot hang gpupack.
  */
 int mps_run_control(const struct mps_daemon *d, const char *input, struct sbuf *reply);
-/* Run "-d" for d; what it says goes to a file in its log directory, logfd. */
-int mps_run_daemon(const struct mps_daemon *d, int logfd);
+/*
+ * Run "-d" for d; what it says goes to a file in its log directory, logfd.
+ * launch: a value for MPS_LAUNCH_VAR in its environment, which every
+ * process of this start inherits (share/mps.c finds them by it).
+ */
+#define MPS_LAUNCH_VAR "GPUPACK_MPS_LAUNCH"
+int mps_run_daemon(const struct mps_daemon *d, int logfd, const char *launch);
 /* A failed `-d`: an error from its first line of output (in logfd), which says why. */
 int mps_start_error(const struct mps_daemon *d, int logfd, int status);
 

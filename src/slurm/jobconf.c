@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 static const char known_args[] = "control=, state=, default=, max=, enable=, on_error=, grace=, "
     "cuda_index=, sim=";
@@ -52,12 +53,25 @@ spec_item(const char *key, const char *val, struct jobmps_spec *sp)
 	    key);
 }
 
+/* One name among names[n]: 1 when seen before (then noted as seen). */
+static int
+seen_before(const char **names, int *n, int max, const char *name)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp(names[i], name) == 0)
+			return 1;
+	if (*n < max)
+		names[(*n)++] = name;
+	return 0;
+}
+
 int
 jobmps_spec_parse(const char *s, struct jobmps_spec *out)
 {
 	struct jobmps_spec sp = {0, 0, 0, MPS_PRIO_UNSET};
+	const char *seen[16];
 	char *copy;
-	int rc = 0;
+	int rc = 0, nseen = 0;
 
 	if (!s)
 		s = "";
@@ -76,17 +90,23 @@ jobmps_spec_parse(const char *s, struct jobmps_spec *out)
 				rc = err_set(EXIT_USAGE, "'%s': an empty item", s);
 			break;
 		}
-		if (strcmp(item, "off") == 0) {
+		eq = strchr(item, '=');
+		if (eq)
+			*eq = '\0';
+		/* "sm=10,sm=20": which one was meant? */
+		if (seen_before(seen, &nseen, 16, item)) {
+			rc = err_set(EXIT_USAGE, "'%s': %s%s given twice", s, item, eq ? "=" : "");
+			break;
+		}
+		if (!eq && strcmp(item, "off") == 0) {
 			sp.off = 1;
 			continue;
 		}
-		eq = strchr(item, '=');
 		if (!eq) {
 			rc = err_set(EXIT_USAGE, "'%s' is not KEY=VALUE (known: sm=PCT, mem=SIZE, "
 			    "priority=normal|low, off)", item);
 			break;
 		}
-		*eq = '\0';
 		rc = spec_item(item, eq + 1, &sp);
 	}
 	free(copy);
@@ -175,19 +195,61 @@ conf_arg(const char *arg, struct jobmps_conf *c)
 	return err_set(EXIT_USAGE, "unknown argument '%s' (known: %s)", arg, known_args);
 }
 
+/*
+ * MPS makes sockets in each daemon's pipe directory,
+ * <state>/<jobid>/<device>/pipe/control_privileged, and a socket path has
+ * at most 107 bytes: a job id of Slurm's default MaxJobId (8 digits) and
+ * the longest device name (a GPU or MIG UUID, 40) must fit after the state
+ * root (%n counted as node, "" when not known yet: the prolog checks again
+ * with the node's name).
+ */
+#define SOCKET_TAIL (sizeof "/67043328/MIG-00000000-0000-0000-0000-000000000000/pipe/control_privileged" - 1)
+
+int
+jobmps_state_fits(const struct jobmps_conf *c, const char *node)
+{
+	char root[PATH_MAX];
+	size_t room = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+	if (jobmps_state_root(c, node ? node : "", root, sizeof root) < 0)
+		return -1;
+	if (strlen(root) + SOCKET_TAIL > room)
+		return err_set(EXIT_USAGE, "state=%s: too long for MPS's socket paths (<state>/<jobid>/<device>/"
+		    "pipe/control_privileged must fit in %zu bytes, which leaves %zu for the state root%s%s): "
+		    "give the plugin a shorter state=", c->state, room, room - SOCKET_TAIL, node ? " on " : "",
+		    node ? node : "");
+	return 0;
+}
+
 int
 jobmps_conf_parse(int ac, char **av, struct jobmps_conf *out)
 {
+	const char *seen[16];
+	char keys[16][32];
 	struct jobmps_conf c;
+	int nseen = 0;
 
 	memset(&c, 0, sizeof c);
 	str_copy(c.state, JOBMPS_STATE_DEFAULT, sizeof c.state);
 	c.def = (struct jobmps_spec){0, 0, 0, MPS_PRIO_UNSET};
 	c.max = c.def;
 	c.grace = JOBMPS_GRACE_DEFAULT;
-	for (int i = 0; i < ac; i++)
+	for (int i = 0; i < ac; i++) {
+		const char *eq = strchr(av[i], '=');
+		size_t k = eq ? (size_t)(eq - av[i]) : 0;
+
 		if (conf_arg(av[i], &c) < 0)
 			return -1;
+		/* known keys only get here: short */
+		if (k > 0 && k < sizeof keys[0] && nseen < 16) {
+			memcpy(keys[nseen], av[i], k);
+			keys[nseen][k] = '\0';
+			if (seen_before(seen, &nseen, 16, keys[nseen]))
+				return err_set(EXIT_USAGE, "%s= given twice ('%s'): say it once", keys[nseen], av[i]);
+		}
+	}
+	if (jobmps_state_fits(&c, NULL) < 0)
+		return -1;
 	if (c.max.sm_pct > 0 && c.def.sm_pct > c.max.sm_pct)
 		return err_set(EXIT_USAGE, "default sm=%g is over max sm=%g", c.def.sm_pct, c.max.sm_pct);
 	if (c.max.mem_bytes > 0 && c.def.mem_bytes > c.max.mem_bytes)

@@ -62,6 +62,12 @@ int jobmps_limits(const struct jobmps_conf *c, const struct jobmps_spec *spec, s
 /* "sm=25,mem=1G,priority=low" (what was set) into buf: a job's SPEC as it travels. */
 char *jobmps_spec_format(const struct jobmps_spec *sp, char *buf, size_t size);
 
+/*
+ * Do MPS's socket paths fit below the state root on node (NULL: not known;
+ * %n then counts as nothing)? 0, or -1 with err set and the advice.
+ */
+int jobmps_state_fits(const struct jobmps_conf *c, const char *node);
+
 /* The state root with %n replaced by node; -1 when it does not fit. */
 int jobmps_state_root(const struct jobmps_conf *c, const char *node, char *out, size_t size);
 

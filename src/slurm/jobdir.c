@@ -396,11 +396,12 @@ entry_job(const char *name, unsigned long *jobid)
 }
 
 static int
-over(const char *root, unsigned long jobid, const char *boot)
+over(const char *root, unsigned long jobid, const char *boot, jobdir_running_fn runs_here)
 {
 	struct jobrec r;
 	char dir[PATH_MAX];
 	pid_t pid;
+	int slurm;
 
 	if (jobrec_read(root, jobid, &r) != 0) {
 		/* a directory without a record: its prolog died before it wrote one */
@@ -411,11 +412,19 @@ over(const char *root, unsigned long jobid, const char *boot)
 		return 1;
 	if (job_has_stepd(jobid) || jobdir_path(root, jobid, dir, sizeof dir) < 0)
 		return 0;
+	/*
+	 * No step here. Between its prolog and its first step a job has none
+	 * either, and its daemons run, as those of a job whose epilog never
+	 * ran still do: only Slurm tells them apart.
+	 */
+	slurm = runs_here ? runs_here(jobid) : -1;
+	if (slurm >= 0)
+		return !slurm;
 	return job_processes(dir, r.uid, &pid, 1) == 0;
 }
 
 int
-jobdir_clean_leftovers(const char *root, unsigned long current)
+jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn runs_here)
 {
 	unsigned long seen[256];
 	int nseen = 0, cleaned = 0;
@@ -438,12 +447,21 @@ jobdir_clean_leftovers(const char *root, unsigned long current)
 			seen[nseen++] = id;
 	}
 	closedir(d);
-	for (int i = 0; i < nseen; i++)
-		if (over(root, seen[i], boot)) {
-			if (jobdir_remove(root, seen[i]) < 0)
-				err_clear();
-			else
-				cleaned++;
-		}
+	for (int i = 0; i < nseen; i++) {
+		struct jobrec r;
+		char dir[PATH_MAX];
+
+		if (!over(root, seen[i], boot, runs_here))
+			continue;
+		/* its daemons and servers first: as jobmps_epilog would have */
+		if (jobrec_read(root, seen[i], &r) == 0 && r.uid != 0 &&
+		    jobdir_path(root, seen[i], dir, sizeof dir) == 0)
+			jobdir_kill(dir, r.uid);
+		err_clear();
+		if (jobdir_remove(root, seen[i]) < 0)
+			err_clear();
+		else
+			cleaned++;
+	}
 	return cleaned;
 }

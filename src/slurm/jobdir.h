@@ -66,13 +66,22 @@ int jobdir_kill(const char *dir, uid_t uid);
 int jobdir_remove(const char *root, unsigned long jobid);
 
 /*
- * Before a job starts its daemons: remove what jobs that are over left in
- * root. A job is over when its record is from another boot (the node
- * crashed: nothing of it can run), or when no slurmstepd of it runs here and
- * none of its MPS processes lives. A live job is never touched. The number
- * of jobs cleaned.
+ * Does Slurm run job jobid on this node now (a step, or the job between its
+ * prolog and its first step)? 1 yes, 0 no, -1 cannot tell. The plugin asks
+ * slurmctld (src/slurm/spank.c); without one, -1.
  */
-int jobdir_clean_leftovers(const char *root, unsigned long current);
+typedef int (*jobdir_running_fn)(unsigned long jobid);
+
+/*
+ * Before a job starts (every job, whatever it asked): remove what jobs that
+ * are over left in root. A job is over when its record is from another boot
+ * (the node crashed: nothing of it can run), or when no slurmstepd of it
+ * runs here and Slurm says it does not run here (its epilog never ran: the
+ * node was set down and slurmd came back late), or, when Slurm cannot be
+ * asked, none of its MPS processes lives either. A job that runs is never
+ * touched. The number of jobs cleaned.
+ */
+int jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn running);
 
 /* This boot's id into out ("" when unknown). */
 void jobdir_boot_id(char *out, size_t size);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,13 @@ static const char *const keep_env[] = {
 };
 
 static void (*logger)(const char *line);
+static jobdir_running_fn running_fn;
+
+void
+jobmps_set_running_check(jobdir_running_fn fn)
+{
+	running_fn = fn;
+}
 
 void
 jobmps_set_logger(void (*fn)(const char *line))
@@ -437,7 +445,7 @@ jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const str
 	lk = jobdir_lock(root);
 	if (lk < 0)
 		return -1;
-	jobdir_clean_leftovers(root, j->jobid);
+	jobdir_clean_leftovers(root, j->jobid, running_fn);
 	memset(&r, 0, sizeof r);
 	r.jobid = j->jobid;
 	r.uid = j->uid;
@@ -450,7 +458,10 @@ jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const str
 		r.index = jobmps_index_mode(conf && *conf ? conf : "/etc/slurm/slurm.conf");
 	}
 	jobdir_boot_id(r.boot, sizeof r.boot);
-	rc = jobdir_create(root, j->jobid, j->uid, j->gid);
+	/* %n made the root longer here than the check could know */
+	rc = jobmps_state_fits(c, j->node);
+	if (rc == 0)
+		rc = jobdir_create(root, j->jobid, j->uid, j->gid);
 	if (rc == 0)
 		rc = as_user(CHILD_START, c, j, lim, dir, 30 + 15.0 * ndev, &res);
 	if (rc < 0) {
@@ -475,6 +486,25 @@ jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const str
 	if (r.failed)
 		return err_set(EXIT_ENV, "%s", r.error);
 	return 0;
+}
+
+int
+jobmps_sweep(const struct jobmps_conf *c, const struct jobmps_job *j)
+{
+	char root[PATH_MAX];
+	struct stat st;
+	int lk, n;
+
+	if (jobmps_state_root(c, j->node ? j->node : "", root, sizeof root) < 0)
+		return -1;
+	/* nothing was ever started here: nothing to sweep, and nothing made for it */
+	if (lstat(root, &st) < 0 && errno == ENOENT)
+		return 0;
+	if (jobdir_root(root) < 0 || (lk = jobdir_lock(root)) < 0)
+		return -1;
+	n = jobdir_clean_leftovers(root, j->jobid, running_fn);
+	jobdir_unlock(lk);
+	return n;
 }
 
 int

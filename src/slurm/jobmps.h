@@ -35,11 +35,21 @@ struct jobmps_job {
  */
 int jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const struct mps_limits *lim);
 
+/*
+ * The prolog of a job that has no MPS here: remove what jobs that are over
+ * left (jobdir_clean_leftovers), when the state root exists. The count
+ * cleaned; -1 with err set.
+ */
+int jobmps_sweep(const struct jobmps_conf *c, const struct jobmps_job *j);
+
+/* How the prolog and the sweep ask whether Slurm still runs a job here (jobdir.h). */
+void jobmps_set_running_check(jobdir_running_fn fn);
+
 /* Stop the job's daemons and remove its directory. 0 done (also when there was nothing). */
 int jobmps_epilog(const struct jobmps_conf *c, const struct jobmps_job *j);
 
 /* What a task's environment gets (NAME=VALUE strings, malloc'd). */
-#define JOBMPS_TASK_ENV 5
+#define JOBMPS_TASK_ENV 8
 struct jobmps_env {
 	char *set[JOBMPS_TASK_ENV];
 	int n;
@@ -51,12 +61,15 @@ void jobmps_env_free(struct jobmps_env *e);
  * Slurm set it; NULL or empty: no GPU) of the step's GPUs step_gpus
  * (SLURM_STEP_GPUS, else SLURM_JOB_GPUS). Runs as the job's user. One
  * device: its daemon; several: a daemon serving them all, started now if it
- * is not there yet. Returns 1 when the job has no MPS here (no record),
- * 0 with *e filled, -1 with err set (also when the job's daemons failed to
- * start: err is that line).
+ * is not there yet. spec: the step's own --gpupack-mps (NULL: none): its
+ * limits become the task's own as an MPS client, which can only lower the
+ * job's daemons' (a higher one is an error, EXIT_USAGE); off: the task runs
+ * without MPS (returns 1). Returns 1 when the job has no MPS here (no
+ * record), 0 with *e filled, -1 with err set (also when the job's daemons
+ * failed to start: err is that line).
  */
 int jobmps_task_env(const struct jobmps_conf *c, const struct jobmps_job *j, const char *visible,
-    const char *step_gpus, struct jobmps_env *e);
+    const char *step_gpus, const struct jobmps_spec *spec, struct jobmps_env *e);
 
 /* Where the plugin's log lines go (slurmd's log); default stderr. */
 void jobmps_set_logger(void (*fn)(const char *line));

@@ -11,6 +11,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/str.h"
+#include "util/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,9 +96,32 @@ daemon_for(const struct jobrec *r, const int *idx, int n, struct mps_daemon *d)
 	return 0;
 }
 
+/*
+ * A step's own limits: each may only lower what the job's daemons hold (a
+ * client cannot raise them, and the daemons are the job's, shared by its
+ * steps). 0, or -1 with err set.
+ */
+static int
+step_limits(const struct jobrec *r, const struct jobmps_spec *sp)
+{
+	char a[32], b[32];
+
+	if (sp->sm_pct > 0 && r->lim.sm_pct > 0 && sp->sm_pct > r->lim.sm_pct)
+		return err_set(EXIT_USAGE, "--gpupack-mps=sm=%g on a step: the job's daemons hold sm=%g, and "
+		    "a step can only lower it (ask for more on sbatch or salloc)", sp->sm_pct, r->lim.sm_pct);
+	if (sp->mem_bytes > 0 && r->lim.mem_bytes > 0 && sp->mem_bytes > r->lim.mem_bytes)
+		return err_set(EXIT_USAGE, "--gpupack-mps=mem=%s on a step: the job's daemons hold mem=%s, and "
+		    "a step can only lower it (ask for more on sbatch or salloc)",
+		    format_size_mps(sp->mem_bytes, a, sizeof a), format_size_mps(r->lim.mem_bytes, b, sizeof b));
+	if (sp->priority == MPS_PRIO_NORMAL && r->lim.priority == MPS_PRIO_LOW)
+		return err_set(EXIT_USAGE, "--gpupack-mps=priority=normal on a step: the job's daemons give "
+		    "low priority, and a step can only lower it (ask on sbatch or salloc)");
+	return 0;
+}
+
 int
 jobmps_task_env(const struct jobmps_conf *c, const struct jobmps_job *j, const char *visible,
-    const char *step_gpus, struct jobmps_env *e)
+    const char *step_gpus, const struct jobmps_spec *spec, struct jobmps_env *e)
 {
 	char root[PATH_MAX], dir[PATH_MAX], *items[JOBMPS_MAX_GPUS], *step[JOBMPS_MAX_GPUS];
 	int idx[JOBMPS_MAX_GPUS], ni = 0, ns = 0, rc, have;
@@ -116,6 +140,11 @@ jobmps_task_env(const struct jobmps_conf *c, const struct jobmps_job *j, const c
 		return err_set(EXIT_ENV, "%s", r.error);
 	if (!visible || !*visible || strcmp(visible, "NoDevFiles") == 0)
 		return 1;
+	/* the step said off: it runs as plain CUDA processes, the job's daemons left alone */
+	if (spec && spec->off)
+		return 1;
+	if (spec && step_limits(&r, spec) < 0)
+		return -1;
 	ni = jobmps_split_list(visible, items, JOBMPS_MAX_GPUS);
 	ns = jobmps_split_list(step_gpus, step, JOBMPS_MAX_GPUS);
 	rc = ni < 0 || ns < 0 ? -1 : 0;
@@ -146,5 +175,19 @@ jobmps_task_env(const struct jobmps_conf *c, const struct jobmps_job *j, const c
 	e->set[e->n++] = xasprintf("CUDA_MPS_LOG_DIRECTORY=%s", d.log_dir);
 	e->set[e->n++] = xasprintf("GPUPACK_MPS_DIR=%s", dir);
 	sbuf_free(&b);
+	/* the step's own limits, as a client's (what `gpupack mps env --sm --mem` gives one) */
+	if (spec && (spec->sm_pct > 0 || spec->mem_bytes > 0)) {
+		char *env[6];
+		int n = mps_client_env(&d, spec->sm_pct, spec->mem_bytes, env);
+
+		for (int i = 0; i < n; i++) {
+			if (i >= 2 && e->n < JOBMPS_TASK_ENV)
+				e->set[e->n++] = env[i];
+			else
+				free(env[i]);
+		}
+	}
+	if (spec && spec->priority == MPS_PRIO_LOW && r.lim.priority != MPS_PRIO_LOW)
+		e->set[e->n++] = xasprintf("CUDA_MPS_CLIENT_PRIORITY=%d", MPS_PRIO_LOW);
 	return 0;
 }

@@ -18,15 +18,26 @@
  * node for a job's problem): it is recorded, logged, and every step of the
  * job then fails at its start with that line on its stderr, unless the site
  * said on_error=run. Only a node that cannot even keep a record fails the
- * prolog.
+ * prolog. Bad arguments on the plugstack.conf line fail no callback either:
+ * they are logged (slurmd's log), and only jobs that ask for MPS fail with
+ * them: at submission (srun, sbatch, salloc) or at their steps' start.
+ *
+ * Every job's prolog, whatever it asked, first sweeps what jobs that are
+ * over left (jobdir.h): an epilog that never ran (the node was set down,
+ * slurmd came back late) leaves daemons that only the next job can end.
+ * Whether Slurm still runs a job here is asked of slurmctld, through the
+ * libslurm that slurmstepd has loaded (found at run time: nothing is
+ * linked, and without it the sweep keeps what may still run).
  */
 #include <stdint.h>
 #include <slurm/spank.h>
+#include <slurm/slurm.h>
 
 #include "slurm/jobmps.h"
 #include "util/err.h"
 #include "util/str.h"
 
+#include <dlfcn.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +53,7 @@ static int opt_given;
 static char opt_arg[300];
 static struct jobmps_conf conf;
 static int conf_ok;
+static char conf_error[512];      /* what is wrong with the plugstack.conf line, "" when nothing */
 
 static int opt_cb(int val, const char *optarg, int remote);
 
@@ -86,16 +98,23 @@ local_context(void)
 	return c == S_CTX_LOCAL || c == S_CTX_ALLOCATOR;
 }
 
-/* The arguments, parsed once per process; one clear line when they are wrong. */
+/*
+ * The arguments, parsed once per process. Wrong ones fail nothing here:
+ * they are logged once per process (where a log is read: slurmd's and the
+ * steps'), kept, and fail only the jobs that ask for MPS. -1 when wrong.
+ */
 static int
 load_conf(int ac, char **av)
 {
 	if (conf_ok)
 		return 0;
+	if (conf_error[0])
+		return -1;
 	if (jobmps_conf_parse(ac, av, &conf) < 0) {
-		if (local_context())
-			user_error("plugstack.conf: %s", err_msg());
-		slurm_error(PREFIX "plugstack.conf: %s", err_msg());
+		str_copy(conf_error, err_msg(), sizeof conf_error);
+		if (!local_context())
+			slurm_error(PREFIX "plugstack.conf: %s (jobs that ask for --gpupack-mps fail; "
+			    "others run)", conf_error);
 		err_clear();
 		return -1;
 	}
@@ -121,6 +140,10 @@ opt_cb(int val, const char *optarg, int remote)
 	if (optarg && strcmp(optarg, "(null)") == 0)
 		optarg = NULL;
 	str_copy(opt_arg, optarg ? optarg : "", sizeof opt_arg);
+	/* the site's line is wrong: a job that asks cannot get MPS (off asks for none) */
+	if (conf_error[0] && !remote && local_context() && jobmps_spec_parse(opt_arg, &sp) == 0 && !sp.off)
+		user_error("plugstack.conf: %s (the site's arguments for gpupack_spank.so: ask its "
+		    "administrators)", conf_error);
 	if (jobmps_spec_parse(opt_arg, &sp) < 0 || (conf_ok && !sp.off && jobmps_limits(&conf, &sp, &lim) < 0)) {
 		if (!remote && local_context())
 			user_error("--gpupack-mps: %s", err_msg());
@@ -133,8 +156,7 @@ opt_cb(int val, const char *optarg, int remote)
 int
 slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	if (load_conf(ac, av) < 0)
-		return -1;
+	load_conf(ac, av);
 	if (spank_context() == S_CTX_SLURMD || spank_context() == S_CTX_JOB_SCRIPT)
 		return 0;
 	if (spank_option_register(sp, &mps_option) != ESPANK_SUCCESS) {
@@ -204,6 +226,57 @@ prolog_job(spank_t sp, struct jobmps_job *j)
 	return 0;
 }
 
+/* ---- does Slurm run a job here? ------------------------------------------- */
+
+static const char *this_node;
+
+/*
+ * Ask slurmctld (jobdir_running_fn): 1 when jobid runs, is suspended or is
+ * completing on this node, 0 when it does not (or Slurm no longer knows it),
+ * -1 when it cannot be asked. libslurm's functions are looked up in the
+ * process (slurmstepd's libslurmfull): a build of the plugin against one
+ * Slurm never links another.
+ */
+static int
+slurm_runs_here(unsigned long jobid)
+{
+	int (*load)(job_info_msg_t **, uint32_t, uint16_t);
+	void (*free_msg)(job_info_msg_t *);
+	hostlist_t (*hl_create)(const char *);
+	int (*hl_find)(hostlist_t, const char *);
+	void (*hl_destroy)(hostlist_t);
+	int (*get_errno)(void);
+	job_info_msg_t *msg = NULL;
+	int here = 0;
+
+	*(void **)&load = dlsym(RTLD_DEFAULT, "slurm_load_job");
+	*(void **)&free_msg = dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
+	*(void **)&hl_create = dlsym(RTLD_DEFAULT, "slurm_hostlist_create");
+	*(void **)&hl_find = dlsym(RTLD_DEFAULT, "slurm_hostlist_find");
+	*(void **)&hl_destroy = dlsym(RTLD_DEFAULT, "slurm_hostlist_destroy");
+	*(void **)&get_errno = dlsym(RTLD_DEFAULT, "slurm_get_errno");
+	if (!load || !free_msg || !hl_create || !hl_find || !hl_destroy || !get_errno || !this_node ||
+	    !*this_node)
+		return -1;
+	if (load(&msg, (uint32_t)jobid, SHOW_ALL) != 0)
+		return get_errno() == ESLURM_INVALID_JOB_ID ? 0 : -1;
+	for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+		const job_info_t *ji = &msg->job_array[i];
+		uint32_t base = ji->job_state & JOB_STATE_BASE;
+		hostlist_t hl;
+
+		if (ji->job_id != jobid || !ji->nodes ||
+		    !(base == JOB_RUNNING || base == JOB_SUSPENDED || (ji->job_state & JOB_COMPLETING)))
+			continue;
+		if ((hl = hl_create(ji->nodes)) != NULL) {
+			here |= hl_find(hl, this_node) >= 0;
+			hl_destroy(hl);
+		}
+	}
+	free_msg(msg);
+	return here;
+}
+
 int
 slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
@@ -214,14 +287,32 @@ slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char root[4096];
 	int w;
 
-	if (load_conf(ac, av) < 0)
-		return -1;
-	w = wanted(sp, &spec);
-	if (w == 0)
+	if (load_conf(ac, av) < 0) {
+		/* never fail a prolog for the site's line: a job that asked fails at its steps */
+		if (wanted(sp, &spec) > 0 && prolog_job(sp, &j) == 0)
+			slurm_error(PREFIX "job %lu asked for MPS, which cannot start: plugstack.conf: %s",
+			    j.jobid, conf_error);
+		err_clear();
 		return 0;
+	}
 	if (prolog_job(sp, &j) < 0) {
 		slurm_error(PREFIX "%s", err_msg());
-		return -1;
+		return 0;
+	}
+	this_node = j.node;
+	jobmps_set_running_check(slurm_runs_here);
+	w = wanted(sp, &spec);
+	if (w == 0) {
+		int n = jobmps_sweep(&conf, &j);
+
+		if (n < 0)
+			slurm_error(PREFIX "job %lu on %s: sweeping what ended jobs left: %s", j.jobid, j.node,
+			    err_msg());
+		else if (n > 0)
+			slurm_info(PREFIX "job %lu on %s: removed what %d ended job%s left", j.jobid, j.node, n,
+			    n == 1 ? "" : "s");
+		err_clear();
+		return 0;
 	}
 	if (w < 0 || jobmps_limits(&conf, &spec, &lim) < 0) {
 		/* checked by srun and sbatch already; here only when the site's maxima changed since */
@@ -249,7 +340,7 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	struct jobmps_job j;
 
 	if (load_conf(ac, av) < 0)
-		return -1;
+		return 0; /* logged; nothing can have started */
 	if (prolog_job(sp, &j) < 0) {
 		slurm_error(PREFIX "%s", err_msg());
 		return 0;
@@ -277,11 +368,18 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	uint32_t id = 0;
 	int task = 0, rc;
 
-	if (load_conf(ac, av) < 0)
-		return -1;
 	if (spank_get_item(sp, S_JOB_ID, &id) != ESPANK_SUCCESS)
 		return 0;
 	spank_get_item(sp, S_TASK_ID, &task);
+	if (load_conf(ac, av) < 0) {
+		/* a job (or step) that asked for MPS cannot have it: it fails, with the line */
+		if (wanted(sp, &spec) <= 0)
+			return 0;
+		if (task == 0)
+			fprintf(stderr, PREFIX "job %lu: --gpupack-mps: the plugin's plugstack.conf line is "
+			    "wrong: %s (ask the site's administrators)\n", (unsigned long)id, conf_error);
+		return -1;
+	}
 	memset(&j, 0, sizeof j);
 	j.jobid = id;
 	j.uid = getuid();
@@ -292,7 +390,10 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	task_env(sp, "SLURM_STEP_GPUS", step, sizeof step);
 	if (!step[0])
 		task_env(sp, "SLURM_JOB_GPUS", step, sizeof step);
-	rc = jobmps_task_env(&conf, &j, visible, step, &e);
+	/* the step's own SPEC (or the job's, which it inherits): its limits apply to its tasks */
+	if (opt_given && wanted(sp, &spec) < 0)
+		return -1;
+	rc = jobmps_task_env(&conf, &j, visible, step, opt_given ? &spec : NULL, &e);
 	if (rc == 1) {
 		/* no MPS here: fine, unless this step asked and the job did not */
 		if (opt_given && wanted(sp, &spec) > 0 && visible[0] && strcmp(visible, "NoDevFiles") != 0) {
@@ -304,7 +405,8 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	if (rc < 0) {
-		if (conf.run_without) {
+		/* a step's refused SPEC is the user's to fix, not a failure to run without */
+		if (conf.run_without && err_code() != EXIT_USAGE) {
 			if (task == 0)
 				fprintf(stderr, PREFIX "warning: job %lu on %s runs without MPS: %s\n", j.jobid,
 				    node, err_msg());

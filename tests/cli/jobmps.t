@@ -12,7 +12,9 @@ CTL="$TOOLS/fake-mps-control"
 CLIENT="$TOOLS/fake-mps-client"
 X8="$TOPO/h100-80gb-x8.topo"
 chmod 755 "$T"
-R="$T/root"
+# the state root: short, as MPS's socket paths below it must fit in 107 bytes (state= is checked)
+R=$(mktemp -d /tmp/gpj.XXXXXX)
+chmod 755 "$R"
 if [ "$(id -u)" -eq 0 ]; then
 	USER_=nobody
 	as_job() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
@@ -35,7 +37,7 @@ job_procs() {
 		tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$R/" && echo "$p"
 	done
 }
-_job_cleanup() { for p in $(job_procs); do kill -9 "$p" 2>/dev/null; done; }
+_job_cleanup() { for p in $(job_procs); do kill -9 "$p" 2>/dev/null; done; rm -rf "$R"; }
 CLEANUP=_job_cleanup
 left() { ls -A "$R/node" 2>/dev/null | grep -v '^\.lock$'; job_procs; }
 
@@ -183,4 +185,58 @@ is "$(ls -A "$T/open")" "" "and nothing was made in it"
 ln -s "$R" "$T/link"
 run "$DRV" prolog --job 42 --user "$USER_" --gpus 0 -- control=$CTL state=$T/link sim=$X8
 is "$rc" 3 "a state root that is a symlink: refused"
+is "$(left)" "" "nothing left at the end"
+
+# ---- a step's own SPEC: lower limits take effect, higher ones are refused, off runs without --
+run "$DRV" prolog --job 50 --user "$USER_" --gpus 0 --spec sm=50,mem=2G -- $ARGS
+is "$rc:$out" "0:ok" "a job with sm=50,mem=2G"
+run as_job "$DRV" task --job 50 --visible 0 --spec sm=10,mem=1G -- $ARGS
+is "$rc" 0 "a step that asks sm=10,mem=1G in it runs"
+like "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=10" "its tasks are held to sm 10% as clients"
+like "$out" "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1544M" "and to 1G (+520M of context)"
+as_job env $(printf '%s\n' "$out" | tr '\n' ' ') "$CLIENT" --ms 10 >"$T/s.out" 2>&1
+like "$(cat "$T/s.out")" "mps=1 .*sm=10.0 mem=1544M" "a client of the step gets them from the job's daemon"
+run as_job "$DRV" task --job 50 --visible 0 --spec sm=80 -- $ARGS
+is "$rc:$(printf '%s\n' "$err" | wc -l)" "2:1" "a step that asks sm=80 of a job with sm=50: refused, one line"
+like "$err" "sm=80 on a step: the job's daemons hold sm=50, and a step can only lower it" "it says why"
+run as_job "$DRV" task --job 50 --visible 0 --spec mem=4G -- $ARGS
+like "$rc:$err" "^2:.*mem=4G on a step: the job's daemons hold mem=2G" "mem=4G over the job's 2G: refused"
+run as_job "$DRV" task --job 50 --visible 0 --spec off -- $ARGS
+is "$rc:$out" "0:none" "a step that says off runs without MPS"
+run as_job "$DRV" task --job 50 --visible 0 --spec priority=low -- $ARGS
+like "$out" "CUDA_MPS_CLIENT_PRIORITY=1" "a step that asks priority=low gets it"
+"$DRV" epilog --job 50 --user "$USER_" -- $ARGS >/dev/null
+
+# ---- arguments and SPECs said twice, a state root too long for MPS's sockets -----------------
+run "$DRV" prolog --job 51 --user "$USER_" --gpus 0 -- control=$CTL state=$R/%n grace=10 grace=20
+is "$rc:$(printf '%s\n' "$err" | wc -l)" "2:1" "grace=10 grace=20: refused with one line"
+like "$err" "grace= given twice \\('grace=20'\\)" "it says which"
+run "$DRV" prolog --job 51 --user "$USER_" --gpus 0 --spec sm=10,sm=20 -- $ARGS
+like "$rc:$err" "^2:.*'sm=10,sm=20': sm= given twice" "--gpupack-mps=sm=10,sm=20: refused"
+LONG=/tmp/$(printf 'd%.0s' $(seq 40))
+run "$DRV" prolog --job 51 --user "$USER_" --gpus 0 -- control=$CTL state=$LONG/%n sim=$X8
+is "$rc:$(printf '%s\n' "$err" | wc -l)" "2:1" "a state= too long for MPS's socket paths: refused at the check"
+like "$err" "state=$LONG/%n: too long for MPS's socket paths .*give the plugin a shorter state=" \
+	"the advice names state=, not GPUPACK_STATE_DIR"
+ok "$([ ! -e "$LONG" ] && echo 0 || echo 1)" "and nothing was made"
+S29=$(printf 's%.0s' $(seq 26))
+run "$DRV" prolog --job 51 --user "$USER_" --node n-with-a-long-name --gpus 0 -- control=$CTL state=/tmp/$S29/%n sim=$X8
+like "$rc:$err" "^3:.*too long for MPS's socket paths .* on n-with-a-long-name" \
+	"with %n, a node whose name makes it too long: its jobs fail with the same advice"
+rm -rf "/tmp/$S29"
+
+# ---- the prolog of a job without MPS sweeps too --------------------------------------------
+run "$DRV" prolog --job 60 --user "$USER_" --gpus 0 -- $ARGS
+P60=$(sed -n 's/^pid=//p' "$R/node/60/$U0/daemon")
+printf 'jobid=61\nuid=%s\ngid=0\nboot=%s\nstatus=ok\n' "$JUID" "$(cat /proc/sys/kernel/random/boot_id)" >"$R/node/61.job"
+mkdir -p "$R/node/61"
+run "$DRV" sweep --job 62 -- $ARGS
+is "$rc:$out" "0:ok" "a job without MPS: its prolog sweeps"
+ok "$([ ! -e "$R/node/61" ] && [ ! -e "$R/node/61.job" ] && echo 0 || echo 1)" "what an ended job left is removed"
+ok "$([ -d "$R/node/60" ] && kill -0 "$P60" 2>/dev/null && echo 0 || echo 1)" \
+	"a job whose daemons run is kept (without Slurm to ask, live daemons mean a live job)"
+"$DRV" epilog --job 60 --user "$USER_" -- $ARGS >/dev/null
+run "$DRV" sweep --job 63 -- control=$CTL state=$R/none sim=$X8
+is "$rc:$out" "0:ok" "no state root: nothing to sweep"
+ok "$([ ! -e "$R/none" ] && echo 0 || echo 1)" "and none is made for it"
 is "$(left)" "" "nothing left at the end"

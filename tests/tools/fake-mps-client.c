@@ -131,7 +131,7 @@ static int
 visible_ok(const char *server_devs)
 {
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	char copy[1024], *save = NULL;
+	char copy[4096], *save = NULL;
 	int n = 1;
 
 	if (!cvd || !*cvd || strcmp(server_devs, "?") == 0)
@@ -166,7 +166,7 @@ main(int argc, char **argv)
 	const char *env_sm = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
 	const char *env_mem = getenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
 	const char *pidfile = NULL;
-	char line[512], memtxt[64] = "none", devs[256] = "?";
+	char line[8192], memtxt[64] = "none", devs[4096] = "?";
 	long server = 0;
 	int code = 0, prio = 0, fd;
 
@@ -202,7 +202,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "fake-mps-client: error 805: MPS daemon did not answer\n");
 			return 1;
 		}
-		if (sscanf(line, "ok %ld %31s %63s %d %255s", &server, smtxt, mtxt, &prio, devs) < 4) {
+		if (sscanf(line, "ok %ld %31s %63s %d %4095s", &server, smtxt, mtxt, &prio, devs) < 4) {
 			fprintf(stderr, "fake-mps-client: %s\n", line);
 			return 1;
 		}

@@ -87,7 +87,9 @@ struct conn {
 static struct conn conns[MAXCONN];
 static int nconns;
 static char pipe_dir[4096], log_dir[4096], sock_path[4200], pid_path[4200];
-static char device[128];
+/* what the daemon serves (its CUDA_VISIBLE_DEVICES): up to 64 UUIDs of 40 characters */
+#define DEVICES_MAX 4096
+static char device[DEVICES_MAX];
 static pid_t server_pid;
 static int server_state = S_NONE;
 static double fault_until; /* FAULT lasts at least until then */
@@ -154,7 +156,7 @@ ordinal(const char *s)
 static void
 say(int fd, const char *fmt, ...)
 {
-	char buf[8192];
+	char buf[2 * DEVICES_MAX];
 	va_list ap;
 	int n;
 

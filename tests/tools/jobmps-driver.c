@@ -7,8 +7,11 @@
  *   jobmps-driver prolog --job ID [--user NAME] [--node NAME] [--gpus LIST]
  *                        [--visible LIST] [--spec SPEC] [-- PLUGIN-ARGS...]
  *   jobmps-driver task   --job ID [--node NAME] [--visible LIST] [--step LIST]
- *                        [-- PLUGIN-ARGS...]       (run it as the job's user)
+ *                        [--spec SPEC] [-- PLUGIN-ARGS...]   (run it as the job's user;
+ *                        --spec: the step's own --gpupack-mps)
  *   jobmps-driver epilog --job ID [--user NAME] [--node NAME] [-- PLUGIN-ARGS...]
+ *   jobmps-driver sweep  --job ID [--node NAME] [-- PLUGIN-ARGS...]   (the prolog of a job
+ *                        without MPS: what ended jobs left is removed)
  *
  * PLUGIN-ARGS are the plugstack.conf arguments (control=, state=, ...).
  * prolog and epilog print "ok", or one error line and exit 3 (bad arguments:
@@ -29,7 +32,7 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog --job ID [--user NAME] [--node NAME] "
+	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog|sweep --job ID [--user NAME] [--node NAME] "
 	    "[--gpus LIST] [--visible LIST] [--step LIST] [--spec SPEC] [-- PLUGIN-ARGS...]\n");
 	return EXIT_USAGE;
 }
@@ -84,12 +87,14 @@ main(int argc, char **argv)
 		return err_report();
 	if (strcmp(what, "prolog") == 0)
 		rc = jobmps_prolog(&c, &j, &lim);
+	else if (strcmp(what, "sweep") == 0)
+		rc = jobmps_sweep(&c, &j) < 0 ? -1 : 0;
 	else if (strcmp(what, "epilog") == 0)
 		rc = jobmps_epilog(&c, &j);
 	else if (strcmp(what, "task") == 0) {
 		struct jobmps_env e;
 
-		rc = jobmps_task_env(&c, &j, j.visible, step, &e);
+		rc = jobmps_task_env(&c, &j, j.visible, step, spec ? &sp : NULL, &e);
 		if (rc == 1) {
 			puts("none");
 			return 0;

@@ -71,6 +71,8 @@ test_spec(void)
 	spec_bad(",sm=25", "an empty item");
 	spec_bad("sm=25,,mem=1G", "an empty item");
 	spec_bad("off,sm=25", "off takes no limits");
+	spec_bad("sm=10,sm=20", "'sm=10,sm=20': sm= given twice");
+	spec_bad("off,off", "off given twice");
 	{
 		char big[400];
 
@@ -114,6 +116,11 @@ test_conf(void)
 	conf_bad("cuda_index=pci", NULL, "want auto, global or local");
 	conf_bad("max=sm=50", "default=sm=80", "default sm=80 is over max sm=50");
 	conf_bad("max=mem=1G", "default=mem=2G", "default mem= is over max mem=");
+	conf_bad("grace=10", "grace=20", "grace= given twice ('grace=20')");
+	conf_bad("state=/run/a", "state=/run/b", "state= given twice");
+	/* a job id of 8 digits and a UUID leave 33 bytes for the state root */
+	conf_bad("state=/run/gpupack-slurm-state-is-too-long", NULL, "too long for MPS's socket paths");
+	conf_bad("state=/run/gpupack-slurm-state-is-too-long/%n", NULL, "give the plugin a shorter state=");
 }
 
 static void
