@@ -394,6 +394,16 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (opt_given && wanted(sp, &spec) < 0)
 		return -1;
 	rc = jobmps_task_env(&conf, &j, visible, step, opt_given ? &spec : NULL, &e);
+	if (rc == 1 && opt_given && spec.off) {
+		/* off: what the batch script's environment passes on must not lead it to the daemons */
+		static const char *const vars[] = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+		    "GPUPACK_MPS_DIR", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+		    "CUDA_MPS_CLIENT_PRIORITY", NULL};
+
+		for (int i = 0; vars[i]; i++)
+			spank_unsetenv(sp, vars[i]);
+		return 0;
+	}
 	if (rc == 1) {
 		/* no MPS here: fine, unless this step asked and the job did not */
 		if (opt_given && wanted(sp, &spec) > 0 && visible[0] && strcmp(visible, "NoDevFiles") != 0) {

@@ -3,7 +3,7 @@
 # One host, Debian 12's Slurm 22.05 (slurmctld, slurmd, munge; .ci/run installs
 # them): four slurmd nodes n1..n4 on loopback ports picked free at random, four
 # fake GPUs each through gres (File= symlinks to /dev/null: Slurm wants
-# character devices), the simulated machine GPUPACK_SIM for the plugin's GPU
+# character devices), eight of them as the doc's job scripts have, the simulated machine GPUPACK_SIM for the plugin's GPU
 # lookups, the MPS control double in place of nvidia-cuda-mps-control, and
 # gpupack_spank.so on the plugstack.conf line. Jobs run as the unprivileged
 # user gpslurm, created here when missing. Everything lives in $T (removed at
@@ -21,7 +21,7 @@
 
 SL_USER=gpslurm
 SL_NODES=4
-SL_GPUS=4
+SL_GPUS=8
 SL_CPUS=8
 SL_TOPO="$GPUPACK_SRC/topologies/h100-80gb-x8.topo"
 SL_PIDS=""
@@ -122,8 +122,11 @@ slurm_up_once() {
 	ctld=$(free_port)
 	first=$(free_ports "$SL_NODES")
 	last=$((first + SL_NODES - 1))
+	# the plugin's state root: short, as MPS's socket paths below it must fit in 107 bytes
+	SL_MPS=$(mktemp -d /tmp/gpsl.XXXXXX)
+	chmod 755 "$SL_MPS"
 	if [ $# -gt 0 ]; then args="$*"; else
-		args="control=$TOOLS/fake-mps-control state=$D/mps/%n grace=2 sim=$SL_TOPO"
+		args="control=$TOOLS/fake-mps-control state=$SL_MPS/%n grace=2 sim=$SL_TOPO"
 	fi
 	SL_ARGS=$args
 	cat >"$D/etc/slurm.conf" <<EOF
@@ -212,9 +215,11 @@ slurm_down() {
 	done
 	# MPS processes the tests started: by their pipe directory, under $D
 	for pid in $(ls /proc | grep '^[0-9]*$'); do
-		tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$D/" &&
-			kill -KILL "$pid" 2>/dev/null
+		tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -q -e "^CUDA_MPS_PIPE_DIRECTORY=$D/" \
+			-e "^CUDA_MPS_PIPE_DIRECTORY=${SL_MPS:-$D}/" && kill -KILL "$pid" 2>/dev/null
 	done
+	[ -n "${SL_MPS:-}" ] && rm -rf "$SL_MPS"
+	SL_MPS=
 	pid=$(pid_of "$D/run/munged.pid" munged) && kill -TERM "$pid" 2>/dev/null
 	for pid in $SL_PIDS; do kill -KILL "$pid" 2>/dev/null; done
 	SL_DIR=""
@@ -243,9 +248,9 @@ job_running() { [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = RUNNING ]; }
 # records, and MPS processes of the job user (one line each; empty when none)
 mps_left() {
 	local pid
-	ls -A "$SL_DIR/mps/$1" 2>/dev/null | grep -v '^\.lock$' | sed "s|^|$1: |"
+	ls -A "$SL_MPS/$1" 2>/dev/null | grep -v '^\.lock$' | sed "s|^|$1: |"
 	for pid in $(ls /proc | grep '^[0-9]*$'); do
-		tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$SL_DIR/mps/$1/" &&
+		tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$SL_MPS/$1/" &&
 			[ "$(stat -c %U "/proc/$pid" 2>/dev/null)" = "$SL_USER" ] &&
 			! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
 			echo "$1: process $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"

@@ -41,7 +41,7 @@ J=$(submit -N1 -n4 --gres=gpu:4 --gpupack-mps=sm=25,mem=1G "$S")
 wait_file "$O/steps-$J"
 ok $? "job $J with --gpupack-mps=sm=25,mem=1G ran its step"
 N=$(node_of "$J")
-JD="$SL_DIR/mps/$N/$J"
+JD="$SL_MPS/$N/$J"
 DAEMONS=$(ls -d "$JD"/GPU-* 2>/dev/null)
 is "$(echo "$DAEMONS" | grep -c .)" 4 "one daemon directory per allocated GPU (4)"
 bad=""
@@ -55,7 +55,7 @@ for d in $DAEMONS; do
 done
 is "$bad" "" "each daemon runs as the job user, in 0700 directories the user owns"
 is "$(uid_of "$JD"):$(mode_of "$JD")" "$SL_UID:700" "the job's directory is the user's, 0700"
-is "$(stat -c %U:%a "$SL_DIR/mps/$N/$J.job")" "root:644" "the job's record is root's (the user cannot change it)"
+is "$(stat -c %U:%a "$SL_MPS/$N/$J.job")" "root:644" "the job's record is root's (the user cannot change it)"
 T4=$(cat "$O"/task-"$J".0.* 2>/dev/null)
 is "$(echo "$T4" | grep -c '^client .*mps=1 .*sm=25.0 mem=1544M')" 4 \
 	"each of the 4 tasks is an MPS client held to sm 25% and 1G (+520M of context)"
@@ -101,7 +101,7 @@ J=$(submit -N1 -n2 --gres=gpu:2 --gpupack-mps "$S")
 wait_until 60 sh -c "[ -s '$O/task-$J.0.1.pid' ] && [ -s '$O/task-$J.0.0.pid' ]"
 N=$(node_of "$J")
 sleep 0.5
-ok "$([ "$(ls -d "$SL_DIR/mps/$N/$J"/GPU-* | wc -l)" -eq 2 ] && echo 0 || echo 1)" "scancel: the job runs with 2 daemons"
+ok "$([ "$(ls -d "$SL_MPS/$N/$J"/GPU-* | wc -l)" -eq 2 ] && echo 0 || echo 1)" "scancel: the job runs with 2 daemons"
 as_user scancel "$J"
 job_wait "$J"
 ok $? "scancel: the job ends"
@@ -174,16 +174,24 @@ is "$rc:$(echo "$err" | wc -l)" "2:1" "srun with an unknown SPEC item: exit 2, o
 like "$err" "unknown item 'colour'" "unknown item: it says which"
 is "$(squeue -h | wc -l)" 0 "no job was queued by either"
 
+# a client's plugstack.conf with bad arguments: only what asks for MPS is refused
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$SL_DIR/etc/bad-plugstack.conf|" "$SLURM_CONF" >"$SL_DIR/etc/bad.conf"
 chmod 644 "$SL_DIR/etc/bad.conf"
-for bad in "bogus=1" "grace=forever" "max=sm=50 default=sm=80" "state=relative/dir"; do
+for bad in "bogus=1" "grace=forever" "max=sm=50 default=sm=80" "state=relative/dir" "grace=10 grace=20" \
+	"state=/tmp/$(printf 'x%.0s' $(seq 40))"; do
 	echo "required $GPUPACK_BUILD/gpupack_spank.so $bad" >"$SL_DIR/etc/bad-plugstack.conf"
 	chmod 644 "$SL_DIR/etc/bad-plugstack.conf"
-	run as_user env SLURM_CONF="$SL_DIR/etc/bad.conf" sbatch --gres=gpu:1 --wrap true
-	is "$rc:$(echo "$err" | wc -l)" "2:1" "plugin arguments '$bad': sbatch fails with one line"
+	run as_user env SLURM_CONF="$SL_DIR/etc/bad.conf" sbatch --gres=gpu:1 --gpupack-mps --wrap true
+	is "$rc:$(echo "$err" | wc -l)" "2:1" "plugin arguments '$bad': sbatch --gpupack-mps fails with one line"
 	like "$err" "^gpupack: spank: plugstack.conf: " "plugin arguments '$bad': the line names plugstack.conf"
 done
-like "$err" "state=relative/dir: want an absolute path" "a bad state= says why"
+like "$err" "too long for MPS's socket paths.*give the plugin a shorter state=" "a state= too long: refused at the check, saying so"
+run as_user env SLURM_CONF="$SL_DIR/etc/bad.conf" sbatch --parsable -o /dev/null --wrap true
+is "$rc:$err" "0:" "a job that does not ask for MPS is submitted as ever"
+job_wait "$out"
+echo "required $GPUPACK_BUILD/gpupack_spank.so grace=10 grace=20" >"$SL_DIR/etc/bad-plugstack.conf"
+run as_user env SLURM_CONF="$SL_DIR/etc/bad.conf" sbatch --gres=gpu:1 --gpupack-mps --wrap true
+like "$err" "grace= given twice" "grace=10 grace=20: refused, saying so"
 
 # ---- a daemon that will not start ------------------------------------------------
 cat >"$SL_DIR/jobs/broken-control" <<'EOF'
@@ -218,7 +226,7 @@ like "$out" "client .*mps=0" "on_error=run: the task runs, without MPS"
 cp "$PS.good" "$PS"
 
 # ---- what a crashed node left is cleaned, a live job is not touched -----------------
-L="$SL_DIR/mps/n2"
+L="$SL_MPS/n2"
 mkdir -p "$L/999/GPU-dead/pipe" "$L/998/GPU-dead/pipe"
 printf 'jobid=999\nuid=%s\ngid=0\nboot=00000000-0000-0000-0000-000000000000\nstatus=ok\n' "$SL_UID" >"$L/999.job"
 printf 'jobid=998\nuid=%s\ngid=0\nboot=%s\nstatus=ok\n' "$SL_UID" "$(cat /proc/sys/kernel/random/boot_id)" >"$L/998.job"
