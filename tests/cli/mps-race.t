@@ -62,7 +62,7 @@ while [ ! -e "$T/stop-swapping" ]; do
 	for sub in pipe log; do
 		if [ -d "$D0/\$sub" ] && [ ! -L "$D0/\$sub" ] && mv "$D0/\$sub" "$D0/\$sub.away" 2>/dev/null; then
 			ln -s "$T/target" "$D0/\$sub" 2>/dev/null
-			rm -f "$D0/\$sub"
+			rm -f "$D0/\$sub" 2>/dev/null
 			mv "$D0/\$sub.away" "$D0/\$sub" 2>/dev/null
 		fi
 	done
