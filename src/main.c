@@ -49,6 +49,22 @@ usage(FILE *f)
 	    "(gpupack run exits as GNU parallel does; see gpupack(1))\n");
 }
 
+static const struct command *
+find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int
+sim_needs_file(const char *opt)
+{
+	return err_die(EXIT_USAGE, "option '%s' needs a FILE: a topology file or the name of an "
+	    "installed one, as in gpupack --sim h100-80gb devices (see gpupack --help)", opt);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -61,13 +77,16 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct ctx c = {.argv0 = argv[0]};
+	const struct command *cmd;
 	int ch, rc;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 		case 'w':
+			if (!*optarg)
+				return sim_needs_file(ch == 'w' ? "--sim-write" : "--sim");
 			if (c.sim)
 				return err_die(EXIT_USAGE, "--sim and --sim-write name one machine: give one of them, once");
 			c.sim = optarg;
@@ -83,11 +102,16 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			return sim_needs_file(argv[optind - 1]);
 		default:
 			return err_die(EXIT_USAGE, "unknown global option '%s' (see gpupack --help)",
 			    argv[optind - 1]);
 		}
 	}
+	if (optind >= argc && c.sim && find_command(c.sim))
+		/* gpupack --sim devices: the command was taken for the FILE */
+		return sim_needs_file(c.sim_write ? "--sim-write" : "--sim");
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -96,16 +120,14 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+	if ((cmd = find_command(argv[optind])) != NULL) {
 		int first = optind;
 
-		if (strcmp(argv[first], commands[i].name) != 0)
-			continue;
-		err_set_command(commands[i].name);
+		err_set_command(cmd->name);
 		/* each command parses from its own name; optind 0 resets getopt fully */
 		optind = 0;
 		opterr = 0;
-		rc = commands[i].fn(argc - first, argv + first, &c);
+		rc = cmd->fn(argc - first, argv + first, &c);
 		ctx_close(&c);
 		return rc;
 	}

@@ -50,3 +50,16 @@ for c in devices mps timeslice mig run bench; do
 	# shellcheck disable=SC2086
 	like "$($G $c --help 2>&1)" "--gpus SEL" "$c --help documents --gpus"
 done
+
+# the global --sim without its FILE (issue 32: it said "unknown global option")
+for a in "--sim" "--sim=" "--sim-write" "--sim devices" "--sim-write mig"; do
+	# shellcheck disable=SC2086
+	run $GPUPACK $a
+	is "$rc" 2 "gpupack $a: exit 2"
+	one_line "$err" "gpupack $a: one line"
+	like "$err" "^gpupack: option '--sim(-write)?' needs a FILE: .*--sim h100-80gb devices" \
+	    "gpupack $a: says it needs a FILE, with an example"
+	is "$out" "" "gpupack $a: nothing on stdout"
+done
+run $GPUPACK --bogus devices
+like "$err" "^gpupack: unknown global option '--bogus'" "an unknown global option is still called one"
