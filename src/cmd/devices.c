@@ -6,6 +6,7 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/gpujson.h"
+#include "cmd/gpuprint.h"
 #include "gpu/select.h"
 #include "share/mps.h"
 #include "util/err.h"
@@ -224,7 +225,8 @@ json_mps(struct json *j, const struct view *v)
 		json_str(j, "uuid", d->uuid);
 		json_int(j, "gpu_index", d->gpu_index);
 		json_int(j, "pid", d->pid);
-		json_bool(j, "alive", d->alive);
+		/* the word mps status --json uses: one name for one thing */
+		json_str(j, "state", d->alive ? "running" : "stale");
 		json_str(j, "pipe_dir", d->pipe_dir);
 		json_str(j, "log_dir", d->log_dir);
 		json_obj_begin(j, "limits");
@@ -379,39 +381,10 @@ static void
 print_profiles(const struct view *v)
 {
 	for (int i = 0; i < v->sys->ngpus; i++) {
-		const struct gpu_info *g = &v->sys->gpus[i];
-		struct table t;
-
 		if (!v->picks[i].shown)
 			continue;
-		if (g->nprofiles == 0) {
-			printf("\nGPU %d MIG profiles: none (%s)\n", g->index,
-			    g->mig_current == MIG_UNSUPPORTED ? "MIG not supported" : "none reported");
-			continue;
-		}
-		printf("\nGPU %d MIG profiles:\n", g->index);
-		table_init(&t, "lrrrrrrrl", 0);
-		table_row(&t, "PROFILE", "ID", "INDEX", "SLICES", "MEMORY", "SMS", "MAX", "CE", "PLACEMENTS");
-		for (int k = 0; k < g->nprofiles; k++) {
-			const struct mig_profile *p = &g->profiles[k];
-			char id[16], index[16], slices[16], mem[32], sms[16], max[16], ce[16], pl[128];
-			size_t off = 0;
-
-			snprintf(id, sizeof id, "%u", p->id);
-			snprintf(index, sizeof index, "%d", p->index);
-			snprintf(slices, sizeof slices, "%d", p->slices);
-			snprintf(sms, sizeof sms, "%d", p->sms);
-			snprintf(max, sizeof max, "%d", p->max_count);
-			snprintf(ce, sizeof ce, "%d", p->copy_engines);
-			pl[0] = '\0';
-			for (int q = 0; q < p->nplacements && off < sizeof pl; q++)
-				off += (size_t)snprintf(pl + off, sizeof pl - off, "%s%u+%u", q ? " " : "",
-				    p->placements[q].start, p->placements[q].size);
-			table_row(&t, p->name, id, index, slices, format_size(p->mem_bytes, mem, sizeof mem),
-			    sms, max, ce, pl);
-		}
-		table_print(&t, stdout);
-		table_free(&t);
+		printf("\n");
+		print_mig_profiles(stdout, &v->sys->gpus[i]);
 	}
 }
 

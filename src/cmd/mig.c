@@ -5,6 +5,7 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/gpujson.h"
+#include "cmd/gpuprint.h"
 #include "cmd/mig_print.h"
 #include "gpu/select.h"
 #include "share/mig.h"
@@ -253,17 +254,6 @@ machine_close(struct machine *m)
 /* ------------------------------------------------------------------ profiles */
 
 static void
-placements_text(const struct mig_profile *p, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int k = 0; k < p->nplacements && off < len; k++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%u+%u", k ? "," : "", p->placements[k].start,
-		    p->placements[k].size);
-}
-
-static void
 profiles_json(const struct gpu_system *sys, const int *picked)
 {
 	struct json j;
@@ -294,34 +284,13 @@ profiles_json(const struct gpu_system *sys, const int *picked)
 	json_free(&j);
 }
 
+/* the table devices --profiles prints too (cmd/gpuprint.c) */
 static void
 profiles_table(const struct gpu_system *sys, const int *picked)
 {
-	for (int i = 0; i < sys->ngpus; i++) {
-		const struct gpu_info *g = &sys->gpus[i];
-		struct table t;
-
-		if (!picked[i])
-			continue;
-		printf("GPU %d  %s  %s  (MIG %s)\n", g->index, g->uuid, g->name, mig_mode_name(g->mig_current));
-		table_init(&t, "lrrrrrrl", 2);
-		table_row(&t, "PROFILE", "INDEX", "ID", "SLICES", "MEMORY", "SMS", "MAX", "PLACEMENTS");
-		for (int p = 0; p < g->nprofiles; p++) {
-			const struct mig_profile *pr = &g->profiles[p];
-			char idx[16], id[16], sl[16], mem[32], sms[16], max[16], pl[160];
-
-			snprintf(idx, sizeof idx, "%d", pr->index);
-			snprintf(id, sizeof id, "%u", pr->id);
-			snprintf(sl, sizeof sl, "%d", pr->slices);
-			snprintf(sms, sizeof sms, "%d", pr->sms);
-			snprintf(max, sizeof max, "%d", pr->max_count);
-			format_size(pr->mem_bytes, mem, sizeof mem);
-			placements_text(pr, pl, sizeof pl);
-			table_row(&t, pr->name, idx, id, sl, mem, sms, max, pl);
-		}
-		table_print(&t, stdout);
-		table_free(&t);
-	}
+	for (int i = 0; i < sys->ngpus; i++)
+		if (picked[i])
+			print_mig_profiles(stdout, &sys->gpus[i]);
 }
 
 static int

@@ -199,9 +199,34 @@ matches(const struct mps_daemon *d, const char *sel)
 	return *sel && !*end && idx == d->gpu_index;
 }
 
+/*
+ * A selector no daemon matches: say whether the device itself does not
+ * exist (the backend's own words), else that it has no daemon. Without a
+ * driver to ask, only the second can be said.
+ */
+static int
+no_daemon_for(struct ctx *c, const char *sel)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	struct gpu_target t;
+	int exists;
+
+	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0) {
+		err_clear();
+		return err_set(EXIT_USAGE, "no MPS daemon of gpupack for device '%s'", sel);
+	}
+	exists = gpu_select_one(&sys, sel, &t) == 0;
+	gpu_system_free(&sys);
+	if (!exists)
+		return -1;
+	return err_set(EXIT_USAGE, "no MPS daemon of gpupack for device '%s' "
+	    "(gpupack mps start --gpus %s starts one)", sel, sel);
+}
+
 /* The managed daemons the selectors name (all of them without any). */
 static int
-select_daemons(const struct mps_opts *o, struct mps_daemon **out, int *n)
+select_daemons(struct ctx *c, const struct mps_opts *o, struct mps_daemon **out, int *n)
 {
 	struct mps_daemon *all;
 	int nall, k = 0;
@@ -215,7 +240,7 @@ select_daemons(const struct mps_opts *o, struct mps_daemon **out, int *n)
 			hit |= matches(&all[i], o->sel[s]);
 		if (!hit) {
 			free(all);
-			return err_set(EXIT_USAGE, "no MPS daemon of gpupack for device '%s'", o->sel[s]);
+			return no_daemon_for(c, o->sel[s]);
 		}
 	}
 	for (int i = 0; i < nall; i++) {
@@ -313,7 +338,7 @@ mps_cmd_stop(int argc, char **argv, struct ctx *c)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (select_daemons(&o, &d, &n) < 0)
+	if (select_daemons(c, &o, &d, &n) < 0)
 		return err_report();
 	if (n == 0)
 		printf("no MPS daemon of gpupack is running\n");
@@ -458,7 +483,7 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (select_daemons(&o, &d, &n) < 0)
+	if (select_daemons(c, &o, &d, &n) < 0)
 		return err_report();
 	if (mps_foreign_list(d, n, &f, &nf) < 0)
 		err_clear();
@@ -546,7 +571,7 @@ mps_cmd_env(int argc, char **argv, struct ctx *c)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (o.nsel > 1)
 		return usage_error("env takes one --gpu%s", NULL);
-	if (select_daemons(&o, &d, &n) < 0)
+	if (select_daemons(c, &o, &d, &n) < 0)
 		return err_report();
 	if (n != 1) {
 		free(d);

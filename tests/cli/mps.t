@@ -51,8 +51,8 @@ is "$(printf '%s' "$out" | jq -r '.daemons[0].reported.priority')" 1 "the daemon
 is "$(printf '%s' "$out" | jq -r '.daemons[0].pipe_dir')" "$STATE/mps/$U0/pipe" "status: pipe directory"
 
 run $G devices --json
-is "$(printf '%s' "$out" | jq -r '.mps_daemons[0] | "\(.uuid) \(.pid) \(.alive) \(.limits.sm_pct) \(.limits.mem_bytes) \(.limits.priority)"')" \
-	"$U0 $P2 true 25 1073741824 low" "devices --json lists the daemon with its limits"
+is "$(printf '%s' "$out" | jq -r '.mps_daemons[0] | "\(.uuid) \(.pid) \(.state) \(.limits.sm_pct) \(.limits.mem_bytes) \(.limits.priority)"')" \
+	"$U0 $P2 running 25 1073741824 low" "devices --json lists the daemon with its limits"
 run $G devices
 like "$out" "^ +0 +$P2 +running +$U0 +25% +1(\\.0)? GiB +low +$STATE/mps/$U0/pipe" "devices lists the daemon in its MPS section"
 
