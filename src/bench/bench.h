@@ -121,7 +121,21 @@ struct bench_setup {
 	char work_device[96];    /* the device name the worker reported */
 	double work_runtime;     /* its CUDA runtime version, when it reported one */
 	int mps_started;         /* bench started (and stopped) its own MPS daemon */
+	int simulated;           /* --sim: no GPU measured (the model, or a worker of one's own) */
 	int uuid_warned;         /* a worker reported another device (said once) */
+};
+
+/*
+ * The simulated GPU (model.c): under --sim, without a worker of one's own
+ * ($GPUPACK_WORK), every point comes from this model; no worker runs.
+ */
+struct bench_model {
+	int on;
+	int sms, lanes;          /* SMs of the device (or MIG device), FP32 lanes per SM */
+	int known;               /* the compute capability was in the model's table */
+	double ghz;              /* boost clock */
+	double peak, rate;       /* FLOP/s: FP32 peak, and what SGEMM sustains */
+	double call_s;           /* what a call costs besides its work */
 };
 
 struct mps_daemon;
@@ -130,6 +144,7 @@ struct bench_pool;
 struct bench_run {
 	struct bench_config cfg;
 	struct bench_setup setup;
+	struct bench_model model;
 	struct gpu_target target;
 	struct mps_daemon *mps;  /* NULL until an MPS point needs it */
 	char *mps_error;         /* why it could not be started (malloc'd), or NULL */
@@ -195,6 +210,11 @@ double bench_limit(const struct bench_exercise *e, int size, int procs);
 /* The limit for an exercise that measures none itself (caps): exercise 1's at that size. */
 double bench_limit_for(const struct bench_run *r, const struct bench_exercise *e, int size,
     int procs);
+
+/* The simulated GPU (model.c): a device of sms SMs and that compute capability. */
+void bench_model_init(struct bench_model *m, int sms, int cc_major, int cc_minor);
+/* Seconds a matmul of N x N takes at the point, aggregate (cpu_ms of CPU work between calls). */
+double bench_model_call_s(const struct bench_model *m, int size, int mode, int procs, int cpu_ms);
 
 /* Recommendation for one size of one exercise (recommend.c). */
 void bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec);

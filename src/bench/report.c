@@ -90,7 +90,7 @@ point_row(const struct bench_run *r, const struct bench_exercise *e, const struc
 }
 
 static void
-print_rec(const struct bench_exercise *e, const struct bench_rec *rec, FILE *f)
+print_rec(const struct bench_exercise *e, const struct bench_rec *rec, int sim, FILE *f)
 {
 	char v[32], b[32], g1[32], gt[32];
 
@@ -98,8 +98,8 @@ print_rec(const struct bench_exercise *e, const struct bench_rec *rec, FILE *f)
 		fprintf(f, "  recommendation: none (nothing measured)\n");
 		return;
 	}
-	fprintf(f, "  recommendation: %s, P=%d: %s %s, %s one process, %s time-slicing at P=%d",
-	    bench_mode_name(rec->mode), rec->procs, fmt_num(v, sizeof v, rec->value), e->unit,
+	fprintf(f, "  %srecommendation: %s, P=%d: %s %s, %s one process, %s time-slicing at P=%d",
+	    sim ? "simulated " : "", bench_mode_name(rec->mode), rec->procs, fmt_num(v, sizeof v, rec->value), e->unit,
 	    fmt_ratio(g1, sizeof g1, rec->gain_one), fmt_ratio(gt, sizeof gt, rec->gain_timeslice),
 	    rec->procs);
 	if (rec->best_mode != rec->mode || rec->best_procs != rec->procs)
@@ -126,39 +126,76 @@ print_size(const struct bench_run *r, const struct bench_exercise *e, int si, FI
 	for (int i = 0; i < e->npts; i++) {
 		if (e->pts[i].size == e->sizes[si] && e->pts[i].reused_from) {
 			/* said once: the uncapped rows were measured in exercise 1, in the same repeats */
-			fprintf(f, "  (uncapped rows: exercise 1's points, measured there in the same repeats)\n");
+			fprintf(f, "  (uncapped rows: exercise 1's points, %s)\n", r->model.on ?
+			    "the same configurations" : "measured there in the same repeats");
 			break;
 		}
 	}
-	print_rec(e, &e->rec[si], f);
+	print_rec(e, &e->rec[si], r->setup.simulated, f);
+}
+
+/* The first lines of a simulated run: what its figures are, since no GPU gave them. */
+static void
+print_simulated(const struct bench_run *r, FILE *f)
+{
+	const struct bench_model *m = &r->model;
+
+	fprintf(f, "SIMULATED: no GPU was measured. ");
+	if (!m->on) {
+		fprintf(f, "Every figure is the worker's own (%s), not a GPU's.\n", r->cfg.work);
+		return;
+	}
+	fprintf(f, "Every figure below comes from a model of the GPU (doc/bench.md).\n"
+	    "model: FP32 peak %.1f TFLOP/s (%d SMs x %d lanes x 2 x %.2f GHz%s); SGEMM at most "
+	    "%.1f (%.0f%%);\na call costs %.0f us besides its work; MPS overlaps 4 clients' calls, "
+	    "time-slicing runs one at a time\n", m->peak / 1e12, m->sms, m->lanes, m->ghz,
+	    m->known ? "" : ", assumed: compute capability not in the model", m->rate / 1e12,
+	    100 * m->rate / m->peak, m->call_s * 1e6);
+}
+
+static void
+print_legend(const struct bench_run *r, FILE *f)
+{
+	if (r->model.on) {
+		fprintf(f, "one modelled value per point; speed-up over one process;\n");
+	} else {
+		fprintf(f, "median of %d repeats", r->cfg.repeats);
+		if (r->cfg.max_repeats > r->cfg.repeats)
+			fprintf(f, " (%d where those spread more than %.0f%%)", r->cfg.max_repeats,
+			    r->cfg.noisy_spread * 100);
+		fprintf(f, "; runs: repeats measured; speed-up over one process;\n");
+	}
+	fprintf(f, "efficiency: share of the single-process limit (the better of batched and streams "
+	    "at the same P);\nspread: (max - min) / median\n");
 }
 
 void
 bench_print_tables(const struct bench_run *r, FILE *f)
 {
 	const struct bench_setup *s = &r->setup;
+	const char *sim = s->simulated ? "SIMULATED " : "";
 
-	fprintf(f, "gpupack bench on %s (%s), driver %s, CUDA %s, %s\n", s->gpu_name, s->uuid,
+	if (s->simulated)
+		print_simulated(r, f);
+	fprintf(f, "gpupack bench on %s%s (%s), driver %s, CUDA %s, %s\n",
+	    s->simulated ? "a simulated " : "", s->gpu_name, s->uuid,
 	    s->driver[0] ? s->driver : "?", s->cuda[0] ? s->cuda : "?", s->date);
-	fprintf(f, "median of %d repeats", r->cfg.repeats);
-	if (r->cfg.max_repeats > r->cfg.repeats)
-		fprintf(f, " (%d where those spread more than %.0f%%)", r->cfg.max_repeats,
-		    r->cfg.noisy_spread * 100);
-	fprintf(f, "; runs: repeats measured; speed-up over one process;\nefficiency: share of the "
-	    "single-process limit (the better of batched and streams at the same P);\n"
-	    "spread: (max - min) / median\n");
+	print_legend(r, f);
 	for (int x = 0; x < r->nex; x++) {
 		const struct bench_exercise *e = &r->ex[x];
 
-		fprintf(f, "\nexercise %d: %s\n", e->id, e->title);
+		fprintf(f, "\n%sexercise %d: %s\n", sim, e->id, e->title);
 		for (int si = 0; si < e->nsizes; si++)
 			print_size(r, e, si, f);
 	}
 	if (r->failed)
 		fprintf(f, "\n%d point%s failed (see the messages above)\n", r->failed,
 		    r->failed == 1 ? "" : "s");
-	if (r->wall_s > 0)
-		fprintf(f, "\nmeasured in %.0f s: %s\n", r->wall_s, s->cmdline ? s->cmdline : "");
+	if (r->model.on)
+		fprintf(f, "\nsimulated, not measured: %s\n", s->cmdline ? s->cmdline : "");
+	else if (r->wall_s > 0)
+		fprintf(f, "\n%s in %.0f s: %s\n", s->simulated ? "simulated" : "measured", r->wall_s,
+		    s->cmdline ? s->cmdline : "");
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -172,6 +209,27 @@ json_list(struct json *j, const char *key, const double *v, int n)
 	json_arr_end(j);
 }
 
+/* The model a simulated run's figures come from; null when they were measured. */
+static void
+json_model(const struct bench_run *r, struct json *j)
+{
+	const struct bench_model *m = &r->model;
+
+	if (!m->on) {
+		json_null(j, "model");
+		return;
+	}
+	json_obj_begin(j, "model");
+	json_int(j, "sms", m->sms);
+	json_int(j, "fp32_lanes_per_sm", m->lanes);
+	json_double(j, "clock_ghz", m->ghz);
+	json_bool(j, "known_architecture", m->known);
+	json_double(j, "peak_tflops", m->peak / 1e12);
+	json_double(j, "sgemm_tflops", m->rate / 1e12);
+	json_double(j, "call_us", m->call_s * 1e6);
+	json_obj_end(j);
+}
+
 static void
 json_setup(const struct bench_run *r, struct json *j)
 {
@@ -179,6 +237,8 @@ json_setup(const struct bench_run *r, struct json *j)
 	const struct bench_config *c = &r->cfg;
 
 	json_obj_begin(j, "setup");
+	json_bool(j, "simulated", s->simulated);
+	json_model(r, j);
 	json_str(j, "gpu", s->gpu_name);
 	json_str(j, "uuid", s->uuid);
 	json_int(j, "gpu_index", s->gpu_index);
@@ -293,6 +353,8 @@ bench_write_json(const struct bench_run *r, FILE *f)
 
 	json_init(&j, 1);
 	json_obj_begin(&j, NULL);
+	/* first, so that nobody reads a simulated run's figures as measured ones */
+	json_bool(&j, "simulated", r->setup.simulated);
 	json_setup(r, &j);
 	json_arr_begin(&j, "exercises");
 	for (int x = 0; x < r->nex; x++)

@@ -134,6 +134,21 @@ learn(double *seen, double needed)
 /* ---- one repeat --------------------------------------------------------- */
 
 /*
+ * A simulated GPU's repeat (model.c): the time the model gives the point's
+ * matmuls, every one of P x iters of them; nothing runs, nobody is late.
+ */
+static void
+model_outcome(const struct bench_run *r, const struct bench_exercise *e,
+    const struct bench_point *p, long iters, struct outcome *o)
+{
+	double n = p->size, matmuls = (double)iters * (p->procs > 0 ? p->procs : 1);
+
+	memset(o, 0, sizeof *o);
+	o->elapsed = matmuls * bench_model_call_s(&r->model, p->size, p->mode, p->procs, e->cpu_ms);
+	o->value = 2 * n * n * n * matmuls / o->elapsed / 1e12;
+}
+
+/*
  * One run of the point's workers, their timed parts starting margin seconds
  * from now (0: as soon as each is ready). xi, pi: whose repeat (-1 none),
  * blamed if a worker ends badly after its line.
@@ -146,6 +161,11 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	struct bench_pool *pool;
 	double t0, start_at;
 	char *cmd;
+
+	if (r->model.on) {
+		model_outcome(r, e, p, iters, o);
+		return 0;
+	}
 
 	/* an MPS server takes at most FARM_MPS_MAX_CLIENTS: the kept clients go first if need be */
 	if (capped && r->pool[1] && r->pool[1]->n + n > FARM_MPS_MAX_CLIENTS) {

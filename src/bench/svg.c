@@ -286,6 +286,8 @@ bench_write_svg(const struct bench_run *r, const struct bench_exercise *e, FILE 
 	    "</style>\n", f);
 	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", width, height);
 	fputs("<text x=\"16\" y=\"20\" font-size=\"14\">", f);
+	if (r->setup.simulated)
+		fputs("SIMULATED, not measured: ", f);
 	fprintf(f, "exercise %d: ", e->id);
 	xml_text(f, e->title);
 	fputs(" (", f);
