@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016  # the blocks' script has single-quoted $ on purpose: it runs in the chroot
 # fresh-debian.sh: README.md's steps, literally and in order, on a fresh Debian 12 (issue 32).
 #
 #   sudo tests/fresh-debian.sh [--root DIR] [--mirror URL] [--keep] [--check-limit SECONDS]
@@ -14,8 +15,6 @@
 # --check-limit stops `make check` after SECONDS (0: no limit), for machines too slow for it.
 # Needs root (debootstrap, chroot, mounts). Not part of make check or CI: it downloads Debian.
 set -u
-# the blocks' script is written with single-quoted $ on purpose: it runs in the chroot
-# shellcheck disable=SC2016
 cd "$(dirname "$0")/.." || exit 3
 SRC=$PWD
 ROOT='' MIRROR='' KEEP=0 LIMIT=0
