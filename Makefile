@@ -189,8 +189,8 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/gpupack/topologies/,$(notdir $(wildcard topologies/*.topo)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so
-	-rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack \
-	  $(DESTDIR)$(PREFIX)/lib/gpupack 2>/dev/null
+	rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack \
+	  $(DESTDIR)$(PREFIX)/lib/gpupack 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -71,6 +71,8 @@ mount -t sysfs sys "$ROOT/sys"
 mount --bind /dev "$ROOT/dev"
 mount -t devpts devpts "$ROOT/dev/pts"
 mount -t tmpfs -o mode=1777 tmpfs "$ROOT/tmp"
+: >"$ROOT/tmp/steps"
+chmod 666 "$ROOT/tmp/steps"
 chroot "$ROOT" useradd -m -s /bin/bash "$U"
 uid=$(awk -F: -v u="$U" '$1 == u { print $3 }' "$ROOT/etc/passwd")
 # what a clone has: the committed tree
@@ -115,21 +117,26 @@ run_block() {
 	else
 		chroot --userspec="$uid:$uid" "$ROOT" env -i HOME=$H USER=$U LOGNAME=$U SHELL=/bin/bash \
 		    PATH=/usr/local/bin:/usr/bin:/bin TERM=dumb LANG=C.UTF-8 bash "/tmp/block$n.sh"
-	fi
+	fi 2>&1 | shorten
+}
+
+# the compiler's command lines run to 3,000 characters: the log keeps their start and end
+shorten() {
+	awk '{ if (length($0) > 300) print substr($0, 1, 200) " [...] " substr($0, length($0) - 60); else print; fflush() }'
 }
 
 echo
 echo "== README.md, block 1 (install step as root; the two commands as $U)"
 t=$(now)
-run_block 1 root 2>&1
+run_block 1 root
 note "block 1, install step: $(took "$t") s"
 t=$(now)
-run_block 1 user 2>&1
+run_block 1 user
 note "block 1, make && bench/demo; make check: $(took "$t") s"
 echo
 echo "== README.md, block 2: Install (as $U)"
 t=$(now)
-run_block 2 user 2>&1
+run_block 2 user
 note "block 2, install, man page, uninstall: $(took "$t") s"
 # what uninstall left in ~/.local (it must be nothing of gpupack's)
 left=$(cd "$ROOT$H" && find .local -type f 2>/dev/null | sort)
