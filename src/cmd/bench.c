@@ -454,6 +454,9 @@ cmd_bench(int argc, char **argv, struct ctx *c)
 	if (pick_device(c, o.gpu, r) < 0)
 		return err_report();
 	r->setup.simulated = simulated(c);
+	if (r->model.on && (r->cfg.exercises & 1u << EX_COMMAND))
+		return err_die(EXIT_USAGE, "exercise 4 runs your command on a GPU, and a simulated machine "
+		    "has none: its model covers exercises 1 to 3");
 	if (r->setup.simulated && !getenv("GPUPACK_WORK"))
 		/* no GPU to run a worker on: the model of the simulated one (bench/model.c) */
 		str_copy(work, "model", sizeof work);

@@ -60,6 +60,12 @@ is "$(jq -r .simulated "$T/out/bench.json")" true "bench.json: simulated"
 run "$GPUPACK" --sim "$TOPO/h100-80gb-mig.topo" bench --quick --json
 is "$(printf '%s' "$out" | jq -r '.setup.model.sms')" 60 "a MIG device (3g.40gb): the model has its 60 SMs"
 
+# exercise 4 (the user's command) cannot run on a model
+run "$GPUPACK" --sim h100-80gb bench -- true
+is "$rc" 2 "--sim with a command: exit 2"
+one_line "$err" "--sim with a command: one line"
+like "$err" "exercise 4 runs your command on a GPU, and a simulated machine has none" "--sim with a command: says why"
+
 # a worker of one's own (a test double) under --sim: labelled too, its figures its own
 run env GPUPACK_WORK="$GPUPACK_BUILD/tests/tools/fake-work" FAKE_WORK_DIR="$T" \
     "$GPUPACK" --sim h100-80gb bench --sizes 64 --procs 1 --modes timeslice --exercises 1 --repeats 1
