@@ -35,7 +35,10 @@ if [ -z "$MIRROR" ]; then
 	    /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
 	MIRROR=${MIRROR:-http://deb.debian.org/debian}
 fi
-ROOT=${ROOT:-$(mktemp -d /var/tmp/fresh-debian.XXXXXX)}
+if [ -z "$ROOT" ]; then
+	ROOT=$(mktemp -d /var/tmp/fresh-debian.XXXXXX) || exit 3
+	chmod 755 "$ROOT"   # the chroot's /: the plain user must get through it
+fi
 U=newbie
 H=/home/$U
 
@@ -147,6 +150,8 @@ echo
 echo "== summary"
 cat "$ROOT/tmp/steps"
 printf '%s\n' "${SUMMARY[@]}"
+want=$( (block 1; block 2) | grep -cv '^#\|^$')
+ran=$(grep -c '^STEP' "$ROOT/tmp/steps")
 fails=$(grep -vc '^STEP rc=0 ' "$ROOT/tmp/steps")
-echo "RESULT fresh-debian: $(grep -c '^STEP' "$ROOT/tmp/steps") commands, $fails failed"
-[ "$fails" -eq 0 ] && [ -z "$left" ]
+echo "RESULT fresh-debian: $ran of README's $want commands ran, $fails failed"
+[ "$ran" -eq "$want" ] && [ "$fails" -eq 0 ] && [ -z "$left" ]
