@@ -10,6 +10,7 @@
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
+#include "farm/stop.h"
 #include "util/clock.h"
 #include "util/err.h"
 
@@ -188,6 +189,19 @@ finish_release(struct farm *f, struct run *r, double now)
 	f->st.running--;
 }
 
+/* An attempt a stop ended: no record, no output, not counted; --resume runs it again. */
+static void
+drop(struct farm *f, struct run *r, double now)
+{
+	struct task *t = r->task;
+
+	f->dropped++;
+	/* what is left of its group goes with it */
+	r->terminated = 1;
+	finish_release(f, r, now);
+	task_free(f, t);
+}
+
 void
 finish_fatal(struct farm *f, double now)
 {
@@ -242,6 +256,7 @@ finish_task(struct farm *f, struct run *r, double now)
 	struct task *t = r->task;
 	int exitval = 0, sig = 0, ok, oom;
 	struct joblog_rec rec;
+	double until;
 
 	/* GNU parallel's joblog: a task killed by a signal has Exitval 0, a timeout -1 */
 	if (WIFEXITED(r->status))
@@ -252,10 +267,22 @@ finish_task(struct farm *f, struct run *r, double now)
 		exitval = -1;
 	ok = exitval == 0 && sig == 0;
 	if (r->halted) {
-		/* ended by --halt now: neither logged nor printed, as in parallel */
-		finish_release(f, r, now);
-		task_free(f, t);
+		/* gpupack's stop ended it: neither logged nor printed, as in parallel */
+		drop(f, r, now);
 		return;
+	}
+	if (!r->timed_out) {
+		/* killed from outside: by the stop the farm is (or is about to be) told of? */
+		switch (stop_verdict(r->status, r->ended_at, f->stop_at, now, &until)) {
+		case STOP_WAIT:
+			r->hold_until = until;
+			return;
+		case STOP_DROP:
+			drop(f, r, now);
+			return;
+		case STOP_RECORD:
+			break;
+		}
 	}
 	if (!ok && nodes_hold(f, r, now))
 		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */

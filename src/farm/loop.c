@@ -1,6 +1,6 @@
 /*
  * loop: the farm itself. One thread, one poll(2) over a signalfd (SIGCHLD,
- * SIGINT, SIGTERM, SIGUSR1) and the output pipes of running tasks. Each
+ * SIGINT, SIGTERM, SIGHUP, SIGUSR1) and the output pipes of running tasks. Each
  * turn it fills free slots (launch.c), reads whatever output is ready,
  * reaps exited tasks (finish.c ends them), and enforces deadlines.
  * farm/state.h says which file holds which part of a run.
@@ -64,6 +64,7 @@ reap(struct farm *f, double now)
 		}
 		r->exited = 1;
 		r->status = status;
+		r->ended_at = now;
 		/* what is in the pipes now is all the task wrote (or its children, so far) */
 		drain(f, r, 0);
 		drain(f, r, 1);
@@ -85,6 +86,8 @@ on_signals(struct farm *f, double now)
 			continue;
 		}
 		f->st.interrupted = 1;
+		if (f->stop_at == 0)
+			f->stop_at = now;
 		if (f->stop == 0) {
 			f->stop = 1;
 			warnx_("%s: no new tasks; waiting for %d running (again to end %s)",
@@ -94,6 +97,10 @@ on_signals(struct farm *f, double now)
 			f->stop = 2;
 			warnx_("%s: ending %d running %s", sigabbrev_np((int)si.ssi_signo), f->st.running,
 			    plural((unsigned)f->st.running, "task", "tasks"));
+			/* what we end now did not finish: no record, --resume runs it (as parallel) */
+			for (int i = 0; i < f->nr; i++)
+				if (f->r[i].task && !f->r[i].exited)
+					f->r[i].halted = 1;
 			finish_terminate_all(f, now);
 		}
 	}
@@ -118,7 +125,7 @@ deadlines(struct farm *f, double now)
 		double d;
 
 		/* a killed task whose end waited to see whether the farm was stopping */
-		if (r->task && r->exited && r->hold_until > 0 && (now >= r->hold_until || f->stop > 0)) {
+		if (r->task && r->exited && r->hold_until > 0 && (now >= r->hold_until || f->stop_at > 0)) {
 			finish_task(f, r, now);
 			continue;
 		}
@@ -243,6 +250,9 @@ exit_status(struct farm *f)
 		return FARM_EXIT_ERROR;
 	if (f->halt_status >= 0)
 		return f->halt_status;
+	/* tasks a stop ended are not done */
+	if (f->dropped > 0)
+		return FARM_EXIT_ERROR;
 	/* a signal that came after the last task started stopped nothing */
 	if (f->st.interrupted && !f->halt_stopped && !(f->st.inputs_done && !f->retry && !f->suspects))
 		return FARM_EXIT_ERROR;
@@ -294,6 +304,10 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	if (o->bar || o->eta)
 		progress_clear();
 	deliver_flush(&f, 1);
+	if (f.dropped > 0 && f.stop_at > 0)
+		warnx_("%llu %s the stop ended %s not recorded: --resume runs %s again", f.dropped,
+		    plural(f.dropped, "task", "tasks"), plural(f.dropped, "is", "are"),
+		    plural(f.dropped, "it", "them"));
 	/* a farm over nodes exits with the whole farm's status (farm/nodes.h) */
 	f.st.exit_status = nodes_exit_status(&f, exit_status(&f));
 	if (o->bar || o->eta || o->summary)

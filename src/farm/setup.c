@@ -34,6 +34,7 @@ farm_signal_set(sigset_t *set)
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
 }
 

@@ -51,10 +51,12 @@ struct run {
 	int exited, status, timed_out, terminated;
 	char *command;           /* the command line: joblog, -v, --dry-run */
 	char *tag;               /* --tag: what each output line starts with; NULL none */
-	int halted;              /* ended by --halt now: not logged, not printed (--resume reruns it) */
+	int halted;              /* ended by gpupack's stop (--halt now, a second signal, a fatal
+	                            error): not logged, not printed (--resume reruns it) */
+	double ended_at;         /* when it was seen to end (farm/stop.h) */
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
-	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
+	double hold_until;       /* killed by a signal: its end waits until then (farm/stop.h) */
 	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
 	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
@@ -82,6 +84,8 @@ struct farm {
 	struct farm_auto *au;    /* -j auto on some device; NULL otherwise */
 	int sigfd, devnull;
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
+	double stop_at;          /* when a signal first told the farm to stop; 0: none did */
+	unsigned long long dropped; /* attempts a stop ended: not recorded, --resume runs them */
 	int halt_status;         /* -1: no halt (yet) */
 	int halt_stopped;        /* --halt stopped the run */
 	int fatal;               /* an error ended launching: its exit code */

@@ -1,0 +1,149 @@
+#!/bin/sh
+# shellcheck disable=SC2086 # pid lists split on purpose
+# run-stop.t: a task killed because the farm was told to stop is not recorded,
+# and --resume runs it again (as GNU parallel): signals to gpupack, to its
+# tasks or to both, in either order, once or twice, SIGHUP too. A task that
+# ended on its own before the stop is recorded; a task killed from outside
+# while gpupack was told nothing is recorded as killed (as parallel).
+# tests/unit/test_farm_stop.c drives the rule's clock; these are the wiring
+# checks, with margins far from the 2 s grace.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+PROBE="$TOOLS/farm-probe"
+cd "$T" || exit 1
+
+# start N MS: N probes of MS ms (read from ./ms by the task's shell, so that --resume runs the same
+# command with shorter tasks), 4 at a time, joblog jl.$case; gpupack's pid in $gpid
+start() {
+	n=$1
+	echo "$2" >ms
+	rm -f "jl.$case" "log.$case"
+	# shellcheck disable=SC2046,SC2016
+	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 4 --joblog "jl.$case" \
+		"$PROBE" "log.$case" '$(cat ms)' 0 ::: $(seq "$n") >"out.$case" 2>"err.$case" &
+	gpid=$!
+	i=0
+	while k=$(grep -c '^start' "log.$case" 2>/dev/null); [ "${k:-0}" -lt 4 ] && [ $i -lt 400 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+}
+# the pids of the tasks running now (started, not ended)
+tasks() {
+	awk '$1 == "start" { p[$4] = $6 } $1 == "end" { delete p[$4] } END { for (s in p) print p[s] }' "log.$case"
+}
+# records SEQ: how many records the joblog has for SEQ
+records() { awk -F'\t' -v s="$1" 'NR > 1 && $1 == s' "jl.$case" | wc -l; }
+# every recorded task ran to its end, each input has one record: "lost twice"
+audit() {
+	lost=0 twice=0
+	for s in $(seq "$1"); do
+		r=$(records "$s")
+		[ "$r" -gt 1 ] && twice=$((twice + 1))
+		# a recorded success whose probe never wrote "end" did not finish: lost
+		if [ "$r" -eq 0 ] || ! awk -v s="$s" '$1 == "end" && $4 == s { f = 1 } END { exit !f }' "log.$case"; then
+			lost=$((lost + 1))
+		fi
+	done
+	echo "$lost $twice"
+}
+resume() {
+	echo 10 >ms
+	# shellcheck disable=SC2046,SC2016
+	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 4 --joblog "jl.$case" --resume \
+		"$PROBE" "log.$case" '$(cat ms)' 0 ::: $(seq 8) >/dev/null 2>&1
+}
+
+# ---- Slurm's way: TERM to gpupack and to every task at once (time limit, scancel) -------------
+case=both
+start 8 30000
+killed=$(tasks)
+kill -TERM $gpid $killed
+wait "$gpid"
+is "$?" 255 "TERM to gpupack and its tasks: exit 255"
+n=0
+for p in $killed; do
+	s=$(awk -v p="$p" '$1 == "start" && $6 == p { print $4 }' "log.$case")
+	n=$((n + $(records "$s")))
+done
+is "$n" 0 "none of the 4 killed tasks has a record"
+like "$(cat err.$case)" "4 tasks the stop ended are not recorded: --resume runs them again" "it says so"
+resume
+is "$?" 0 "--resume completes"
+is "$(audit 8)" "0 0" "every input ran to its end, one record each"
+
+# ---- the tasks first, gpupack 0.3 s later (the grace is 2 s) ----------------------------------
+case=tasks-first
+start 8 30000
+killed=$(tasks)
+kill -TERM $killed
+sleep 0.3
+kill -TERM $gpid
+wait "$gpid"
+is "$?" 255 "TERM to the tasks, then to gpupack: exit 255"
+is "$(awk -F'\t' 'NR > 1' "jl.$case" | wc -l)" 0 "the killed tasks are not recorded"
+resume
+is "$(audit 8)" "0 0" "--resume runs them: every input once, to its end"
+
+# ---- gpupack first, its tasks 0.3 s later (it waits for them: the first signal) ----------------
+case=farm-first
+start 8 30000
+killed=$(tasks)
+kill -INT $gpid
+sleep 0.3
+kill -KILL $killed
+wait "$gpid"
+is "$?" 255 "INT to gpupack, then KILL to its tasks: exit 255"
+is "$(awk -F'\t' 'NR > 1' "jl.$case" | wc -l)" 0 "the killed tasks are not recorded"
+resume
+is "$(audit 8)" "0 0" "--resume runs them"
+
+# ---- twice: the second signal ends the running tasks; they are not recorded ---------------------
+case=twice
+start 8 30000
+kill -TERM $gpid
+sleep 0.2
+kill -TERM $gpid
+wait "$gpid"
+is "$?" 255 "two TERMs to gpupack: exit 255"
+is "$(awk -F'\t' 'NR > 1' "jl.$case" | wc -l)" 0 "the tasks it ended are not recorded (GNU parallel neither)"
+resume
+is "$(audit 8)" "0 0" "--resume runs them"
+
+# ---- SIGHUP stops the farm as TERM does ---------------------------------------------------------
+case=hup
+start 8 30000
+killed=$(tasks)
+kill -HUP $gpid $killed
+wait "$gpid"
+is "$?" 255 "HUP to gpupack and its tasks: exit 255"
+is "$(awk -F'\t' 'NR > 1' "jl.$case" | wc -l)" 0 "the killed tasks are not recorded"
+like "$(cat err.$case)" "HUP: no new tasks" "HUP: no new tasks"
+
+# ---- a task that ended on its own before the stop is recorded -----------------------------------
+case=ended
+rm -f "jl.$case" "log.$case"
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --joblog "jl.$case" \
+	"$PROBE" "log.$case" {} 0 ::: 50 30000 >/dev/null 2>&1 &
+gpid=$!
+i=0
+while k=$(grep -c '^end' "log.$case" 2>/dev/null); [ "${k:-0}" -lt 1 ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+i=0
+while k=$(awk -F'\t' 'NR > 1' "jl.$case" 2>/dev/null | wc -l); [ "$k" -lt 1 ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gpid $(tasks)
+wait "$gpid"
+is "$(awk -F'\t' 'NR > 1 { print $1, $7, $8 }' "jl.$case")" "1 0 0" \
+	"the task that had finished keeps its record; the killed one has none"
+
+# ---- killed from outside, gpupack told nothing: the task's own end (recorded, as parallel) -----
+case=outside
+rm -f "jl.$case" "log.$case"
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 1 --joblog "jl.$case" \
+	"$PROBE" "log.$case" 30000 0 ::: 1 >/dev/null 2>&1 &
+gpid=$!
+i=0
+while ! grep -q '^start' "log.$case" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $(tasks)
+wait "$gpid"
+is "$?" 1 "TERM to the task alone: it failed (exit 1)"
+is "$(awk -F'\t' 'NR > 1 { print $1, $7, $8 }' "jl.$case")" "1 0 15" "recorded as killed by signal 15"
