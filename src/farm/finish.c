@@ -170,9 +170,11 @@ finish_release(struct farm *f, struct run *r, double now)
 		close_fd(&r->file[i]);
 		obuf_free(&r->out[i]);
 	}
-	/* a task we ended may have left children in its group */
+	/* a task we ended may have left children in its group, or outside it (--timeout: the run goes on) */
 	if (r->terminated)
 		kill(-r->pid, SIGKILL);
+	if (r->timed_out && r->task)
+		guard_sweep(&f->guard, r->task->seq);
 	guard_task_ended(&f->guard, r->slot, r->pid);
 	free(r->command);
 	r->command = NULL;
@@ -189,13 +191,21 @@ finish_release(struct farm *f, struct run *r, double now)
 	f->st.running--;
 }
 
-/* An attempt a stop ended: no record, no output, not counted; --resume runs it again. */
+/*
+ * An attempt a stop ended: no record, not counted; --resume runs it again.
+ * What it printed is shown (print), but for --halt now's (parallel prints
+ * none of those).
+ */
 static void
-drop(struct farm *f, struct run *r, double now)
+drop(struct farm *f, struct run *r, int print, double now)
 {
 	struct task *t = r->task;
 
 	f->dropped++;
+	if (print && f->o->line_buffer)
+		deliver_lines(f, r, 1);
+	if (print)
+		deliver(f, t->seq, r->out);
 	/* what is left of its group goes with it */
 	r->terminated = 1;
 	finish_release(f, r, now);
@@ -266,9 +276,9 @@ finish_task(struct farm *f, struct run *r, double now)
 	if (r->timed_out)
 		exitval = -1;
 	ok = exitval == 0 && sig == 0;
-	if (r->halted) {
-		/* gpupack's stop ended it: neither logged nor printed, as in parallel */
-		drop(f, r, now);
+	if (r->halted || r->stopped) {
+		/* gpupack ended it: not logged (nor printed, for --halt now), as in parallel */
+		drop(f, r, r->stopped, now);
 		return;
 	}
 	if (!r->timed_out) {
@@ -278,7 +288,7 @@ finish_task(struct farm *f, struct run *r, double now)
 			r->hold_until = until;
 			return;
 		case STOP_DROP:
-			drop(f, r, now);
+			drop(f, r, 1, now);
 			return;
 		case STOP_RECORD:
 			break;

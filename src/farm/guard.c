@@ -377,6 +377,9 @@ guard_start(struct guard *g, int nslots, int *killed)
 	}
 	close(p[0]);
 	g->fd = p[1];
+	/* orphans of our tasks become our children: guard_sweep finds them however they hide */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		warnx_("cannot become the subreaper of the tasks: %s", strerror(errno));
 	return 0;
 }
 
@@ -433,6 +436,8 @@ guard_reaped(struct guard *g, pid_t pid)
 void
 guard_stop(struct guard *g)
 {
+	if (g->runs >= 0)
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
 	if (g->fd >= 0) {
 		tell(g, "q\n");
 		close(g->fd);
@@ -449,4 +454,65 @@ guard_stop(struct guard *g)
 	if (g->runs >= 0)
 		close(g->runs);
 	g->runs = -1;
+}
+
+/* ---- what tasks left behind ---------------------------------------------- */
+
+struct sweep {
+	const char *env;        /* GPUPACK_RUN=<token> */
+	const char *seq_env;    /* GPUPACK_SEQ=<seq>, or NULL: any task's */
+	pid_t self, keep;       /* gpupack, its watchdog */
+	pid_t *ours;            /* our children killed: reaped after */
+	size_t nours, cap;
+	int killed;
+};
+
+static int
+sweep_one(const struct proc_stat *st, void *arg)
+{
+	struct sweep *s = arg;
+	int orphan = !s->seq_env && st->ppid == s->self;
+
+	if (st->pid == s->self || st->pid == s->keep)
+		return 0;
+	if (!orphan && !(proc_has_env(st->pid, s->env) && (!s->seq_env || proc_has_env(st->pid, s->seq_env))))
+		return 0;
+	if (kill(st->pid, SIGKILL) < 0)
+		return 0;
+	s->killed++;
+	if (st->ppid == s->self) {
+		xgrow(&s->ours, &s->cap, s->nours + 1, sizeof *s->ours);
+		s->ours[s->nours++] = st->pid;
+	}
+	return 0;
+}
+
+int
+guard_sweep(struct guard *g, unsigned long long seq)
+{
+	char seq_env[48];
+	struct sweep s = {g->env, NULL, getpid(), g->pid > 0 ? g->pid : -1, NULL, 0, 0, 0};
+	int total = 0;
+
+	if (!g->env[0])
+		return 0;
+	if (seq > 0) {
+		snprintf(seq_env, sizeof seq_env, "GPUPACK_SEQ=%llu", seq);
+		s.seq_env = seq_env;
+	}
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		s.killed = 0;
+		if (proc_each(sweep_one, &s) < 0)
+			err_clear();
+		/* our own children, reaped when they are gone already (the loop reaps the rest) */
+		for (size_t i = 0; i < s.nours; i++)
+			waitpid(s.ours[i], NULL, WNOHANG);
+		s.nours = 0;
+		if (s.killed == 0)
+			break;
+		total += s.killed;
+		sleep_ms(5);
+	}
+	free(s.ours);
+	return total;
 }

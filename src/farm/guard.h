@@ -13,6 +13,9 @@
  *     <start>, in each task's environment, inherited by its children even
  *     when they leave the group), then stops the MPS daemons the run
  *     started, and exits. A normal end tells it to leave quietly;
+ *     While gpupack lives it is the subreaper of all its tasks start:
+ *     their orphans become its children, so that a stopped run finds and
+ *     ends them too (guard_sweep), tokens or not;
  *  3. the run's record in <state>/runs/<pid>-<start> (one fixed-size line
  *     per slot: the group and start time running there) lets the next run
  *     (a --resume, or any run) end what a killed run left when its watchdog
@@ -56,6 +59,17 @@ void guard_mps_started(struct guard *g, const char *uuid);
 int guard_reaped(struct guard *g, pid_t pid);
 /* A normal end: the watchdog leaves without killing anything; the record goes. */
 void guard_stop(struct guard *g);
+
+/*
+ * End, with SIGKILL, what tasks left behind: every process that carries the
+ * run's token (with seq > 0 only those of that task: GPUPACK_SEQ=seq), and
+ * with seq 0 also every child of gpupack's but the watchdog: descendants
+ * orphaned by a task's end (setsid'd ones, and those that dropped the
+ * token from their environment) are gpupack's children, as guard_start
+ * made it their subreaper (PR_SET_CHILD_SUBREAPER). Again until none is
+ * left; returns how many were killed.
+ */
+int guard_sweep(struct guard *g, unsigned long long seq);
 
 /*
  * Kill, with SIGKILL, what a run left: the groups whose leaders are alive

@@ -465,7 +465,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 		goto out;
 	}
 	r->term_at = r->kill_at = 0;
-	r->exited = r->timed_out = r->terminated = r->halted = 0;
+	r->exited = r->timed_out = r->terminated = r->halted = r->stopped = 0;
 	r->gpu_mem = 0;
 	r->on_gpu = 0;
 	r->command = line;

@@ -100,7 +100,7 @@ on_signals(struct farm *f, double now)
 			/* what we end now did not finish: no record, --resume runs it (as parallel) */
 			for (int i = 0; i < f->nr; i++)
 				if (f->r[i].task && !f->r[i].exited)
-					f->r[i].halted = 1;
+					f->r[i].stopped = 1;
 			finish_terminate_all(f, now);
 		}
 	}
@@ -135,6 +135,7 @@ deadlines(struct farm *f, double now)
 		d = deadline(f, r);
 		if (d > 0 && now >= d) {
 			r->timed_out = 1;
+			f->sweep = 1;
 			finish_terminate(r, now);
 		}
 		if (r->term_at > 0 && now >= r->term_at) {
@@ -317,6 +318,9 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	/* a count is remembered from a run that went its whole way */
 	auto_finish(&f, !f.st.interrupted && !f.fatal);
 	rc = f.st.exit_status;
+	/* a run that was stopped, or ended tasks early, leaves nothing of theirs running */
+	if (f.st.interrupted || f.fatal || f.dropped > 0)
+		f.sweep = 1;
 	setup_cleanup(&f);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;

@@ -388,6 +388,7 @@ setup_cleanup(struct farm *f)
 		if (r->task && !r->exited) {
 			kill(-r->pid, SIGKILL);
 			waitpid(r->pid, NULL, 0);
+			f->sweep = 1;
 		}
 		if (r->task) {
 			task_free(f, r->task);
@@ -399,6 +400,9 @@ setup_cleanup(struct farm *f)
 	deliver_flush(f, 1);
 	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);
+	/* after the daemons stopped as they should: every child left now is a task's orphan */
+	if (f->sweep)
+		guard_sweep(&f->guard, 0);
 	guard_stop(&f->guard);
 	journal_close(&f->j);
 	nodes_close(f);

@@ -51,8 +51,8 @@ struct run {
 	int exited, status, timed_out, terminated;
 	char *command;           /* the command line: joblog, -v, --dry-run */
 	char *tag;               /* --tag: what each output line starts with; NULL none */
-	int halted;              /* ended by gpupack's stop (--halt now, a second signal, a fatal
-	                            error): not logged, not printed (--resume reruns it) */
+	int halted;              /* ended by --halt now or an error: not logged, not printed */
+	int stopped;             /* ended by a second signal: not logged (--resume reruns it) */
 	double ended_at;         /* when it was seen to end (farm/stop.h) */
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
@@ -86,6 +86,7 @@ struct farm {
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
 	double stop_at;          /* when a signal first told the farm to stop; 0: none did */
 	unsigned long long dropped; /* attempts a stop ended: not recorded, --resume runs them */
+	int sweep;               /* tasks were ended early: what they left is ended at the end */
 	int halt_status;         /* -1: no halt (yet) */
 	int halt_stopped;        /* --halt stopped the run */
 	int fatal;               /* an error ended launching: its exit code */
