@@ -2,20 +2,58 @@
  * deliver: a finished task's output, whole, to gpupack's stdout and stderr:
  * at once, or under -k in input order (output that is early waits in a list
  * sorted by seq); with --line-buffer, each whole line as soon as it is read.
- * A closed stdout stops stdout only; the run goes on.
+ *
+ * Output is part of a task: its joblog record is written once its output
+ * is (under -k, when its turn comes), so a task whose output could not be
+ * written (a full disk, a file-size limit) is not recorded and --resume
+ * runs it again. A closed stdout (EPIPE: `| head`) stops stdout only; the
+ * run goes on and records its tasks.
  */
 #include "farm/state.h"
+#include "util/clock.h"
 #include "util/err.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
-static void
+/* Write out[]: 0, or -1 with errno when it could not be written (a closed stdout is not that). */
+static int
 emit(struct farm *f, struct obuf out[2])
 {
-	if (!f->out_broken && obuf_write(&out[0], 1) < 0)
+	if (!f->out_broken && obuf_write(&out[0], 1) < 0) {
+		if (errno != EPIPE)
+			return -1;
 		f->out_broken = 1;
-	if (obuf_write(&out[1], 2) < 0)
+	}
+	if (obuf_write(&out[1], 2) < 0 && errno != EPIPE)
+		return -1;
+	return 0;
+}
+
+/* Output, then the record: a record is only ever written for output that was. */
+static void
+settle(struct farm *f, struct held *h)
+{
+	if (emit(f, h->out) < 0) {
+		finish_output_failed(f, "output", errno);
+		if (h->has_rec)
+			finish_uncount(f, h->ok);
 		return;
+	}
+	if (h->has_rec && journal_end(&f->j, &h->rec) < 0) {
+		/* unrecorded work is not done: --resume runs it again, so it is not counted */
+		finish_uncount(f, h->ok);
+		finish_fatal(f, clock_mono());
+	}
+}
+
+static void
+held_free(struct held *h)
+{
+	obuf_free(&h->out[0]);
+	obuf_free(&h->out[1]);
+	free(h->command);
+	free(h);
 }
 
 void
@@ -24,48 +62,74 @@ deliver_flush(struct farm *f, int all)
 	while (f->held && (all || f->held->seq == f->next_print)) {
 		struct held *h = f->held;
 
-		emit(f, h->out);
+		settle(f, h);
 		f->next_print = h->seq + 1;
 		f->held = h->next;
-		obuf_free(&h->out[0]);
-		obuf_free(&h->out[1]);
-		free(h);
+		held_free(h);
 	}
 }
 
-void
-deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
+static void
+hand_on(struct farm *f, struct held *h)
 {
-	struct held *h, **p;
+	struct held **p;
 
 	/*
 	 * Under -k, output waits for its turn; a task whose turn is past (one a
 	 * farm over nodes runs again in a later pass) prints at once.
 	 */
-	if (!f->o->keep_order || seq < f->next_print) {
-		emit(f, out);
-		obuf_free(&out[0]);
-		obuf_free(&out[1]);
+	if (!f->o->keep_order || h->seq < f->next_print) {
+		settle(f, h);
+		held_free(h);
 		return;
 	}
-	h = xcalloc(1, sizeof *h);
-	h->seq = seq;
-	h->out[0] = out[0];
-	h->out[1] = out[1];
-	obuf_init(&out[0]);
-	obuf_init(&out[1]);
-	for (p = &f->held; *p && (*p)->seq < seq; p = &(*p)->next)
+	for (p = &f->held; *p && (*p)->seq < h->seq; p = &(*p)->next)
 		;
 	h->next = *p;
 	*p = h;
 	deliver_flush(f, 0);
 }
 
+static struct held *
+held_new(unsigned long long seq, struct obuf out[2])
+{
+	struct held *h = xcalloc(1, sizeof *h);
+
+	h->seq = seq;
+	h->out[0] = out[0];
+	h->out[1] = out[1];
+	obuf_init(&out[0]);
+	obuf_init(&out[1]);
+	return h;
+}
+
+void
+deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
+{
+	hand_on(f, held_new(seq, out));
+}
+
+void
+deliver_done(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2])
+{
+	struct held *h = held_new(rec->seq, out);
+
+	h->rec = *rec;
+	h->command = xstrdup(rec->command);
+	h->rec.command = h->command;
+	h->has_rec = 1;
+	h->ok = ok;
+	hand_on(f, h);
+}
+
 void
 deliver_lines(struct farm *f, struct run *r, int last)
 {
-	if (!f->out_broken && obuf_write_lines(&r->out[0], 1, last) < 0)
-		f->out_broken = 1;
-	if (obuf_write_lines(&r->out[1], 2, last) < 0)
-		return;
+	if (!f->out_broken && obuf_write_lines(&r->out[0], 1, last) < 0) {
+		if (errno != EPIPE && !r->out_err)
+			r->out_err = errno;
+		f->out_broken |= errno == EPIPE;
+	}
+	if (obuf_write_lines(&r->out[1], 2, last) < 0 && errno != EPIPE && !r->out_err)
+		r->out_err = errno;
 }

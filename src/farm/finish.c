@@ -14,7 +14,10 @@
 #include "util/clock.h"
 #include "util/err.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,18 +151,86 @@ record_runtime(struct farm *f, double secs)
 	free(v);
 }
 
+/* The Receive column: the bytes the task wrote (to --results files too: they come through gpupack). */
 static unsigned long long
 received(struct run *r)
 {
-	struct stat st;
-	unsigned long long n = 0;
+	return r->out[0].raw + r->out[1].raw;
+}
 
+void
+finish_output_failed(struct farm *f, const char *what, int e)
+{
+	if (f->out_failed)
+		return;
+	f->out_failed = 1;
+	f->st.interrupted = 1;
+	if (f->stop < 1)
+		f->stop = 1;
+	err_set(EXIT_ENV, "%s: %s: no new task starts; the tasks whose output was lost are not "
+	    "recorded: %s", what, strerror(e), f->j.path && !f->j.to_stdout ?
+	    "run again with --resume when there is room" : "run them again when there is room");
+	err_report();
+	err_clear();
+}
+
+void
+finish_uncount(struct farm *f, int ok)
+{
+	if (ok && f->st.done > 0)
+		f->st.done--;
+	else if (!ok && f->st.failed > 0)
+		f->st.failed--;
+	f->out_lost++;
+}
+
+/*
+ * --results: the task's files whole before its record says it is done
+ * (synced when there is a joblog to keep the promise to), and any error in
+ * writing them is its output's.
+ */
+static void
+results_close(struct farm *f, struct run *r)
+{
 	for (int i = 0; i < 2; i++) {
-		if (r->file[i] >= 0 && fstat(r->file[i], &st) == 0)
-			n += (unsigned long long)st.st_size;
-		n += r->out[i].raw;
+		int e = 0;
+
+		if (r->file[i] < 0)
+			continue;
+		if (f->j.path && !f->j.to_stdout && fdatasync(r->file[i]) < 0 && errno != EINVAL)
+			e = errno;
+		if (close(r->file[i]) < 0 && !e)
+			e = errno;
+		r->file[i] = -1;
+		if (e && !r->out_err) {
+			r->out_err = e;
+			r->out_what = "--results";
+		}
 	}
-	return n;
+}
+
+/*
+ * The attempt's output could not be kept: no record. A shortage that
+ * passes (descriptors, memory) runs it again; else the run stops starting
+ * tasks and --resume runs it.
+ */
+static void
+output_lost(struct farm *f, struct run *r, double now)
+{
+	struct task *t = r->task;
+	const char *what = r->out_what && strcmp(r->out_what, "--results") == 0 && f->o->results ?
+	    f->o->results : r->out_what;
+	char where[PATH_MAX + 16];
+
+	if (stop_shortage(r->out_err) && f->stop == 0 && queue_rerun_own(f, t, "its output could not be kept") == 0) {
+		finish_release(f, r, now);
+		return;
+	}
+	snprintf(where, sizeof where, "%s%s", what == f->o->results ? "--results " : "", what ? what : "output");
+	finish_output_failed(f, where, r->out_err);
+	f->out_lost++;
+	finish_release(f, r, now);
+	task_free(f, t);
 }
 
 void
@@ -183,12 +254,16 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->out[0].tag = r->out[1].tag = NULL;
 	r->task = NULL;
 	r->lost = NULL;
+	r->out_err = 0;
+	r->out_what = NULL;
 	if (r->alone)
 		r->g->solo = 0;
 	r->alone = 0;
 	r->hold_until = 0;
 	group_end(r->g, now);
 	f->st.running--;
+	/* what it held is free: a start that found none tries again now */
+	f->short_until = 0;
 }
 
 /*
@@ -325,6 +400,11 @@ finish_task(struct farm *f, struct run *r, double now)
 	}
 	if (f->o->line_buffer)
 		deliver_lines(f, r, 1);
+	results_close(f, r);
+	if (r->out_err) {
+		output_lost(f, r, now);
+		return;
+	}
 	if (nodes_unrecorded(f, r)) {
 		/* did not finish: --resume runs it (farm/nodes.h) */
 		deliver(f, t->seq, r->out);
@@ -334,14 +414,10 @@ finish_task(struct farm *f, struct run *r, double now)
 	}
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command, nodes_host(f)};
-	if (journal_end(&f->j, &rec) < 0) {
-		/* unrecorded work is not done: --resume runs it again, so it is not counted */
-		finish_fatal(f, now);
-	} else if (ok) {
+	if (ok)
 		f->st.done++;
-	} else {
+	else
 		f->st.failed++;
-	}
 	if (exitval == 0)
 		record_runtime(f, now - r->start);
 	if (f->j.to_stdout) {
@@ -353,7 +429,8 @@ finish_task(struct farm *f, struct run *r, double now)
 		obuf_add(&r->out[0], b.buf, b.len);
 		sbuf_free(&b);
 	}
-	deliver(f, t->seq, r->out);
+	/* the record is written once the output is (under -k, in its turn): output is part of a task */
+	deliver_done(f, &rec, ok, r->out);
 	finish_release(f, r, now);
 	task_free(f, t);
 	check_halt(f, r, ok, exitval, sig, now);

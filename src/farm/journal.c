@@ -443,8 +443,8 @@ journal_end(struct journal *j, const struct joblog_rec *r)
 			rc = err_set(EXIT_ENV, "--joblog '%s': task %llu's record: %s; and it could not be "
 			    "cut back: %s (--resume cuts it)", j->path, r->seq, strerror(e), strerror(errno));
 		else
-			rc = err_set(EXIT_ENV, "--joblog '%s': cannot write task %llu's record: %s",
-			    j->path, r->seq, strerror(e));
+			rc = err_set(EXIT_ENV, "--joblog '%s': cannot write task %llu's record: %s; --resume "
+			    "runs it and the rest when there is room", j->path, r->seq, strerror(e));
 	} else if (fdatasync(j->fd) < 0 && errno != EINVAL) {
 		j->broken = 1;
 		rc = err_sys(EXIT_ENV, "--joblog '%s': sync", j->path);

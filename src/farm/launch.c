@@ -13,6 +13,7 @@
 #include "farm/shell.h"
 #include "farm/spawn.h"
 #include "farm/state.h"
+#include "farm/stop.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -347,14 +348,10 @@ task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
 	int p[2];
 
 	r->fd[0] = r->fd[1] = r->file[0] = r->file[1] = -1;
-	if (f->o->results) {
-		if (open_results(f, r, v) < 0)
-			return -1;
-		child[0] = r->file[0];
-		child[1] = r->file[1];
-		return 0;
-	}
-	if (f->o->ungroup) {
+	/* --results: through pipes too, so that a write that fails (a full disk) is gpupack's to see */
+	if (f->o->results && open_results(f, r, v) < 0)
+		return -1;
+	if (f->o->ungroup && !f->o->results) {
 		child[0] = 1;
 		child[1] = 2;
 		return 0;
@@ -415,8 +412,9 @@ launch_timeout(const struct farm *f)
 	return f->o->timeout_pct / 100.0 * f->median;
 }
 
+/* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
 static int
-launch(struct farm *f, struct run *r, struct task *t, double now)
+launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 {
 	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
 	const char *path;
@@ -434,7 +432,9 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	for (int i = 0; i < f->o->nenv; i++)
 		extra[nextra + i] = f->o->env[i];
 	envp = spawn_env(extra, nextra + f->o->nenv, f->keys, f->nkeys);
+	*e = 0;
 	if (task_fds(f, r, &v, child) < 0) {
+		*e = errno;
 		rc = -1;
 		goto out;
 	}
@@ -461,6 +461,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	r->start = now;
 	r->pid = spawn_task(&req);
 	if (r->pid < 0) {
+		*e = errno;
 		rc = -1;
 		goto out;
 	}
@@ -478,7 +479,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	if (f->o->delay > 0)
 		f->next_start = now + f->o->delay;
 out:
-	if (!f->o->results && !f->o->ungroup) {
+	if (f->o->results || !f->o->ungroup) {
 		close_fd(&child[0]);
 		close_fd(&child[1]);
 	}
@@ -500,6 +501,8 @@ out:
 	return rc;
 }
 
+static void cannot_start(struct farm *f, int e);
+
 /* --dry-run: what each task would run, in order, on the first device */
 static void
 dry_run(struct farm *f)
@@ -515,9 +518,9 @@ dry_run(struct farm *f)
 		if (f->o->results) {
 			/* parallel prints nothing then: each task's directory has its seq and an empty stderr */
 			if (dry_results(f, t, &v) < 0) {
-				warnx_("%s", err_msg());
-				f->fatal = err_code();
-				f->stop = 1;
+				int e = errno;
+
+				cannot_start(f, e);
 			}
 			f->st.done++;
 			task_free(f, t);
@@ -539,6 +542,62 @@ dry_run(struct farm *f)
 	}
 }
 
+/*
+ * No process, descriptor or memory to start t now: it waits first in line,
+ * and the farm tries again later (at once when a running task ends). 0, or
+ * -1 when waiting is over (nothing ran for STOP_SHORT_WAIT s).
+ */
+static int
+shortage(struct farm *f, struct run *r, struct task *t, double now)
+{
+	if (f->st.running > 0 || f->short_n == 0)
+		f->short_since = now;
+	f->short_n++;
+	f->short_until = stop_backoff(f->short_n, f->short_since, now, f->st.running > 0);
+	if (f->short_until == 0) {
+		err_prefix("for %.0f s with no task running", STOP_SHORT_WAIT);
+		return -1;
+	}
+	if (f->short_n == 1)
+		warnx_("cannot start a task now (%s): %s", err_msg(), f->st.running > 0 ?
+		    "waiting for a running task to end" : "trying again");
+	err_clear();
+	if (r->alone) {
+		/* a suspect goes back where it was */
+		r->alone = 0;
+		r->g->solo = 0;
+		t->next = f->suspects;
+		f->suspects = t;
+		if (!f->suspects_tail)
+			f->suspects_tail = t;
+		return 0;
+	}
+	t->next = f->retry;
+	f->retry = t;
+	if (!f->retry_tail)
+		f->retry_tail = t;
+	return 0;
+}
+
+/* A task could not start, for good: one error line; no new task starts, the running ones end. */
+static void
+cannot_start(struct farm *f, int e)
+{
+	char msg[1024];
+
+	f->fatal = err_code() ? err_code() : EXIT_INTERNAL;
+	f->stop = 1;
+	f->st.interrupted = 1;
+	if (e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EROFS) {
+		/* a full disk: what ran is recorded, the rest waits for --resume */
+		str_copy(msg, err_msg(), sizeof msg);
+		err_set(f->fatal, "%s; no new task starts: %s", msg, f->j.path && !f->j.to_stdout ?
+		    "run again with --resume when there is room" : "run again when there is room");
+	}
+	err_report();
+	err_clear();
+}
+
 void
 launch_fill(struct farm *f, double now)
 {
@@ -546,9 +605,10 @@ launch_fill(struct farm *f, double now)
 		dry_run(f);
 		return;
 	}
-	while (f->stop == 0) {
+	while (f->stop == 0 && f->short_until <= now) {
 		struct run *r;
 		struct task *t;
+		int e;
 
 		if (f->suspects) {
 			/*
@@ -571,13 +631,17 @@ launch_fill(struct farm *f, double now)
 		} else if ((r = pick_slot(f, now)) == NULL || (t = queue_next(f)) == NULL) {
 			return;
 		}
-		if (launch(f, r, t, now) < 0) {
-			warnx_("%s", err_msg());
-			f->fatal = err_code() ? err_code() : EXIT_INTERNAL;
-			f->stop = 1;
+		if (launch(f, r, t, now, &e) < 0) {
+			if (stop_shortage(e) && shortage(f, r, t, now) == 0)
+				return;
+			if (r->alone)
+				r->g->solo = r->alone = 0;
+			cannot_start(f, e);
 			task_free(f, t);
 			return;
 		}
+		f->short_n = 0;
+		f->short_until = 0;
 	}
 }
 

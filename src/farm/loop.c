@@ -10,7 +10,9 @@
 #include "farm/state.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/fs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,20 +23,67 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
+/* The output could not be kept: the attempt will not be recorded (finish.c). */
+static void
+output_failed(struct run *r, int e, const char *what)
+{
+	if (r->out_err)
+		return;
+	r->out_err = e ? e : EIO;
+	r->out_what = what;
+}
+
+/*
+ * --results: what the task wrote goes to its file as it comes. After a
+ * write error the rest is read and dropped (the task runs on, unrecorded).
+ * 1 more may come, 0 end of file.
+ */
+static int
+to_results(struct run *r, int i)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(r->fd[i], buf, sizeof buf);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 1 : (output_failed(r, errno, "--results"), 0);
+		if (n == 0)
+			return 0;
+		r->out[i].raw += (uint64_t)n;
+		if (!r->out_err && write_all(r->file[i], buf, (size_t)n) < 0)
+			output_failed(r, errno, "--results");
+		if ((size_t)n < sizeof buf)
+			return 1;
+	}
+}
+
 /* Read what the task printed; finish it once it exited and its pipes are drained. */
 static void
 drain(struct farm *f, struct run *r, int i)
 {
+	int e;
+
 	if (r->fd[i] < 0)
 		return;
+	if (r->file[i] >= 0) {
+		if (to_results(r, i) == 0)
+			close_fd(&r->fd[i]);
+		return;
+	}
 	switch (obuf_read(&r->out[i], r->fd[i])) {
 	case 1:
 		if (f->o->line_buffer)
 			deliver_lines(f, r, 0);
 		return;
 	case -1:
+		/* no room for what it prints (TMPDIR full, no descriptor): it is not recorded */
+		e = errno;
 		warnx_("%s", err_msg());
 		err_clear();
+		output_failed(r, e, "task output");
 		break;
 	}
 	close_fd(&r->fd[i]);
@@ -179,6 +228,9 @@ poll_timeout(struct farm *f, double now)
 			sooner(&next, now + 0.2);
 	if (f->o->bar || f->o->eta)
 		sooner(&next, now + 0.5);
+	/* a start that found no process or descriptor to spare: try again then */
+	if (f->short_until > 0 && f->stop == 0)
+		sooner(&next, f->short_until);
 	/* --delay: wake when the next task may start */
 	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
 		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
@@ -247,7 +299,7 @@ progress(struct farm *f, double now)
 static int
 exit_status(struct farm *f)
 {
-	if (f->fatal)
+	if (f->fatal || f->out_failed)
 		return FARM_EXIT_ERROR;
 	if (f->halt_status >= 0)
 		return f->halt_status;

@@ -55,6 +55,8 @@ setup_signals(struct farm *f, sigset_t *old)
 	farm_signal_set(&set);
 	sigprocmask(SIG_BLOCK, &set, old);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file-size limit (ulimit -f) makes a write fail with EFBIG, said in one line, not a death */
+	signal(SIGXFSZ, SIG_IGN);
 	f->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f->sigfd < 0)
 		return err_sys(EXIT_INTERNAL, "signalfd");

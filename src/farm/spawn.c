@@ -87,7 +87,9 @@ child(const struct child_args *a)
 	sigset_t none;
 
 	sigemptyset(&none);
+	/* what gpupack ignores is not the task's choice (an ignored signal survives exec) */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);

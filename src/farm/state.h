@@ -45,7 +45,9 @@ struct run {
 	int slot;                /* {%}, 1-based */
 	pid_t pid;
 	int fd[2];               /* read ends of the stdout and stderr pipes; -1 closed */
-	int file[2];             /* --results files; -1 none */
+	int file[2];             /* --results files (gpupack writes what the pipes bring); -1 none */
+	int out_err;             /* errno of the first failure to keep its output; 0 none */
+	const char *out_what;    /* what failed then */
 	struct obuf out[2];
 	double start_wall, start, term_at, kill_at; /* term_at: SIGTERM due */
 	int exited, status, timed_out, terminated;
@@ -62,10 +64,13 @@ struct run {
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 };
 
-/* Finished output waiting for its turn under -k. */
+/* Finished output waiting for its turn under -k, and the record written after it. */
 struct held {
 	unsigned long long seq;
 	struct obuf out[2];
+	struct joblog_rec rec;   /* when has_rec; its command is `command` */
+	char *command;
+	int has_rec, ok;
 	struct held *next;
 };
 
@@ -98,6 +103,8 @@ struct farm {
 	char exec_name[256], exec_path[PATH_MAX];
 	int exec_found;
 	double next_start;       /* --delay: no task starts before this (monotonic) */
+	int short_n;             /* starts failed in a row for want of processes, fds, memory */
+	double short_since, short_until; /* the last such failure with none running; next try */
 	double *runtimes;        /* --timeout N%: runtimes of the tasks that succeeded */
 	size_t nruntimes, cap_runtimes;
 	double median;           /* their median (parallel's: the lower one) */
@@ -107,7 +114,9 @@ struct farm {
 	int nkeys;
 	struct held *held;
 	unsigned long long next_print;
-	int out_broken;
+	int out_broken;          /* stdout was closed (EPIPE): not written to again */
+	int out_failed;          /* output could not be written or kept: said once, no new task */
+	unsigned long long out_lost; /* tasks whose output was lost: unrecorded */
 	double last_draw;
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 };
@@ -153,6 +162,14 @@ void finish_terminate_all(struct farm *f, double now);
 void finish_task(struct farm *f, struct run *r, double now);
 /* Free the slot r holds (its descriptors, its output, its place in its group). */
 void finish_release(struct farm *f, struct run *r, double now);
+/*
+ * A task's output could not be kept or written (errno e; what: where): its
+ * attempt is not recorded. A full disk or a file-size limit stops new
+ * starts, said once in one line that tells how to go on; exit 255.
+ */
+void finish_output_failed(struct farm *f, const char *what, int e);
+/* A task counted done or failed whose record was not written after all. */
+void finish_uncount(struct farm *f, int ok);
 
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */
@@ -169,6 +186,8 @@ int health_task_failed(struct farm *f, struct run *r, double now);
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */
 void deliver(struct farm *f, unsigned long long seq, struct obuf out[2]);
+/* The same, then its joblog record once the output is written (ok: counted as done). */
+void deliver_done(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2]);
 /* Print what -k holds: what is due, or everything (all). */
 void deliver_flush(struct farm *f, int all);
 /* --line-buffer: print the whole lines task r wrote so far (all of them when last). */

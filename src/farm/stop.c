@@ -1,9 +1,10 @@
 /*
- * stop: the verdict on a task that ended around a stop of the farm
- * (farm/stop.h says the rule and why).
+ * stop: the verdict on a task that ended around a stop of the farm, and
+ * when a farm short of processes tries again (farm/stop.h says the rules).
  */
 #include "farm/stop.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -33,4 +34,22 @@ stop_verdict(int status, double ended, double stop_at, double now, double *until
 		return STOP_RECORD;
 	*until = ended + STOP_GRACE;
 	return STOP_WAIT;
+}
+
+int
+stop_shortage(int e)
+{
+	return e == EAGAIN || e == ENOMEM || e == EMFILE || e == ENFILE;
+}
+
+double
+stop_backoff(int n, double since, double now, int running)
+{
+	double wait = 0.05;
+
+	if (!running && now - since >= STOP_SHORT_WAIT)
+		return 0;
+	for (int i = 1; i < n && wait < 1.0; i++)
+		wait *= 2;
+	return now + (wait < 1.0 ? wait : 1.0);
 }

@@ -19,7 +19,8 @@
  *   farm was told to stop before it ended or within STOP_GRACE seconds
  *   after; until that is known its end waits (its slot stays taken).
  *
- * Time is an argument: the caller's clock decides, a test drives it.
+ * Time is an argument: the caller's clock decides, a test drives it. The
+ * same holds for the other way a farm stops or not: a shortage (below).
  */
 #ifndef GPUPACK_FARM_STOP_H
 #define GPUPACK_FARM_STOP_H
@@ -43,5 +44,20 @@ int stop_like(int status);
  * not yet), asked at `now`. STOP_WAIT sets *until.
  */
 enum stop_verdict stop_verdict(int status, double ended, double stop_at, double now, double *until);
+
+/*
+ * A task that cannot start for want of processes (fork's EAGAIN under
+ * ulimit -u), descriptors or memory waits; the farm does not end while
+ * tasks run (one that ends frees what the next needs), and with none
+ * running it tries again, backing off, for STOP_SHORT_WAIT seconds.
+ */
+#define STOP_SHORT_WAIT 60.0
+/* Is errno e such a shortage (one that passes)? */
+int stop_shortage(int e);
+/*
+ * After n (>= 1) failed starts in a row, the last that found nothing
+ * running at since (now, while tasks run): when to try again; 0: give up.
+ */
+double stop_backoff(int n, double since, double now, int running);
 
 #endif

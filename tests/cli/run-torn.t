@@ -48,7 +48,7 @@ FULLDISK_FILE="$T/jl" FULLDISK_AT=$((hdr + 120)) LD_PRELOAD="$SHIM" \
 rc=$?
 t1=$(date +%s)
 is "$rc" 255 "a joblog that cannot be written stops the run (exit 255)"
-like "$(cat errf)" "^gpupack: run: --joblog '[^']*jl': cannot write task [0-9]+'s record: No space left on device$" \
+like "$(cat errf)" "^gpupack: run: --joblog '[^']*jl': cannot write task [0-9]+'s record: No space left on device; --resume runs it and the rest when there is room$" \
 	"with one line that says so"
 is "$(wc -l <errf)" 1 "one line only"
 ok $((t1 - t0 > 5)) "at once, not after the other tasks"

@@ -1,0 +1,66 @@
+#!/bin/sh
+# run-stop-disk.t: output is part of a task. A task whose --results files or
+# whose output (in order under -k) could not be written is not recorded; a
+# full disk or a file-size limit stops new starts with one line that says
+# how to go on (exit 255), never a silent death, and --resume then runs
+# every task whose output was lost, once.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+R() { $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice "$@"; }
+SHIM="$GPUPACK_BUILD/tests/preload/full-disk.so"
+# an ASan build must accept a library loaded before its runtime
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+cd "$T" || exit 1
+
+seqs() { awk -F'\t' 'NR > 1 { print $1 }' "$1" | sort -n | tr '\n' ' '; }
+# results: the inputs whose stdout file holds what the task printed
+results() { for i in "$@"; do [ "$(cat "res/1/$i/stdout" 2>/dev/null)" = "out-$i" ] && printf '%s ' "$i"; done; }
+
+# ---- --results on a full disk: the output is lost, so the task is not done ----------------------
+# (the task ignores its own write errors and exits 0, as most programs do)
+rm -rf res jl*
+FULLDISK_UNDER="$T/res" FULLDISK_AT=4 LD_PRELOAD="$SHIM" \
+	R -j 1 --joblog jl --results res --shell 'echo out-{} || true' ::: 1 2 3 >out 2>errf
+is "$?" 255 "--results on a full disk: exit 255"
+like "$(cat errf)" "^gpupack: run: --results res: No space left on device: no new task starts; .*run again with --resume when there is room$" \
+	"one line: what failed, and how to go on"
+is "$(wc -l <errf | tr -d ' ')" 1 "one line only"
+is "$(seqs jl)" "" "the task whose output was lost has no record"
+R -j 1 --joblog jl --resume --results res --shell 'echo out-{} || true' ::: 1 2 3 >out 2>errf
+is "$?" 0 "--resume when there is room: exit 0"
+is "$(seqs jl)" "1 2 3 " "every task recorded once"
+is "$(results 1 2 3)" "1 2 3 " "and every --results file holds its task's output"
+
+# ---- ordered output (-k) that cannot be written: those tasks are not recorded -------------------------
+rm -f jl* out
+: >out
+FULLDISK_FILE="$T/out" FULLDISK_AT=6 LD_PRELOAD="$SHIM" \
+	R -j 2 -k --joblog jl --shell 'echo {}{}' ::: 1 2 3 4 5 6 >>out 2>errf
+is "$?" 255 "-k output to a full disk: exit 255"
+like "$(cat errf)" "^gpupack: run: output: No space left on device: no new task starts; .*--resume" \
+	"one line says so and how to go on"
+n=$(seqs jl | wc -w)
+ok $((!(n >= 2 && n < 6))) "the tasks printed before the disk filled are recorded ($n), the others not"
+R -j 2 -k --joblog jl --resume --shell 'echo {}{}' ::: 1 2 3 4 5 6 >>out 2>errf
+is "$?" 0 "--resume completes"
+is "$(seqs jl)" "1 2 3 4 5 6 " "every task once in the joblog"
+is "$(tr '\n' ' ' <out)" "11 22 33 44 55 66 " "and every task's output once, in order"
+
+# ---- a file-size limit (ulimit -f): EFBIG in one line, not a death by SIGXFSZ -------------------------
+rm -rf res jl*
+(ulimit -f 4 && R -j 2 --joblog jl echo ::: $(seq 400)) >/dev/null 2>errf
+is "$?" 255 "the joblog past ulimit -f: exit 255, not killed by SIGXFSZ"
+like "$(cat errf)" "^gpupack: run: --joblog 'jl': cannot write task [0-9]+'s record: File too large; --resume runs" \
+	"one line: File too large, and how to go on"
+is "$(wc -l <errf | tr -d ' ')" 1 "one line only"
+is "$(tail -c 1 jl | od -An -c | tr -d ' ')" '\n' "the joblog ends on a whole record"
+R -j 2 --joblog jl --resume echo ::: $(seq 400) >/dev/null 2>&1
+is "$?" 0 "--resume then completes"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq -c | awk '$1 != 1' | wc -l | tr -d ' '):$(($(wc -l <jl) - 1))" "0:400" \
+	"every task exactly once"
+
+rm -rf res jl*
+(ulimit -f 1 && R -j 1 --joblog jl --results res --shell 'seq 1000; : {}' ::: a) >/dev/null 2>errf
+is "$?" 255 "--results past ulimit -f: exit 255"
+like "$(cat errf)" "^gpupack: run: --results res: File too large: no new task starts" "one line says so"
+is "$(seqs jl)" "" "and the task is not recorded"
