@@ -58,7 +58,7 @@ FAKENVML_CC = $(CC) -std=c11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Isrc
               -fvisibility=hidden -pthread -Wl,-z,nodelete
 
 # LD_PRELOAD shims the shell tests use to inject faults (a disk that fills up)
-PRELOAD := $(B)/tests/preload/full-disk.so
+PRELOAD := $(B)/tests/preload/full-disk.so $(B)/tests/preload/no-fork.so
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # the CLI tests make valgrind runs gpupack under: devices, the farm, MPS (timing tests stay out:

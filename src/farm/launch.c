@@ -558,9 +558,9 @@ shortage(struct farm *f, struct run *r, struct task *t, double now)
 		err_prefix("for %.0f s with no task running", STOP_SHORT_WAIT);
 		return -1;
 	}
-	if (f->short_n == 1)
-		warnx_("cannot start a task now (%s): %s", err_msg(), f->st.running > 0 ?
-		    "waiting for a running task to end" : "trying again");
+	if (!f->short_said++)
+		warnx_("cannot start a task now (%s): %s (said once)", err_msg(), f->st.running > 0 ?
+		    "trying again as running tasks end" : "trying again");
 	err_clear();
 	if (r->alone) {
 		/* a suspect goes back where it was */

@@ -104,6 +104,7 @@ struct farm {
 	int exec_found;
 	double next_start;       /* --delay: no task starts before this (monotonic) */
 	int short_n;             /* starts failed in a row for want of processes, fds, memory */
+	int short_said;          /* that was said (once a run) */
 	double short_since, short_until; /* the last such failure with none running; next try */
 	double *runtimes;        /* --timeout N%: runtimes of the tasks that succeeded */
 	size_t nruntimes, cap_runtimes;

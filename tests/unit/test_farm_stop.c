@@ -6,6 +6,7 @@
 #include "tap.h"
 #include "farm/stop.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -104,11 +105,39 @@ test_hold_then_settle(void)
 	is_int(asks, (int)(STOP_GRACE / 0.25), "after STOP_GRACE, not before");
 }
 
+/* A farm short of processes: it waits while tasks run, and gives up only with none running. */
+static void
+test_shortage(void)
+{
+	double now = 1000, since = 1000, next;
+	int n;
+
+	ok(stop_shortage(EAGAIN) && stop_shortage(EMFILE) && stop_shortage(ENFILE) && stop_shortage(ENOMEM),
+	    "fork's EAGAIN, EMFILE, ENFILE, ENOMEM: shortages that pass");
+	ok(!stop_shortage(ENOSPC) && !stop_shortage(EACCES) && !stop_shortage(ENOENT) && !stop_shortage(0),
+	    "a full disk, a permission, a missing file: not");
+	ok(stop_backoff(1, since, now, 0) == now + 0.05, "the first retry after 50 ms");
+	ok(stop_backoff(2, since, now, 0) == now + 0.1 && stop_backoff(3, since, now, 0) == now + 0.2,
+	    "then backing off: 100 ms, 200 ms");
+	ok(stop_backoff(30, since, now, 0) == now + 1.0, "at most a second apart");
+
+	/* tasks running: never gives up, however long */
+	ok(stop_backoff(100000, since, now + 86400, 1) > 0, "with tasks running it waits a day too");
+
+	/* none running: tries for STOP_SHORT_WAIT s, driven here in simulated time */
+	for (n = 1, now = since; (next = stop_backoff(n, since, now, 0)) > 0 && n < 10000; n++)
+		now = next;
+	ok(now >= since + STOP_SHORT_WAIT && now < since + STOP_SHORT_WAIT + 1.0,
+	    "with none running it gives up after STOP_SHORT_WAIT s (%.2f s)", now - since);
+	ok(n > 50 && n < 80, "trying about once a second by then (%d tries)", n);
+}
+
 int
 main(void)
 {
 	test_what_looks_like_a_stop();
 	test_verdicts();
 	test_hold_then_settle();
+	test_shortage();
 	return done_testing();
 }
