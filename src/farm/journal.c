@@ -265,6 +265,7 @@ static int
 check_identity(const struct journal *j)
 {
 	char *side = xasprintf("%s.gpupack", j->path), *data = NULL, want[64];
+	struct stat st;
 	size_t len;
 	int r = 0;
 
@@ -274,6 +275,13 @@ check_identity(const struct journal *j)
 		return 0;
 	}
 	identity_line(j->identity, want, sizeof want);
+	/* written when the run begins: what is there must be a file it can replace */
+	if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
+		r = err_set(EXIT_USAGE, "--joblog '%s': %s is %s, not the file gpupack keeps the command's "
+		    "identity in", j->path, side, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		free(side);
+		return r;
+	}
 	if (j->resume && access(side, F_OK) == 0) {
 		if (read_file_max(side, 4096, &data, &len) < 0)
 			r = err_prefix("--resume");
@@ -334,11 +342,50 @@ journal_check(struct journal *j, const char *path, int append, int resume, int r
 	return 0;
 }
 
+/* Open the joblog without changing it (*created: it did not exist, and now does, empty). */
+static int
+open_log(struct journal *j, int *created)
+{
+	int flags = O_RDWR | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat st;
+
+	*created = 0;
+	j->fd = open(j->path, flags | O_CREAT | O_EXCL, 0644);
+	if (j->fd >= 0)
+		*created = 1;
+	else if (errno == EEXIST && (j->fd = open(j->path, flags)) < 0 && errno == ENOENT)
+		j->fd = open(j->path, flags | O_CREAT, 0644); /* a link to a file not there yet */
+	if (j->fd < 0)
+		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+	if (fstat(j->fd, &st) < 0)
+		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
+	return check_regular(j->path, &st);
+}
+
+/*
+ * A new run: the joblog becomes its header alone. A joblog of ours starts
+ * with it already, so it is cut after it and nothing is written: that
+ * cannot fail on a full disk, and the old records go only once the new
+ * identity is in place.
+ */
+static int
+restart_log(struct journal *j)
+{
+	size_t n = strlen(HEADER);
+	char head[sizeof HEADER];
+
+	if (pread(j->fd, head, n, 0) == (ssize_t)n && memcmp(head, HEADER, n) == 0)
+		return ftruncate(j->fd, (off_t)n) < 0 ? err_sys(EXIT_ENV, "--joblog '%s'", j->path) : 0;
+	if (ftruncate(j->fd, 0) < 0)
+		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
+	return 1;
+}
+
 int
 journal_begin(struct journal *j)
 {
-	int flags = O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	struct stat st;
+	int created, header;
 
 	if (j->to_stdout) {
 		/* the header is all: stdout may be a pipe or a terminal, nothing to cut or sync */
@@ -348,16 +395,19 @@ journal_begin(struct journal *j)
 	}
 	if (!j->path || j->fd >= 0)
 		return 0;
-	if (!j->append && !j->resume)
-		flags |= O_TRUNC;
-	j->fd = open(j->path, flags, 0644);
-	if (j->fd < 0)
-		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
+	/* what can fail without changing anything first: the open, then the identity beside it */
+	if (open_log(j, &created) < 0 || write_identity(j) < 0) {
+		if (created)
+			unlink(j->path);
+		return -1;
+	}
 	if (fstat(j->fd, &st) < 0)
 		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
-	if (check_regular(j->path, &st) < 0)
-		return -1;
-	if ((j->append || j->resume) && j->keep >= 0 && j->keep < (long long)st.st_size) {
+	if (!j->append && !j->resume) {
+		if ((header = restart_log(j)) < 0)
+			return -1;
+		st.st_size = header ? 0 : (off_t)strlen(HEADER);
+	} else if (j->keep >= 0 && j->keep < (long long)st.st_size) {
 		if (ftruncate(j->fd, (off_t)j->keep) < 0)
 			return err_sys(EXIT_ENV, "--joblog '%s': cutting a torn last record", j->path);
 		warnx_("--joblog '%s': cut off a torn last record (%lld bytes an interrupted write left)",
@@ -372,7 +422,7 @@ journal_begin(struct journal *j)
 		errno = e;
 		return err_sys(EXIT_ENV, "--joblog '%s'", j->path);
 	}
-	return write_identity(j);
+	return 0;
 }
 
 int

@@ -119,48 +119,35 @@ take_from_nodes(struct farm *f, unsigned long long seq, const struct targs *a, s
 	}
 }
 
-struct task *
-queue_next(struct farm *f)
+/* The next input task of ours: 1 (*t), 0 none left, -1 an input error (err set). */
+static int
+next_input(struct farm *f, struct task **t)
 {
-	struct task *t;
 	struct targs a;
 	unsigned long long seq;
 	int r;
 
-	if ((t = f->retry) != NULL) {
-		f->retry = t->next;
-		if (!f->retry)
-			f->retry_tail = NULL;
-		return t;
-	}
 	while (!f->st.inputs_done) {
 		r = tasks_next(&f->o->ts, &a, &seq);
 		if (r <= 0) {
 			f->st.inputs_done = 1;
-			if (r < 0) {
-				warnx_("%s", err_msg());
-				f->fatal = err_code();
-				f->stop = 1;
-			}
-			return NULL;
+			return r;
 		}
 		if (seq > f->st.inputs)
 			f->st.inputs = seq;
 		if (f->nodes) {
-			int mine = take_from_nodes(f, seq, &a, &t);
+			int mine = take_from_nodes(f, seq, &a, t);
 
 			if (mine > 0)
-				return t;
-			if (mine < 0) {
-				warnx_("%s", err_msg());
-				f->fatal = err_code();
-				f->stop = 1;
-			}
+				return 1;
+			if (mine < 0)
+				return -1;
 		} else if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
 			/* another shard's: not run, not journaled, not counted as skipped */
 			f->st.others++;
 		} else if (!journal_skip(&f->j, seq)) {
-			return new_task(seq, &a);
+			*t = new_task(seq, &a);
+			return 1;
 		} else {
 			f->st.skipped++;
 		}
@@ -173,6 +160,46 @@ queue_next(struct farm *f)
 			obuf_init(&none[1]);
 			deliver(f, seq, none);
 		}
+	}
+	return 0;
+}
+
+int
+queue_peek(struct farm *f)
+{
+	struct task *t = NULL;
+	int r = next_input(f, &t);
+
+	if (r > 0) {
+		t->next = f->retry;
+		f->retry = t;
+		if (!f->retry_tail)
+			f->retry_tail = t;
+	}
+	return r < 0 ? -1 : 0;
+}
+
+struct task *
+queue_next(struct farm *f)
+{
+	struct task *t = NULL;
+	int r;
+
+	if ((t = f->retry) != NULL) {
+		f->retry = t->next;
+		if (!f->retry)
+			f->retry_tail = NULL;
+		return t;
+	}
+	r = next_input(f, &t);
+	if (r > 0)
+		return t;
+	if (r < 0) {
+		/* an input that cannot be read or run: one error line; the running tasks finish */
+		err_report();
+		f->fatal = err_code();
+		f->stop = 1;
+		err_clear();
 	}
 	return NULL;
 }

@@ -141,6 +141,11 @@ void queue_requeue(struct farm *f, struct task *t);
 int queue_rerun_own(struct farm *f, struct task *t, const char *why);
 /* The next task: a retry, else the next input of this shard not already in the joblog; NULL: none. */
 struct task *queue_next(struct farm *f);
+/*
+ * Read the first task ahead, before the run changes anything (an input too
+ * long for a command line is refused then): -1 with err set.
+ */
+int queue_peek(struct farm *f);
 /* Free every task still waiting. */
 void queue_free(struct farm *f);
 
