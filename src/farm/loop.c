@@ -326,6 +326,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	int rc;
 
 	f.j.fd = -1;
+	f.lock.fd = -1;
 	f.guard.fd = f.guard.rec = f.guard.runs = -1;
 	f.st.t0 = clock_mono();
 	f.b = b;

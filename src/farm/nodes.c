@@ -351,6 +351,14 @@ nodes_setup(struct farm *f, uint64_t identity)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a reserved name", n->run);
 	if ((size_t)snprintf(n->rundir, sizeof n->rundir, "%s/%s", n->dir, n->run) >= sizeof n->rundir)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
+	/* one farm per joblog: the gpupacks of this run (a requeued job's are another) share it */
+	snprintf(part, sizeof part, "%s/%s", n->run, env_or("SLURM_RESTART_COUNT", "0"));
+	if (joblock_take(&f->lock, o->joblog, part) < 0)
+		return -1;
+	/* a name used before: its claims would hold every input (nothing would run) */
+	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir))
+		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a run of that name already ran on joblog %s; "
+		    "give this run a new name (with --resume it goes on from the runs before)", n->run, o->joblog);
 	if (make_dir(n->dir) < 0 || identity_check(n, identity, o->resume || o->resume_failed) < 0 ||
 	    join_run(n, o->resume || o->resume_failed) < 0)
 		return err_prefix("farm over nodes");

@@ -395,6 +395,13 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (nodes_prepare(f) < 0)
 		return -1;
+	/*
+	 * One farm per joblog, before it is read (a farm over nodes takes it in
+	 * nodes_setup, by its run). A dry run writes none: it may read one in use.
+	 */
+	if (!f->nodes && f->o->joblog && strcmp(f->o->joblog, "-") != 0 && !f->o->dry_run &&
+	    joblock_take(&f->lock, f->o->joblog, NULL) < 0)
+		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
 	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
@@ -452,6 +459,8 @@ setup_cleanup(struct farm *f)
 	guard_stop(&f->guard);
 	journal_close(&f->j);
 	nodes_close(f);
+	/* after the last record and the merged joblog of a farm over nodes */
+	joblock_release(&f->lock);
 	for (int i = NFIXED_KEYS; i < f->nkeys; i++)
 		free((char *)f->keys[i]);
 	tmpl_free(&f->cmd);

@@ -23,6 +23,7 @@
 #include "farm/cmdline.h"
 #include "farm/task.h"
 #include "farm/journal.h"
+#include "farm/joblock.h"
 #include "farm/nodes.h"
 #include "farm/output.h"
 #include "farm/progress.h"
@@ -81,6 +82,7 @@ struct farm {
 	struct run *r;
 	int nr;
 	struct journal j;
+	struct joblock lock;     /* one farm per joblog (farm/joblock.h) */
 	struct guard guard;      /* no task outlives gpupack (guard.h) */
 	struct task *retry, *retry_tail;
 	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
