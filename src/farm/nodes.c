@@ -260,6 +260,21 @@ identity_check(const struct nodes *n, uint64_t id, int resume)
 	return rc;
 }
 
+/* The run join_run will find this one resumes (read only: what --resume checks before writing). */
+static void
+planned_parent(const struct nodes *n, int resume, char *out, size_t size)
+{
+	char path[PATH_MAX + 300];
+
+	str_copy(out, "none", size);
+	if (path_in(n, path, sizeof path, "parent") == 0 && read_link(path, out, size) == 0)
+		return;
+	err_clear();
+	snprintf(path, sizeof path, "%s/current", n->dir);
+	if (!resume || read_link(path, out, size) < 0 || strcmp(out, n->run) == 0)
+		str_copy(out, "none", size);
+}
+
 /* The run this one resumes: the first of us to get here decides, for all. */
 static int
 join_run(struct nodes *n, int resume)
@@ -359,11 +374,19 @@ nodes_setup(struct farm *f, uint64_t identity)
 	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir))
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a run of that name already ran on joblog %s; "
 		    "give this run a new name (with --resume it goes on from the runs before)", n->run, o->joblog);
+	/* what --resume reads is read before anything is written: a refused one changes nothing */
+	planned_parent(n, o->resume || o->resume_failed, part, sizeof part);
+	if (nodes_chain_load(n->dir, part, &n->chain) < 0)
+		return err_prefix("--resume");
 	if (make_dir(n->dir) < 0 || identity_check(n, identity, o->resume || o->resume_failed) < 0 ||
 	    join_run(n, o->resume || o->resume_failed) < 0)
 		return err_prefix("farm over nodes");
-	if (nodes_chain_load(n->dir, n->parent, &n->chain) < 0)
-		return err_prefix("--resume");
+	if (strcmp(part, n->parent) != 0) {
+		/* another of us decided first, meanwhile */
+		nodes_chain_free(n->chain);
+		if (nodes_chain_load(n->dir, n->parent, &n->chain) < 0)
+			return err_prefix("--resume");
+	}
 	if (beat(n) < 0)
 		return -1;
 	if (path_in(n, part, sizeof part, "log/%s", n->owner) < 0 ||

@@ -81,3 +81,15 @@ before=$(sum d/jl d/jl.gpupack)
 FULLDISK_UNDER="$T/d" FULLDISK_AT=0 LD_PRELOAD="$SHIM" R --joblog d/jl echo other ::: 1 2 >/dev/null 2>errf
 is "$?:$(wc -l <errf | tr -d ' ')" "255:1" "no room for the new identity: exit 255, one line"
 is "$(sum d/jl d/jl.gpupack)" "$before" "and neither the joblog nor its identity changed"
+
+# a farm over nodes: a --resume refused as it reads the earlier runs leaves current and identity be
+rm -rf nj nj.*
+env GPUPACK_FARM_RUN=a "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run --share timeslice --joblog nj echo ::: 1 2 \
+	>/dev/null 2>&1
+rm nj.farm/a/parent
+before="$(readlink nj.farm/current) $(sum nj.farm/identity)"
+run env GPUPACK_FARM_RUN=b "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run --share timeslice --resume --joblog nj \
+	echo ::: 1 2 3
+is "$rc:$(printf '%s\n' "$err" | wc -l)" "255:1" "a farm over nodes whose runs cannot be read: --resume refused, one line"
+is "$(readlink nj.farm/current) $(sum nj.farm/identity)" "$before" "current and identity as they were"
+ok "$([ ! -e nj.farm/b ]; echo $?)" "and no run directory made"
