@@ -680,9 +680,6 @@ free_run(struct farm_opts *o, struct run_args *a)
 	tasks_free(&o->ts);
 	free(o->env);
 	free(o->joblog_owned);
-	for (size_t i = 0; i < o->nretry_cmds; i++)
-		free(o->retry_cmds[i]);
-	free(o->retry_cmds);
 	free(a->delim);
 	free(a->files);
 }

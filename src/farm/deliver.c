@@ -63,7 +63,7 @@ deliver_flush(struct farm *f, int all)
 		struct held *h = f->held;
 
 		settle(f, h);
-		f->next_print = h->seq + 1;
+		f->next_print = h->seq + h->span;
 		f->held = h->next;
 		held_free(h);
 	}
@@ -96,6 +96,7 @@ held_new(unsigned long long seq, struct obuf out[2])
 	struct held *h = xcalloc(1, sizeof *h);
 
 	h->seq = seq;
+	h->span = 1;
 	h->out[0] = out[0];
 	h->out[1] = out[1];
 	obuf_init(&out[0]);
@@ -107,6 +108,21 @@ void
 deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
 {
 	hand_on(f, held_new(seq, out));
+}
+
+void
+deliver_gap(struct farm *f, unsigned long long from, unsigned long long to)
+{
+	struct obuf none[2];
+	struct held *h;
+
+	if (to <= from)
+		return;
+	obuf_init(&none[0]);
+	obuf_init(&none[1]);
+	h = held_new(from, none);
+	h->span = to - from;
+	hand_on(f, h);
 }
 
 void

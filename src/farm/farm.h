@@ -79,8 +79,6 @@ struct farm_opts {
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
 	unsigned long shard_n;   /* 0: no --shard */
 	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */
-	char **retry_cmds;       /* --retry-failed: the joblog's command lines (owned) */
-	size_t nretry_cmds;
 };
 
 const char *share_name(int share);

@@ -514,18 +514,96 @@ journal_close(struct journal *j)
 	j->fd = -1;
 }
 
+/* A record as --retry-failed reads it: the last of each seq decides. */
+struct retry_rec {
+	unsigned long long seq, order;
+	char *cmd;               /* its command when it failed; NULL when it succeeded */
+};
+
+static int
+retry_cmp(const void *a, const void *b)
+{
+	const struct retry_rec *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The command column of a record line (len bytes, no newline), as it ran. */
+static char *
+record_command(const char *line, size_t len)
+{
+	const char *cmd = line;
+	size_t clen;
+	char *c;
+
+	for (int tabs = 0; tabs < 8; tabs++)
+		cmd = (const char *)memchr(cmd, '\t', len - (size_t)(cmd - line)) + 1;
+	clen = len - (size_t)(cmd - line);
+	c = xstrndup(cmd, clen);
+	/* the NULs parallel writes for newlines are newlines again */
+	for (size_t k = 0; k < clen; k++)
+		if (c[k] == '\0')
+			c[k] = '\n';
+	return c;
+}
+
+void
+journal_failed_free(struct journal_cmd *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].cmd);
+	free(v);
+}
+
+static int
+read_failed(FILE *f, const char *path, struct retry_rec **recs, size_t *nrec)
+{
+	char *line = NULL;
+	size_t cap = 0, rcap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	while ((len = getline(&line, &cap, f)) > 0) {
+		unsigned long long seq;
+		int ev, sig;
+
+		if ((size_t)len > JOURNAL_MAX_LINE) {
+			rc = err_set(EXIT_USAGE, "--retry-failed: joblog '%s': a line longer than %u MiB",
+			    path, JOURNAL_MAX_LINE >> 20);
+			break;
+		}
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (journal_parse_line(line, &seq, &ev, &sig) < 0)
+			continue;
+		if (*nrec >= JOURNAL_MAX_RECORDS) {
+			rc = err_set(EXIT_USAGE, "--retry-failed: joblog '%s': more than %u records", path,
+			    JOURNAL_MAX_RECORDS);
+			break;
+		}
+		xgrow(recs, &rcap, *nrec + 1, sizeof **recs);
+		(*recs)[*nrec] = (struct retry_rec){seq, *nrec,
+		    ev == 0 && sig == 0 ? NULL : record_command(line, (size_t)len)};
+		(*nrec)++;
+	}
+	free(line);
+	return rc;
+}
+
 int
-journal_commands(const char *path, char ***cmds, size_t *n)
+journal_failed(const char *path, struct journal_cmd **out, size_t *nout)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	char *line = NULL, **v = NULL;
-	size_t cap = 0, vcap = 0, nv = 0;
-	ssize_t len;
+	struct retry_rec *recs = NULL;
+	size_t nrec = 0, n = 0;
 	struct stat st;
 	FILE *f;
+	int rc;
 
-	*cmds = NULL;
-	*n = 0;
+	*out = NULL;
+	*nout = 0;
 	if (fd < 0)
 		return err_sys(EXIT_USAGE, "--retry-failed: joblog '%s'", path);
 	/* what --resume refuses is refused here too: a FIFO or a device is no joblog */
@@ -533,47 +611,97 @@ journal_commands(const char *path, char ***cmds, size_t *n)
 		close(fd);
 		return err_prefix("--retry-failed");
 	}
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if ((size_t)len > JOURNAL_MAX_LINE) {
-			free(line);
-			fclose(f);
-			for (size_t i = 0; i < nv; i++)
-				free(v[i]);
-			free(v);
-			return err_set(EXIT_USAGE, "--retry-failed: joblog '%s': a line longer than %u MiB",
-			    path, JOURNAL_MAX_LINE >> 20);
-		}
-		unsigned long long seq;
-		int ev, sig;
-		const char *cmd = line;
-
-		if (journal_parse_line(line, &seq, &ev, &sig) < 0 || seq > 100000000ULL)
-			continue;
-		for (int tabs = 0; tabs < 8; tabs++)
-			cmd = strchr(cmd, '\t') + 1;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		while (nv < seq) {
-			xgrow(&v, &vcap, nv + 1, sizeof *v);
-			v[nv++] = xstrdup("");
-		}
-		free(v[seq - 1]);
-		if (ev == 0 && sig == 0) {
-			v[seq - 1] = xstrdup("true");
-		} else {
-			/* the command as it ran: the NULs parallel writes for newlines are newlines again */
-			size_t clen = (size_t)(line + len - cmd);
-			char *c = xstrndup(cmd, clen);
-
-			for (size_t k = 0; k < clen; k++)
-				if (c[k] == '\0')
-					c[k] = '\n';
-			v[seq - 1] = c;
-		}
-	}
-	free(line);
+	rc = read_failed(f, path, &recs, &nrec);
 	fclose(f);
-	*cmds = v;
-	*n = nv;
-	return 0;
+	if (nrec > 1)
+		qsort(recs, nrec, sizeof *recs, retry_cmp);
+	/* the last record of each seq decides; the failed ones run again */
+	*out = xcalloc(nrec + 1, sizeof **out);
+	for (size_t i = 0; i < nrec; i++) {
+		if (rc == 0 && (i + 1 == nrec || recs[i + 1].seq != recs[i].seq) && recs[i].cmd) {
+			(*out)[n++] = (struct journal_cmd){recs[i].seq, recs[i].cmd};
+			continue;
+		}
+		free(recs[i].cmd);
+	}
+	free(recs);
+	*nout = n;
+	if (rc < 0) {
+		journal_failed_free(*out, n);
+		*out = NULL;
+		*nout = 0;
+	}
+	return rc;
+}
+
+/* ---- Seqs kept by what they are, not by how large ------------------------ */
+
+static size_t
+seq_hash(unsigned long long seq, size_t cap)
+{
+	/* splitmix64's finaliser: Seqs in a row spread over the table */
+	seq ^= seq >> 30;
+	seq *= 0xbf58476d1ce4e5b9ULL;
+	seq ^= seq >> 27;
+	seq *= 0x94d049bb133111ebULL;
+	seq ^= seq >> 31;
+	return (size_t)seq & (cap - 1);
+}
+
+static struct seqmap_slot *
+seqmap_find(const struct seqmap *m, unsigned long long seq)
+{
+	size_t i;
+
+	if (m->cap == 0)
+		return NULL;
+	for (i = seq_hash(seq, m->cap); m->slot[i].seq != 0; i = (i + 1) & (m->cap - 1))
+		if (m->slot[i].seq == seq)
+			return &m->slot[i];
+	return &m->slot[i];
+}
+
+unsigned long long *
+seqmap_get(const struct seqmap *m, unsigned long long seq)
+{
+	struct seqmap_slot *s = seqmap_find(m, seq);
+
+	return s && s->seq == seq && seq != 0 ? &s->val : NULL;
+}
+
+static void
+seqmap_grow(struct seqmap *m)
+{
+	struct seqmap old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->slot = xcalloc(m->cap, sizeof *m->slot);
+	m->n = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slot[i].seq != 0)
+			*seqmap_put(m, old.slot[i].seq) = old.slot[i].val;
+	free(old.slot);
+}
+
+unsigned long long *
+seqmap_put(struct seqmap *m, unsigned long long seq)
+{
+	struct seqmap_slot *s;
+
+	if ((m->n + 1) * 2 > m->cap)
+		seqmap_grow(m);
+	s = seqmap_find(m, seq);
+	if (s->seq != seq) {
+		s->seq = seq;
+		s->val = 0;
+		m->n++;
+	}
+	return &s->val;
+}
+
+void
+seqmap_free(struct seqmap *m)
+{
+	free(m->slot);
+	memset(m, 0, sizeof *m);
 }

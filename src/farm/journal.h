@@ -84,12 +84,19 @@ int journal_end(struct journal *j, const struct joblog_rec *r);
 void journal_format(const struct joblog_rec *r, struct sbuf *b);
 void journal_close(struct journal *j);
 
+/* A task to run again (--retry-failed): its Seq and the command line its last record failed with. */
+struct journal_cmd {
+	unsigned long long seq;
+	char *cmd;
+};
 /*
- * --retry-failed: the command line of each task in the joblog at path, by
- * seq (cmds[seq - 1]): the last one of a task that failed, "true" for one
- * that succeeded, "" for a number with no record. -1 with err set.
+ * --retry-failed: the tasks whose last record in the joblog at path failed,
+ * in Seq order, each with its command line as it ran (the NULs parallel
+ * writes for newlines are newlines again). Sized by the records, whatever
+ * their Seqs. -1 with err set.
  */
-int journal_commands(const char *path, char ***cmds, size_t *n);
+int journal_failed(const char *path, struct journal_cmd **v, size_t *n);
+void journal_failed_free(struct journal_cmd *v, size_t n);
 
 /* Parse one joblog line: 0 a record (seq, exitval, signal), -1 none (header, junk). */
 int journal_parse_line(const char *line, unsigned long long *seq, int *exitval, int *sig);
@@ -99,6 +106,26 @@ int journal_parse_line(const char *line, unsigned long long *seq, int *exitval, 
  * -1 with err set for a line over JOURNAL_MAX_LINE or too many records.
  */
 int journal_load_mem(struct journal *j, const char *buf, size_t len, size_t *torn);
+
+/*
+ * A map from Seq to a value, sized by its entries, not by their Seqs (a
+ * record of Seq 2^40 costs what one of Seq 1 does): open addressing, grown
+ * at half full. What reads records keeps them here (the farm over nodes'
+ * chain and logs); seq 0 is no Seq.
+ */
+struct seqmap_slot {
+	unsigned long long seq;  /* 0: empty */
+	unsigned long long val;
+};
+struct seqmap {
+	struct seqmap_slot *slot;
+	size_t cap, n;
+};
+/* The value of seq, or NULL when it has none. */
+unsigned long long *seqmap_get(const struct seqmap *m, unsigned long long seq);
+/* The value of seq, made 0 when it had none. */
+unsigned long long *seqmap_put(struct seqmap *m, unsigned long long seq);
+void seqmap_free(struct seqmap *m);
 
 /* FNV-1a over bytes, chained through h (start with JOURNAL_HASH_INIT). */
 #define JOURNAL_HASH_INIT 0xcbf29ce484222325ULL

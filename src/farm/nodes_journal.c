@@ -26,37 +26,6 @@
 /* a chain longer than this is a loop in the parent links, not history */
 #define MAX_CHAIN 4096
 
-struct bits {
-	uint8_t *b;
-	size_t n;            /* bytes */
-};
-
-static void
-bits_set(struct bits *s, unsigned long long seq, int on)
-{
-	size_t byte = (size_t)(seq / 8);
-
-	if (byte >= s->n) {
-		size_t n = s->n ? s->n : 1024;
-
-		while (n <= byte)
-			n *= 2;
-		s->b = xrealloc(s->b, n);
-		memset(s->b + s->n, 0, n - s->n);
-		s->n = n;
-	}
-	if (on)
-		s->b[byte] |= (uint8_t)(1u << (seq % 8));
-	else
-		s->b[byte] &= (uint8_t)~(1u << (seq % 8));
-}
-
-static int
-bits_get(const struct bits *s, unsigned long long seq)
-{
-	return seq / 8 < s->n && (s->b[seq / 8] >> (seq % 8) & 1);
-}
-
 /* ---- one run's authority ------------------------------------------------ */
 
 struct reclaim {
@@ -78,6 +47,17 @@ cmp_reclaim(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* By seq, then attempt: the last of each seq is its highest. */
+static int
+cmp_attempt(const void *a, const void *b)
+{
+	const struct reclaim *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
 /* Read a symlink's target into out; -1 when it cannot be read. */
 static int
 read_link(const char *path, char *out, size_t size)
@@ -96,7 +76,7 @@ load_reclaims(const char *rundir, struct rundata *rd)
 {
 	char path[PATH_MAX];
 	struct dirent *e;
-	size_t cap = 0;
+	size_t cap = 0, i, n;
 	DIR *d;
 
 	memset(rd, 0, sizeof *rd);
@@ -108,7 +88,6 @@ load_reclaims(const char *rundir, struct rundata *rd)
 		unsigned long long seq;
 		char owner[128], lp[PATH_MAX + 300], *dot, *end;
 		long k;
-		size_t i;
 
 		dot = strchr(e->d_name, '.');
 		if (e->d_name[0] == '.' || !dot)
@@ -120,24 +99,24 @@ load_reclaims(const char *rundir, struct rundata *rd)
 		if (*end || k < 1)
 			continue;
 		snprintf(lp, sizeof lp, "%s/%s", path, e->d_name);
-		if (read_link(lp, owner, sizeof owner) < 0)
+		if (k > INT_MAX || read_link(lp, owner, sizeof owner) < 0)
 			continue;
-		for (i = 0; i < rd->nrc && rd->rc[i].seq != seq; i++)
-			;
-		if (i == rd->nrc) {
-			xgrow(&rd->rc, &cap, rd->nrc + 1, sizeof *rd->rc);
-			rd->nrc++;
-			rd->rc[i].seq = seq;
-			rd->rc[i].k = 0;
-		}
-		if (k > rd->rc[i].k) {
-			rd->rc[i].k = (int)k;
-			str_copy(rd->rc[i].owner, owner, sizeof rd->rc[i].owner);
-		}
+		xgrow(&rd->rc, &cap, rd->nrc + 1, sizeof *rd->rc);
+		rd->rc[rd->nrc].seq = seq;
+		rd->rc[rd->nrc].k = (int)k;
+		str_copy(rd->rc[rd->nrc].owner, owner, sizeof rd->rc[rd->nrc].owner);
+		rd->nrc++;
 	}
 	closedir(d);
+	/* one per seq, its highest attempt: sorted, not searched name by name */
 	if (rd->nrc > 1)
-		qsort(rd->rc, rd->nrc, sizeof *rd->rc, cmp_reclaim);
+		qsort(rd->rc, rd->nrc, sizeof *rd->rc, cmp_attempt);
+	for (i = 0, n = 0; i < rd->nrc; i++) {
+		if (n > 0 && rd->rc[n - 1].seq == rd->rc[i].seq)
+			n--;
+		rd->rc[n++] = rd->rc[i];
+	}
+	rd->nrc = n;
 	return 0;
 }
 
@@ -245,23 +224,28 @@ free_runs(char **runs, int n)
 
 /* ---- what earlier runs settled ------------------------------------------- */
 
+/*
+ * What the chain decided, by Seq (a map sized by the records, not by their
+ * Seqs): the run that decided it (its place in the chain, newest first,
+ * from 1) times 2, plus 1 when its record ended well.
+ */
 struct nodes_chain {
-	struct bits decided, ok;   /* in this run's chain: a newer run decided first */
-	struct bits seen_here;     /* decided by the run being read now */
+	struct seqmap decided;
+	unsigned long long run;    /* the run being read now */
 };
 
 static void
 chain_record(void *arg, unsigned long long seq, int ev, int sig, const char *line)
 {
 	struct nodes_chain *c = arg;
+	unsigned long long *v = seqmap_get(&c->decided, seq);
 
 	(void)line;
-	if (bits_get(&c->decided, seq) && !bits_get(&c->seen_here, seq))
+	/* a newer run decided first */
+	if (v && *v >> 1 != c->run)
 		return;
-	bits_set(&c->decided, seq, 1);
-	bits_set(&c->seen_here, seq, 1);
 	/* a run that retried a task wrote its last attempt only: one record */
-	bits_set(&c->ok, seq, ev == 0 && sig == 0);
+	*seqmap_put(&c->decided, seq) = c->run << 1 | (ev == 0 && sig == 0);
 }
 
 int
@@ -276,8 +260,7 @@ nodes_chain_load(const char *dir, const char *parent, struct nodes_chain **out)
 	for (int i = 0; rc == 0 && i < n; i++) {
 		char rd[PATH_MAX];
 
-		free(c->seen_here.b);
-		memset(&c->seen_here, 0, sizeof c->seen_here);
+		c->run = (unsigned long long)i + 1;
 		snprintf(rd, sizeof rd, "%s/%s", dir, runs[i]);
 		rc = each_record(rd, chain_record, c);
 	}
@@ -288,9 +271,11 @@ nodes_chain_load(const char *dir, const char *parent, struct nodes_chain **out)
 int
 nodes_chain_done(const struct nodes_chain *c, unsigned long long seq, int resume_failed)
 {
-	if (!c || !bits_get(&c->decided, seq))
+	const unsigned long long *v = c ? seqmap_get(&c->decided, seq) : NULL;
+
+	if (!v)
 		return 0;
-	return resume_failed ? bits_get(&c->ok, seq) : 1;
+	return resume_failed ? (int)(*v & 1) : 1;
 }
 
 void
@@ -298,9 +283,7 @@ nodes_chain_free(struct nodes_chain *c)
 {
 	if (!c)
 		return;
-	free(c->decided.b);
-	free(c->ok.b);
-	free(c->seen_here.b);
+	seqmap_free(&c->decided);
 	free(c);
 }
 
@@ -346,7 +329,7 @@ nodes_run_tally(const char *dir, const char *run, const struct nodes_chain *c, i
 /* ---- one gpupack's log ----------------------------------------------------- */
 
 struct nodes_log {
-	struct bits has;
+	struct seqmap has;
 };
 
 int
@@ -366,7 +349,7 @@ nodes_log_load(const char *rundir, const char *owner, struct nodes_log **out)
 		int ev, sig;
 
 		if (journal_parse_line(l, &seq, &ev, &sig) == 0)
-			bits_set(&(*out)->has, seq, 1);
+			seqmap_put(&(*out)->has, seq);
 	}
 	free(data);
 	return 0;
@@ -375,7 +358,7 @@ nodes_log_load(const char *rundir, const char *owner, struct nodes_log **out)
 int
 nodes_log_has(const struct nodes_log *l, unsigned long long seq)
 {
-	return l && bits_get(&l->has, seq);
+	return l && seqmap_get(&l->has, seq) != NULL;
 }
 
 void
@@ -383,7 +366,7 @@ nodes_log_free(struct nodes_log *l)
 {
 	if (!l)
 		return;
-	free(l->has.b);
+	seqmap_free(&l->has);
 	free(l);
 }
 

@@ -119,6 +119,53 @@ take_from_nodes(struct farm *f, unsigned long long seq, const struct targs *a, s
 	}
 }
 
+/* A task of --retry-failed: one record, its command line (taken from c). */
+static struct task *
+retry_task(struct journal_cmd *c)
+{
+	struct targs a = {0};
+
+	a.rec = xcalloc(1, sizeof *a.rec);
+	a.rec[0].v = xcalloc(2, sizeof *a.rec[0].v);
+	a.rec[0].v[0] = c->cmd;
+	a.rec[0].n = 1;
+	a.nrec = 1;
+	a.flat = xcalloc(1, sizeof *a.flat);
+	a.flat[0] = c->cmd;
+	a.nflat = 1;
+	c->cmd = NULL;
+	return new_task(c->seq, &a);
+}
+
+/*
+ * --retry-failed: the joblog's failed tasks in Seq order. The numbers
+ * between them are passed over at once, however many (-k told not to wait
+ * for them), not one by one.
+ */
+static int
+next_retry(struct farm *f, struct task **t)
+{
+	while (f->rf_at < f->nrf) {
+		struct journal_cmd *c = &f->rf[f->rf_at++];
+		unsigned long long prev = f->rf_at > 1 ? f->rf[f->rf_at - 2].seq : 0;
+
+		if (c->seq > f->st.inputs)
+			f->st.inputs = c->seq;
+		if (f->o->keep_order)
+			deliver_gap(f, prev + 1, c->seq);
+		if (f->o->shard_n > 0 && (c->seq - 1) % f->o->shard_n != f->o->shard_k) {
+			f->st.others++;
+			if (f->o->keep_order)
+				deliver_gap(f, c->seq, c->seq + 1);
+			continue;
+		}
+		*t = retry_task(c);
+		return 1;
+	}
+	f->st.inputs_done = 1;
+	return 0;
+}
+
 /* The next input task of ours: 1 (*t), 0 none left, -1 an input error (err set). */
 static int
 next_input(struct farm *f, struct task **t)
@@ -127,6 +174,8 @@ next_input(struct farm *f, struct task **t)
 	unsigned long long seq;
 	int r;
 
+	if (f->o->retry_failed)
+		return f->st.inputs_done ? 0 : next_retry(f, t);
 	while (!f->st.inputs_done) {
 		r = tasks_next(&f->o->ts, &a, &seq);
 		if (r <= 0) {

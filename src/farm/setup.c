@@ -247,34 +247,18 @@ setup_identity(const struct farm_opts *o)
 }
 
 /*
- * --retry-failed: the joblog's failed command lines become the inputs, and
- * the command is {} (so each line runs as it is); the tasks that succeeded
- * keep their numbers and are skipped. What the command line gave is not
- * used, as in parallel.
+ * --retry-failed: the joblog's failed command lines are the tasks, with
+ * their numbers (queue.c hands them out in Seq order, numbers between them
+ * passed over whatever their size), and the command is {} (each line runs
+ * as it is). What the command line gave is not used, as in parallel.
  */
 static int
 retry_failed_inputs(struct farm *f)
 {
 	struct farm_opts *o = f->o;
-	struct input_opts io = o->ts.in.o;
-	struct source *s;
-	int nl = 0;
 
-	if (journal_commands(o->joblog, &o->retry_cmds, &o->nretry_cmds) < 0)
+	if (journal_failed(o->joblog, &f->rf, &f->nrf) < 0)
 		return -1;
-	inputs_free(&o->ts.in);
-	inputs_init(&o->ts.in);
-	o->ts.in.o = io;
-	s = inputs_add_args(&o->ts.in, 0);
-	for (size_t i = 0; i < o->nretry_cmds; i++) {
-		source_add_value(s, o->retry_cmds[i]);
-		nl |= strchr(o->retry_cmds[i], '\n') != NULL;
-	}
-	if (nl) {
-		/* a line with a newline: the values are NUL-separated (parallel forces --null) */
-		o->ts.in.o.delim = "";
-		o->ts.in.o.delim_len = 1;
-	}
 	o->ncmd = 0;
 	o->resume_failed = 1;
 	return 0;
@@ -404,11 +388,13 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
-	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
+	if ((!f->o->retry_failed && tasks_open(&f->o->ts) < 0) || compile_templates(f) < 0)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
 	f->o->ts.slots = start_slots(f);
-	if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
+	if (f->o->retry_failed)
+		f->total_tasks = f->nrf;
+	else if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
@@ -450,6 +436,7 @@ setup_cleanup(struct farm *f)
 		}
 	}
 	queue_free(f);
+	journal_failed_free(f->rf, f->nrf);
 	deliver_flush(f, 1);
 	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);

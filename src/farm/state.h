@@ -68,6 +68,7 @@ struct run {
 /* Finished output waiting for its turn under -k, and the record written after it. */
 struct held {
 	unsigned long long seq;
+	unsigned long long span; /* the Seqs it stands for: seq .. seq + span - 1 (no output but its own) */
 	struct obuf out[2];
 	struct joblog_rec rec;   /* when has_rec; its command is `command` */
 	char *command;
@@ -122,6 +123,8 @@ struct farm {
 	unsigned long long out_lost; /* tasks whose output was lost: unrecorded */
 	double last_draw;
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
+	struct journal_cmd *rf;  /* --retry-failed: the tasks to run again, in Seq order */
+	size_t nrf, rf_at;       /* how many; the next one */
 };
 
 /*
@@ -194,6 +197,8 @@ int health_task_failed(struct farm *f, struct run *r, double now);
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */
 void deliver(struct farm *f, unsigned long long seq, struct obuf out[2]);
+/* Seqs from .. to - 1 print nothing here: -k does not wait for them. */
+void deliver_gap(struct farm *f, unsigned long long from, unsigned long long to);
 /* The same, then its joblog record once the output is written (ok: counted as done). */
 void deliver_done(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2]);
 /* Print what -k holds: what is due, or everything (all). */

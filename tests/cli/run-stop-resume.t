@@ -93,3 +93,28 @@ run env GPUPACK_FARM_RUN=b "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run --share t
 is "$rc:$(printf '%s\n' "$err" | wc -l)" "255:1" "a farm over nodes whose runs cannot be read: --resume refused, one line"
 is "$(readlink nj.farm/current) $(sum nj.farm/identity)" "$before" "current and identity as they were"
 ok "$([ ! -e nj.farm/b ]; echo $?)" "and no run directory made"
+
+# ---- bounded memory for every journal read: Seqs far apart cost nothing per number ------------------
+# (a gigabyte of address space is plenty; an ASan build maps terabytes of shadow: no limit there)
+if ASAN_OPTIONS=help=1 $GPUPACK --version 2>&1 | grep -q AddressSanitizer; then VLIMIT=unlimited; else VLIMIT=1048576; fi
+hdr=$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand')
+rec() { printf '%s\t:\t1.000\t     0.100\t0\t0\t%s\t0\t%s\n' "$1" "$2" "$3"; }
+rm -f jr* ran
+{ echo "$hdr"; rec 1 0 'echo 1 >>ran'; rec 3 1 'echo 3 >>ran'; rec 100000000 2 'echo 100000000 >>ran'; } >jr
+(ulimit -v $VLIMIT && timeout 120 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -k --retry-failed \
+	--joblog jr) >out 2>errf
+is "$?" 0 "--retry-failed, a record of Seq 1e8: runs in bounded memory (exit 0)"
+is "$(sort -n ran | tr '\n' ' ')" "3 100000000 " "exactly the failed commands, once each"
+is "$(awk -F'\t' 'NR > 4 { print $1 }' jr | sort -n | tr '\n' ' ')" "3 100000000 " "recorded with their own numbers"
+
+# a farm over nodes: a record of Seq 2^40 in a run it resumes
+rm -rf nj nj.* ran
+env GPUPACK_FARM_RUN=a "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run --share timeslice --joblog nj \
+	--shell 'echo {} >>ran' ::: 1 2 >/dev/null 2>&1
+log=$(ls nj.farm/a/log/* | head -n 1)
+rec 1099511627776 0 'echo far' >>"$log"
+: >ran
+(ulimit -v $VLIMIT && timeout 120 env GPUPACK_FARM_RUN=b "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run \
+	--share timeslice --resume --joblog nj --shell 'echo {} >>ran' ::: 1 2 3) >out 2>errf
+is "$?" 0 "a farm journal holding Seq 2^40: --resume in bounded memory (exit 0)"
+is "$(cat ran)" "3" "it runs what no run recorded, once"

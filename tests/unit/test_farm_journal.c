@@ -191,6 +191,69 @@ test_spill(void)
 	obuf_free(&b);
 }
 
+/* Seqs kept by what they are: far apart or close, the cost is per entry. */
+static void
+test_seqmap(void)
+{
+	struct seqmap m = {0};
+	unsigned long long seq = 1, bad = 0;
+
+	ok(seqmap_get(&m, 1) == NULL, "an empty map has nothing");
+	for (int i = 0; i < 20000; i++) {
+		*seqmap_put(&m, seq) = seq ^ 0x5a5a;
+		seq = seq * 6364136223846793005ULL % (1ULL << 47) + 1;
+	}
+	*seqmap_put(&m, 1ULL << 47) = 7;
+	is_int(m.n, 20001, "20,001 entries");
+	ok(m.cap <= 65536, "in a table sized by them (%zu slots), not by Seqs up to 2^47", m.cap);
+	seq = 1;
+	for (int i = 0; i < 20000; i++) {
+		const unsigned long long *v = seqmap_get(&m, seq);
+
+		bad += !v || *v != (seq ^ 0x5a5a);
+		seq = seq * 6364136223846793005ULL % (1ULL << 47) + 1;
+	}
+	is_int(bad, 0, "each keeps its value through the growth");
+	ok(seqmap_get(&m, 1ULL << 47) && *seqmap_get(&m, 1ULL << 47) == 7, "Seq 2^47 too");
+	ok(seqmap_get(&m, 2) == NULL && seqmap_get(&m, (1ULL << 47) - 1) == NULL, "others are not there");
+	*seqmap_put(&m, 1) = 9;
+	ok(m.n == 20001 && *seqmap_get(&m, 1) == 9, "put again: the same entry");
+	seqmap_free(&m);
+}
+
+static void
+test_failed(void)
+{
+	char *path = xasprintf("%s/rf", dir);
+	struct sbuf b;
+	struct journal_cmd *v;
+	size_t n;
+	static const char cmd_nl[] = "echo a\0echo b";
+
+	sbuf_init(&b);
+	sbuf_add(&b, "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n");
+	sbuf_add(&b, "2\t:\t1.0\t1.0\t0\t0\t1\t0\tfail 2\n");
+	sbuf_add(&b, "5\t:\t1.0\t1.0\t0\t0\t3\t0\tfirst 5\n");
+	sbuf_add(&b, "2\t:\t1.0\t1.0\t0\t0\t0\t0\tok 2\n");
+	sbuf_add(&b, "1000000000000\t:\t1.0\t1.0\t0\t0\t0\t15\tfar\twith a tab\n");
+	sbuf_add(&b, "5\t:\t1.0\t1.0\t0\t0\t-1\t9\tlast 5\n");
+	sbuf_add(&b, "7\t:\t1.0\t1.0\t0\t0\t1\t0\t");
+	sbuf_addn(&b, cmd_nl, sizeof cmd_nl - 1);
+	sbuf_add(&b, "\njunk\n");
+	ok(write_file_atomic(path, b.buf, b.len, 0644) == 0, "a joblog to retry");
+	ok(journal_failed(path, &v, &n) == 0, "--retry-failed reads it");
+	is_int(n, 3, "three tasks failed last: a later success settles Seq 2");
+	if (n == 3) {
+		ok(v[0].seq == 5 && strcmp(v[0].cmd, "last 5") == 0, "Seq 5: its last failed command");
+		ok(v[1].seq == 7 && strcmp(v[1].cmd, "echo a\necho b") == 0, "Seq 7: parallel's NUL is a newline again");
+		ok(v[2].seq == 1000000000000ULL && strcmp(v[2].cmd, "far\twith a tab") == 0,
+		    "Seq 10^12, in order, its command whole: one entry, not 10^12");
+	}
+	journal_failed_free(v, n);
+	sbuf_free(&b);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -200,6 +263,8 @@ main(void)
 	test_load();
 	test_begin();
 	test_spill();
+	test_seqmap();
+	test_failed();
 	remove_tree(dir);
 	return done_testing();
 }
