@@ -6,6 +6,7 @@
 #   make check-slurm     the Slurm plugin and the multi-node farm on a real Slurm brought up
 #                        here (root; Debian's slurmctld, slurmd, munge: .ci/run installs them)
 #   make test            the tests once, in the normal build only
+#   make torture         random stops of the farm, 1,000 trials (not in check; report in bench/results/)
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
@@ -195,11 +196,20 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
+# the farm's stops tortured (not part of check: about half an hour on 2 busy cores): the harness
+# checks itself first (each injected fault must be seen), then TORTURE_TRIALS random trials; the
+# report goes to bench/results/torture-stop-DATE.md (tests/torture/stop.sh says what is counted)
+TORTURE_TRIALS ?= 1000
+torture: $(B)/gpupack $(B)/tests/tools/farm-probe
+	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) tests/torture/stop.sh --selftest
+	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) tests/torture/stop.sh -n $(TORTURE_TRIALS) \
+	  $(if $(TORTURE_SEED),-s $(TORTURE_SEED)) -o bench/results/torture-stop-$$(date -u +%Y-%m-%d).md
+
 # mutation testing (not part of check or CI): MUTATE_FLAGS="-n 200 -s 13", see tests/mutate.sh
 mutate:
 	sh tests/mutate.sh $(MUTATE_FLAGS)
 
-.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate
+.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)

@@ -13,6 +13,7 @@
 #include "farm/stop.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/knob.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -241,11 +242,17 @@ finish_release(struct farm *f, struct run *r, double now)
 		close_fd(&r->file[i]);
 		obuf_free(&r->out[i]);
 	}
-	/* a task we ended may have left children in its group, or outside it (--timeout: the run goes on) */
-	if (r->terminated)
+	/*
+	 * A task that was ended or killed leaves nothing: its group, and the
+	 * descendants that carry its number (setsid'd ones too) at once, as the
+	 * run goes on; the run's end takes the orphans that carry nothing.
+	 */
+	if (r->terminated || (r->exited && WIFSIGNALED(r->status)))
 		kill(-r->pid, SIGKILL);
-	if (r->timed_out && r->task)
+	if ((r->timed_out || (r->exited && WIFSIGNALED(r->status))) && r->task) {
 		guard_sweep(&f->guard, r->task->seq);
+		f->sweep = 1;
+	}
 	guard_task_ended(&f->guard, r->slot, r->pid);
 	free(r->command);
 	r->command = NULL;
@@ -351,12 +358,13 @@ finish_task(struct farm *f, struct run *r, double now)
 	if (r->timed_out)
 		exitval = -1;
 	ok = exitval == 0 && sig == 0;
-	if (r->halted || r->stopped) {
+	/* farm.record_stopped: the torture harness's injected fault, a stop's tasks recorded */
+	if (r->halted || (r->stopped && !knob(KNOB_FARM_RECORD_STOPPED))) {
 		/* gpupack ended it: not logged (nor printed, for --halt now), as in parallel */
 		drop(f, r, r->stopped, now);
 		return;
 	}
-	if (!r->timed_out) {
+	if (!r->timed_out && !knob(KNOB_FARM_RECORD_STOPPED)) {
 		/* killed from outside: by the stop the farm is (or is about to be) told of? */
 		switch (stop_verdict(r->status, r->ended_at, f->stop_at, now, &until)) {
 		case STOP_WAIT:

@@ -27,6 +27,8 @@ static const struct knob_row rows[KNOB_N] = {
 	[KNOB_MIG_SPLIT_OFF] = {"mig.split_off", "switch: leave the split DP out"},
 	[KNOB_MIG_SPLIT_BLIND] = {"mig.split_blind", "switch: the split DP blind to the best plan so far"},
 	[KNOB_MIG_SPLIT_NO_BAGS] = {"mig.split_no_bags", "switch: leave the bags out"},
+	[KNOB_FARM_RECORD_STOPPED] = {"farm.record_stopped", "switch: record the tasks a stop ended, as "
+	    "before issue 28 (tests/torture/stop.sh must then count them lost)"},
 };
 
 static _Atomic long values[KNOB_N];
