@@ -127,7 +127,7 @@ write_owner(int fd, const char *key)
 }
 
 int
-joblock_take(struct joblock *l, const char *joblog, const char *key)
+joblock_take(struct joblock *l, const char *joblog, const char *key, long place)
 {
 	char own[64], running[256], who[300];
 	int rc = 0;
@@ -160,6 +160,10 @@ joblock_take(struct joblock *l, const char *joblog, const char *key)
 		else if (lock_byte(l->fd, F_RDLCK, MEMBERS) < 0)
 			rc = err_sys(EXIT_ENV, "cannot lock %s", l->path);
 	}
+	if (rc == 0 && place >= 0 && lock_byte(l->fd, F_WRLCK, 2 + (off_t)place) < 0)
+		rc = busy(errno) ? err_set(EXIT_USAGE, "--joblog '%s': its shard %ld runs already (a "
+		    "gpupack of the same split); wait for it to end", joblog, place) :
+		    err_sys(EXIT_ENV, "cannot lock %s", l->path);
 	lock_byte(l->fd, F_UNLCK, GATE);
 	if (rc < 0) {
 		close(l->fd);

@@ -368,7 +368,7 @@ nodes_setup(struct farm *f, uint64_t identity)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
 	/* one farm per joblog: the gpupacks of this run (a requeued job's are another) share it */
 	snprintf(part, sizeof part, "%s/%s", n->run, env_or("SLURM_RESTART_COUNT", "0"));
-	if (joblock_take(&f->lock, o->joblog, part) < 0)
+	if (joblock_take(&f->lock, o->joblog, part, -1) < 0)
 		return -1;
 	/* a name used before: its claims would hold every input (nothing would run) */
 	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir))

@@ -356,6 +356,21 @@ begin(struct farm *f)
 	return 0;
 }
 
+/*
+ * One farm per joblog: a farm of its own, or the shards of one --shard
+ * split on one joblog (as before the lock: they warn), each shard once.
+ */
+static int
+lock_joblog(struct farm *f)
+{
+	char key[64];
+
+	if (f->o->shard_n == 0)
+		return joblock_take(&f->lock, f->o->joblog, NULL, -1);
+	snprintf(key, sizeof key, "shards.%lu", f->o->shard_n);
+	return joblock_take(&f->lock, f->o->joblog, key, (long)f->o->shard_k);
+}
+
 int
 setup_prepare(struct farm *f, struct gpu_backend *b)
 {
@@ -384,7 +399,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	 * nodes_setup, by its run). A dry run writes none: it may read one in use.
 	 */
 	if (!f->nodes && f->o->joblog && strcmp(f->o->joblog, "-") != 0 && !f->o->dry_run &&
-	    joblock_take(&f->lock, f->o->joblog, NULL) < 0)
+	    lock_joblog(f) < 0)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;

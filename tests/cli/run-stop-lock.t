@@ -59,3 +59,22 @@ like "$err" "GPUPACK_FARM_RUN=r1: a run of that name already ran on joblog jl; g
 run env GPUPACK_FARM_RUN=r2 "$GPUPACK" --sim "$TOPO/h100-80gb.topo" run --share timeslice --joblog jl \
 	--shell 'echo {} >>ran' ::: 1 2 3
 is "$rc:$(sort ran | tr '\n' ' ')" "0:1 2 3 " "a new name starts from nothing: everything runs again"
+
+# ---- the shards of one --shard split share a joblog (each shard once) -------------------------------
+rm -rf js js.* ran
+echo 1500 >ms
+# shellcheck disable=SC2016
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice --shard 0/2 --joblog js "$PROBE" slog '$(cat ms)' 0 \
+	::: 1 2 3 4 >/dev/null 2>&1 &
+s0=$!
+i=0
+while ! grep -q '^start' slog 2>/dev/null && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+# shellcheck disable=SC2016
+run R --shard 0/2 --joblog js "$PROBE" slog '$(cat ms)' 0 ::: 1 2 3 4
+is "$rc" 255 "shard 0 twice on one joblog: the second refused"
+like "$err" "its shard 0 runs already" "it says why"
+# shellcheck disable=SC2016
+run R --shard 1/2 --joblog js "$PROBE" slog '$(cat ms)' 0 ::: 1 2 3 4
+is "$rc" 0 "shard 1 beside shard 0 on the same joblog: runs, as before"
+wait $s0
+is "$(records js)" "1 2 3 4 " "the two shards recorded every input once"
