@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,7 +182,6 @@ finish_uncount(struct farm *f, int ok)
 		f->st.done--;
 	else if (!ok && f->st.failed > 0)
 		f->st.failed--;
-	f->out_lost++;
 }
 
 /*
@@ -219,17 +218,18 @@ static void
 output_lost(struct farm *f, struct run *r, double now)
 {
 	struct task *t = r->task;
-	const char *what = r->out_what && strcmp(r->out_what, "--results") == 0 && f->o->results ?
-	    f->o->results : r->out_what;
 	char where[PATH_MAX + 16];
 
-	if (stop_shortage(r->out_err) && f->stop == 0 && queue_rerun_own(f, t, "its output could not be kept") == 0) {
+	if (stop_shortage(r->out_err) && f->stop == 0 &&
+	    queue_rerun_own(f, t, "its output could not be kept") == 0) {
 		finish_release(f, r, now);
 		return;
 	}
-	snprintf(where, sizeof where, "%s%s", what == f->o->results ? "--results " : "", what ? what : "output");
+	if (r->out_what && strcmp(r->out_what, "--results") == 0 && f->o->results)
+		snprintf(where, sizeof where, "--results %s", f->o->results);
+	else
+		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
 	finish_output_failed(f, where, r->out_err);
-	f->out_lost++;
 	finish_release(f, r, now);
 	task_free(f, t);
 }

@@ -81,9 +81,8 @@ drain(struct farm *f, struct run *r, int i)
 	case -1:
 		/* no room for what it prints (TMPDIR full, no descriptor): it is not recorded */
 		e = errno;
-		warnx_("%s", err_msg());
 		err_clear();
-		output_failed(r, e, "task output");
+		output_failed(r, e, "task output (its temporary file)");
 		break;
 	}
 	close_fd(&r->fd[i]);

@@ -120,7 +120,6 @@ struct farm {
 	unsigned long long next_print;
 	int out_broken;          /* stdout was closed (EPIPE): not written to again */
 	int out_failed;          /* output could not be written or kept: said once, no new task */
-	unsigned long long out_lost; /* tasks whose output was lost: unrecorded */
 	double last_draw;
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 	struct journal_cmd *rf;  /* --retry-failed: the tasks to run again, in Seq order */

@@ -48,15 +48,15 @@ is "$(tr '\n' ' ' <out)" "11 22 33 44 55 66 " "and every task's output once, in 
 
 # ---- a file-size limit (ulimit -f): EFBIG in one line, not a death by SIGXFSZ -------------------------
 rm -rf res jl*
-(ulimit -f 4 && R -j 2 --joblog jl echo ::: $(seq 400)) >/dev/null 2>errf
+(ulimit -f 2 && R -j 2 --joblog jl echo ::: $(seq 80)) >/dev/null 2>errf
 is "$?" 255 "the joblog past ulimit -f: exit 255, not killed by SIGXFSZ"
 like "$(cat errf)" "^gpupack: run: --joblog 'jl': cannot write task [0-9]+'s record: File too large; --resume runs" \
 	"one line: File too large, and how to go on"
 is "$(wc -l <errf | tr -d ' ')" 1 "one line only"
 is "$(tail -c 1 jl | od -An -c | tr -d ' ')" '\n' "the joblog ends on a whole record"
-R -j 2 --joblog jl --resume echo ::: $(seq 400) >/dev/null 2>&1
+R -j 2 --joblog jl --resume echo ::: $(seq 80) >/dev/null 2>&1
 is "$?" 0 "--resume then completes"
-is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq -c | awk '$1 != 1' | wc -l | tr -d ' '):$(($(wc -l <jl) - 1))" "0:400" \
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq -c | awk '$1 != 1' | wc -l | tr -d ' '):$(($(wc -l <jl) - 1))" "0:80" \
 	"every task exactly once"
 
 rm -rf res jl*
@@ -64,3 +64,12 @@ rm -rf res jl*
 is "$?" 255 "--results past ulimit -f: exit 255"
 like "$(cat errf)" "^gpupack: run: --results res: File too large: no new task starts" "one line says so"
 is "$(seqs jl)" "" "and the task is not recorded"
+
+# output larger than memory holds goes to $TMPDIR: no room there is the same lost output
+rm -rf jl* tmp && mkdir tmp
+TMPDIR="$T/tmp" FULLDISK_UNDER="$T/tmp" FULLDISK_AT=1000 LD_PRELOAD="$SHIM" \
+	R -j 1 --joblog jl --shell 'head -c 3000000 /dev/zero; : {}' ::: a b >/dev/null 2>errf
+is "$?:$(wc -l <errf | tr -d ' ')" "255:1" "no room in \$TMPDIR for a large output: exit 255, one line"
+like "$(cat errf)" "^gpupack: run: task output \(its temporary file\): No space left on device: no new task starts" \
+	"it says so"
+is "$(seqs jl)" "" "the task is not recorded"
