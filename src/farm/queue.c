@@ -189,8 +189,10 @@ next_input(struct farm *f, struct task **t)
 
 			if (mine > 0)
 				return 1;
-			if (mine < 0)
+			if (mine < 0) {
+				targs_free(&a);
 				return -1;
+			}
 		} else if (f->o->shard_n > 0 && (seq - 1) % f->o->shard_n != f->o->shard_k) {
 			/* another shard's: not run, not journaled, not counted as skipped */
 			f->st.others++;
