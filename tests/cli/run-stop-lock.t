@@ -62,7 +62,7 @@ is "$rc:$(sort ran | tr '\n' ' ')" "0:1 2 3 " "a new name starts from nothing: e
 
 # ---- the shards of one --shard split share a joblog (each shard once) -------------------------------
 rm -rf js js.* ran
-echo 1500 >ms
+echo 3000 >ms
 # shellcheck disable=SC2016
 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice --shard 0/2 --joblog js "$PROBE" slog '$(cat ms)' 0 \
 	::: 1 2 3 4 >/dev/null 2>&1 &
