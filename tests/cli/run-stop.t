@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC2086 # pid lists split on purpose
+# shellcheck disable=SC2086,SC2046 # pid lists split on purpose
 # run-stop.t: a task killed because the farm was told to stop is not recorded,
 # and --resume runs it again (as GNU parallel): signals to gpupack, to its
 # tasks or to both, in either order, once or twice, SIGHUP too. A task that
