@@ -58,6 +58,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -x "$GPUPACK" ] && [ -x "$PROBE" ] || { echo "stop.sh: build gpupack and tests/tools first" >&2; exit 2; }
+# the trials run in directories of their own: the report's path is taken from here
+case $REPORT in "" | /*) ;; *) REPORT="$PWD/$REPORT" ;; esac
+COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -n "$(git -C "$HERE" status --porcelain --untracked-files=no 2>/dev/null)" ] && COMMIT="$COMMIT (and changes)"
 
 if [ "$SELFTEST" = 1 ]; then
 	rc=0
@@ -228,12 +232,14 @@ for trial in $(seq "$TRIALS"); do
 done
 t_end=$(date +%s)
 
-summary="trials $TRIALS, runs $runs, stops $stops: lost $lost, recorded twice $twice, torn $torn, processes left $left, errors $errors"
+summary="seed $SEED: trials $TRIALS, runs $runs, stops $stops ($(for k in farm twice tasks both kill9; do
+	printf '%s %s ' "$k" "${kinds[$k]:-0}"; done | sed 's/ $//')): lost $lost, recorded twice $twice, torn $torn,
+processes left $left, errors $errors"
 if [ -n "$REPORT" ]; then
 	{
 		echo "# Torture: random stops of the farm (tests/torture/stop.sh)"
 		echo
-		echo "Date: $(date -u +%Y-%m-%d), gpupack $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?'),"
+		echo "Date: $(date -u +%Y-%m-%d), gpupack $COMMIT (the tree when the trials began),"
 		echo "$(nproc) CPUs (shared with other work; load average at the end $(cut -d' ' -f1-3 /proc/loadavg)),"
 		echo "kernel $(uname -r). Command: \`tests/torture/stop.sh -n $TRIALS -s $SEED\` ($((t_end - t_start)) s)."
 		echo
