@@ -289,8 +289,9 @@ nodes_chain_free(struct nodes_chain *c)
 
 /* ---- one run's outcome ------------------------------------------------------- */
 
+/* By Seq: 1 when the run's counted record of it ended badly, 0 well. */
 struct tally {
-	struct bits seen, bad;
+	struct seqmap seen;
 };
 
 static void
@@ -299,15 +300,15 @@ tally_record(void *arg, unsigned long long seq, int ev, int sig, const char *lin
 	struct tally *t = arg;
 
 	(void)line;
-	bits_set(&t->seen, seq, 1);
-	bits_set(&t->bad, seq, ev != 0 || sig != 0);
+	*seqmap_put(&t->seen, seq) = ev != 0 || sig != 0;
 }
 
 int
 nodes_run_tally(const char *dir, const char *run, const struct nodes_chain *c, int resume_failed,
     unsigned long long inputs, unsigned long long *failed, unsigned long long *unfinished)
 {
-	struct tally t = {{0}, {0}};
+	struct tally t = {{0}};
+	const unsigned long long *bad;
 	char rd[PATH_MAX];
 	int rc;
 
@@ -316,13 +317,12 @@ nodes_run_tally(const char *dir, const char *run, const struct nodes_chain *c, i
 		return err_set(EXIT_ENV, "%s: path too long", dir);
 	rc = each_record(rd, tally_record, &t);
 	for (unsigned long long seq = 1; rc == 0 && seq <= inputs; seq++) {
-		if (bits_get(&t.seen, seq))
-			*failed += (unsigned long long)bits_get(&t.bad, seq);
+		if ((bad = seqmap_get(&t.seen, seq)) != NULL)
+			*failed += *bad;
 		else if (!nodes_chain_done(c, seq, resume_failed))
 			(*unfinished)++;
 	}
-	free(t.seen.b);
-	free(t.bad.b);
+	seqmap_free(&t.seen);
 	return rc;
 }
 
