@@ -27,6 +27,8 @@ static const struct knob_row rows[KNOB_N] = {
 	[KNOB_MIG_SPLIT_OFF] = {"mig.split_off", "switch: leave the split DP out"},
 	[KNOB_MIG_SPLIT_BLIND] = {"mig.split_blind", "switch: the split DP blind to the best plan so far"},
 	[KNOB_MIG_SPLIT_NO_BAGS] = {"mig.split_no_bags", "switch: leave the bags out"},
+	[KNOB_FARM_FAULT_RESTART] = {"farm.fault_restart_s",
+	    "switch: seconds an MPS server may stay in FAULT before its restart (0: 10)"},
 };
 
 static _Atomic long values[KNOB_N];

@@ -94,9 +94,9 @@ if [ "$1" = f ]; then
 fi
 exec "$CLIENT" --ms 800
 SH
-GPUPACK_MPS_FAULT_RESTART=1 run R -j 8 --retries 1 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
+GPUPACK_KNOBS=farm.fault_restart_s=1 run R -j 8 --retries 1 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
 is "$rc" 1 "a server stuck in FAULT: only the faulting task fails"
-like "$err" "stayed in FAULT .* restarting" "the daemon was restarted (GPUPACK_MPS_FAULT_RESTART=1 s)"
+like "$err" "stayed in FAULT for 1 s: restarting" "the daemon was restarted (after the knob farm.fault_restart_s, 1 s)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' stuck.jl | wc -l | tr -d ' ')" 8 "every other task ran after the restart"
 
 # --- the MPS server killed mid-run -------------------------------------------------------------
