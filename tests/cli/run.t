@@ -129,7 +129,8 @@ run R --joblog jl --timeout 0.3 --shell 'sleep 30 & echo $! >pid{}; wait' ::: a
 is "$rc" 1 "--timeout: the task fails"
 awk -F'\t' 'NR == 2 { exit !($7 == -1 && $8 == 15) }' jl
 ok $? "joblog: exit -1, signal 15 (SIGTERM)"
-sleep 0.2
+i=0
+while alive "$(cat pida)" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 alive "$(cat pida)"
 ok $((! $?)) "the task's background child went with its process group"
 run R --timeout 5 --retries 1 true ::: a
