@@ -154,22 +154,26 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS ?= $(shell echo $$(($(NPROC) + $(NPROC) / 2 + 1)))
 # tests/harness's options (PROVE_FLAGS, its old name, too): --timer prints a per-file table
 TEST_FLAGS ?= $(PROVE_FLAGS)
+# what the tests need is built on every CPU, unless make was given -j
+PAR_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 test_files = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(TESTS))
 HARNESS = GPUPACK_SRC=$(CURDIR) perl tests/harness -j $(TEST_JOBS) $(TEST_FLAGS) \
           $(addprefix --serial ,$(SERIAL_TESTS))
 
 test-deps: $(TEST_DEPS)
 
-test: test-deps
+test:
+	@$(MAKE) --no-print-directory $(PAR_J) test-deps
 	@$(HARNESS) --times $(B)/test-times --pass $(B) $(call test_files,$(B))
 
-# Both passes in one pool: the sanitizer build (without the Slurm plugin, which no test loads)
-# is made while the first pass's files run, its output in $(B)-san/build.log; then its files
-# (with GPUPACK_TEST_PASS=san) join them.
-check: test-deps
+# Both passes in one pool: the sanitizer build (without the Slurm plugin and gpupack-work, which
+# it would not instrument) is made while the first pass's files run, its output in
+# $(B)-san/build.log; then its files (with GPUPACK_TEST_PASS=san) join them.
+check:
+	@$(MAKE) --no-print-directory $(PAR_J) test-deps
 	@$(HARNESS) --times $(B)/check-times --pass $(B) $(call test_files,$(B)) \
 	  --pass $(B)-san:san --build $(B)-san/build.log \
-	    '$(MAKE) --no-print-directory -j$(NPROC) test-deps B=$(B)-san SPANK_H= CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"' \
+	    '$(MAKE) --no-print-directory -j$(NPROC) test-deps B=$(B)-san SPANK_H= NVCC= CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"' \
 	  $(call test_files,$(B)-san)
 
 valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD)
