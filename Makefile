@@ -51,6 +51,10 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 # small C helpers the shell tests run (the MPS control double, fake task programs)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:%.c=$(B)/%)
+# Of them, the test doubles that link nothing of gpupack's: built alone and never instrumented
+# (the sanitizers would check nothing of ours there, and an instrumented process costs 20 ms
+# of CPU to start: thousands of them in the sanitizer pass). Others link the library as built.
+TOOL_DOUBLES := $(addprefix $(B)/tests/tools/,fake-mps-client fake-mps-control fake-work farm-probe farm-task)
 # the fake NVML (a test double of libnvidia-ml.so.1) that tests load through GPUPACK_NVML_LIB,
 # and two builds of it with symbols left out (an old driver, a broken one)
 FAKENVML := $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1 \
@@ -85,6 +89,10 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LI
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
+
+$(TOOL_DOUBLES): $(B)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
