@@ -2,11 +2,12 @@
 #
 #   make                 build/gpupack (and build/gpupack-work when nvcc is found, and
 #                        build/gpupack_spank.so, the Slurm plugin, when spank.h is found)
-#   make check           unit + CLI tests, then the same tests in an ASan+UBSan build
+#   make check           unit + CLI tests, and the same tests in an ASan+UBSan build (one pool,
+#                        TEST_JOBS at once; TEST_FLAGS=--timer: a per-file table)
 #   make check-slurm     the Slurm plugin and the multi-node farm on a real Slurm brought up
 #                        here (root; Debian's slurmctld, slurmd, munge: .ci/run installs them)
-#   make test            the tests once, in the normal build only
 #   make torture         random stops of the farm, 1,000 trials (not in check; report in bench/results/)
+#   make test            the tests once, in the normal build only (TESTS=tests/cli/x.t: some)
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
@@ -51,6 +52,10 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 # small C helpers the shell tests run (the MPS control double, fake task programs)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:%.c=$(B)/%)
+# Of them, the test doubles that link nothing of gpupack's: built alone and never instrumented
+# (the sanitizers would check nothing of ours there, and an instrumented process costs 20 ms
+# of CPU to start: thousands of them in the sanitizer pass). Others link the library as built.
+TOOL_DOUBLES := $(addprefix $(B)/tests/tools/,fake-mps-client fake-mps-control fake-work farm-probe farm-task)
 # the fake NVML (a test double of libnvidia-ml.so.1) that tests load through GPUPACK_NVML_LIB,
 # and two builds of it with symbols left out (an old driver, a broken one)
 FAKENVML := $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1 \
@@ -85,6 +90,10 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LI
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
+
+$(TOOL_DOUBLES): $(B)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
@@ -141,15 +150,41 @@ $(B)/tests/preload/%.so: tests/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
 
-# work: gpupack-work where nvcc is found, so that tests/cli/work.t runs (it skips without it)
-test: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD) work
-	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
-	  prove --exec tests/run-test $(PROVE_FLAGS) $(UNIT_BINS) tests/cli/*.t
+# What the tests need: work is gpupack-work where nvcc is found (tests/cli/work.t skips without
+# it), the Slurm plugin where spank.h is (tests/cli/install.t installs it).
+TEST_DEPS = $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD) $(if $(SPANK_H),$(SPANK_SO)) work
+# The test files: every unit test and CLI test (TESTS=... picks some: tests/cli/x.t, tests/unit/x.c).
+CLI_TESTS := $(sort $(wildcard tests/cli/*.t))
+TESTS ?= $(UNIT_SRCS) $(CLI_TESTS)
+# The serial tier: files run after all others, one at a time, alone (the others run TEST_JOBS
+# at once). Empty: every test holds with two busy loops beside it, so none needs the machine to
+# itself. A file that measures the machine itself would go here (as its path: tests/cli/x.t).
+SERIAL_TESTS :=
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?= $(shell echo $$(($(NPROC) + $(NPROC) / 2 + 1)))
+# tests/harness's options (PROVE_FLAGS, its old name, too): --timer prints a per-file table
+TEST_FLAGS ?= $(PROVE_FLAGS)
+# what the tests need is built on every CPU, unless make was given -j
+PAR_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+test_files = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(TESTS))
+HARNESS = GPUPACK_SRC=$(CURDIR) perl tests/harness -j $(TEST_JOBS) $(TEST_FLAGS) \
+          $(addprefix --serial ,$(SERIAL_TESTS))
 
+test-deps: $(TEST_DEPS)
+
+test:
+	@$(MAKE) --no-print-directory $(PAR_J) test-deps
+	@$(HARNESS) --times $(B)/test-times --pass $(B) $(call test_files,$(B))
+
+# Both passes in one pool: the sanitizer build (without the Slurm plugin and gpupack-work, which
+# it would not instrument) is made while the first pass's files run, its output in
+# $(B)-san/build.log; then its files (with GPUPACK_TEST_PASS=san) join them.
 check:
-	$(MAKE) --no-print-directory test B=$(B)
-	$(MAKE) --no-print-directory test B=$(B)-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
-	  PROVE_FLAGS="$(PROVE_FLAGS)"
+	@$(MAKE) --no-print-directory $(PAR_J) test-deps
+	@$(HARNESS) --times $(B)/check-times --pass $(B) $(call test_files,$(B)) \
+	  --pass $(B)-san:san --build $(B)-san/build.log \
+	    '$(MAKE) --no-print-directory -j$(NPROC) test-deps B=$(B)-san SPANK_H= NVCC= CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"' \
+	  $(call test_files,$(B)-san)
 
 valgrind: $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD)
 	GPUPACK_VALGRIND=1 GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) GPUPACK_SRC=$(CURDIR) \
@@ -209,7 +244,8 @@ torture: $(B)/gpupack $(B)/tests/tools/farm-probe
 mutate:
 	sh tests/mutate.sh $(MUTATE_FLAGS)
 
-.PHONY: all work test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture
+
+.PHONY: all work test-deps test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)

@@ -209,7 +209,7 @@ tests_for() {
 	src/farm/output.c|src/farm/deliver.c) t="$c/run-journal.t $c/run-parallel.t $c/run.t" ;;
 	src/farm/opts.c) t="$c/usage.t $c/run-forms.t $c/hostile.t $c/run-shard.t $c/run-parallel.t $c/run.t" ;;
 	src/farm/progress.c) t="$c/run-forms.t $c/run.t $c/run-mps-faults.t $c/run-auto.t" ;;
-	# -j auto (run-auto.t: ~50 s)
+	# -j auto (run-auto.t: ~25 s; the curves are test_farm_control's, which links control.c)
 	src/farm/auto.c|src/farm/control.c|src/farm/remember.c|src/farm/oom.c) t="$c/run-forms.t $c/run.t $c/run-auto.t" ;;
 	src/farm/nodes*.c) t="$c/run-nodes.t" ;;
 	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t $c/run-nodes.t" ;;

@@ -11,6 +11,7 @@
 #include "farm/cost.h"
 #include "share/mps.h"
 #include "util/err.h"
+#include "util/knob.h"
 #include "util/proc.h"
 #include "util/str.h"
 
@@ -141,17 +142,13 @@ in_fault(const struct group *g)
 	return fault;
 }
 
-/* FARM_FAULT_RESTART, or $GPUPACK_MPS_FAULT_RESTART seconds (tests: a double that never recovers) */
+/* FARM_FAULT_RESTART seconds, or the knob's (tests: a double that never recovers) */
 static double
 restart_after(void)
 {
-	const char *v = getenv("GPUPACK_MPS_FAULT_RESTART");
-	double s;
+	long s = knob(KNOB_FARM_FAULT_RESTART);
 
-	if (v && parse_double(v, &s) == 0 && s >= 0)
-		return s;
-	err_clear();
-	return FARM_FAULT_RESTART;
+	return s > 0 ? (double)s : FARM_FAULT_RESTART;
 }
 
 static void

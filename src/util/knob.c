@@ -29,6 +29,8 @@ static const struct knob_row rows[KNOB_N] = {
 	[KNOB_MIG_SPLIT_NO_BAGS] = {"mig.split_no_bags", "switch: leave the bags out"},
 	[KNOB_FARM_RECORD_STOPPED] = {"farm.record_stopped", "switch: record the tasks a stop ended, as "
 	    "before issue 28 (tests/torture/stop.sh must then count them lost)"},
+	[KNOB_FARM_FAULT_RESTART] = {"farm.fault_restart_s",
+	    "switch: seconds an MPS server may stay in FAULT before its restart (0: 10)"},
 };
 
 static _Atomic long values[KNOB_N];

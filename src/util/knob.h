@@ -31,6 +31,7 @@ enum knob_id {
 	KNOB_MIG_SPLIT_BLIND,   /* the split DP blind to the best plan so far */
 	KNOB_MIG_SPLIT_NO_BAGS, /* the bags left out */
 	KNOB_FARM_RECORD_STOPPED, /* the farm records the tasks a stop ended (issue 28's bug, for the torture) */
+	KNOB_FARM_FAULT_RESTART, /* seconds a server may stay in FAULT before its restart */
 	KNOB_N
 };
 

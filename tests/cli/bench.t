@@ -323,5 +323,6 @@ wait "$bpid"
 is "$?" 130 "interrupt: exit 130"
 is "$(live_daemons)" 0 "interrupt: the daemon is stopped"
 like "$(cat "$T/int.err")" "interrupted" "interrupt: says so"
-sleep 0.2
+i=0
+while [ -n "$(live_workers)" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 is "$(live_workers)" "" "interrupt: no worker left"

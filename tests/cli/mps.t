@@ -133,7 +133,12 @@ ok $? "stale directories removed"
 $G mps start --gpu 1 >/dev/null 2>&1
 P5=$(daemon_pid "$U1")
 (echo x_hang | CUDA_MPS_PIPE_DIRECTORY="$STATE/mps/$U1/pipe" "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1 &)
-sleep 0.2
+# until it hangs: a command it no longer answers within 0.5 s (10 s at most)
+i=0
+while echo get_server_list | CUDA_MPS_PIPE_DIRECTORY="$STATE/mps/$U1/pipe" \
+	timeout 0.5 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1 && [ $i -lt 20 ]; do
+	i=$((i + 1))
+done
 run env GPUPACK_MPS_TIMEOUT=1 $G mps status --json
 is "$rc" 0 "status with a hung daemon still answers"
 is "$(printf '%s' "$out" | jq -r '.daemons[0].state')" stale "a hung daemon is stale"

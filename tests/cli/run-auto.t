@@ -5,14 +5,14 @@
 # at once, SM activity, memory and host CPUs each test scripts; the fake NVML
 # reports that device (busy share, GPM SM activity, memory, the tasks as MPS
 # clients) and $GPUPACK_PROC_DIR the simulated host. So the controller sees
-# signals that answer to its count. Checked: the count it finds on curves
-# rising then flat, rising then falling and flat from 1; start-up bound by the
-# CPUs; backing off when tasks run out of memory, with every task ending once
-# in the joblog; --mem, the 48 MPS clients, free memory, --total and
-# -j auto:N as bounds; a driver that lists no processes (blind: footprints from
-# the device's memory); counts remembered per command, and files it must
-# ignore; -j's errors. Ranges, not exact counts: CI machines are slow and
-# loaded, and only the direction of each decision is the controller's.
+# signals that answer to its count. Checked: that those signals reach the
+# controller and move the count (where it settles on each curve is
+# tests/unit/test_farm_control.c's, in simulated time); tasks that run out of
+# memory rerun, every task ending once in the joblog; --mem, the 48 MPS
+# clients, free memory, --total and -j auto:N as bounds; a driver that lists
+# no processes (blind: footprints from the device's memory); counts remembered
+# per command, and files it must ignore; -j's errors. Nothing here depends on
+# how fast the machine is: a loaded one only moves the counts within the ranges.
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$GPUPACK_SRC/tests/cli/mps-lib.sh"
 
@@ -46,64 +46,37 @@ decisions() {
 limits() { printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[0].auto.decisions[].limit] | max'; }
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
-# --- curve shapes ------------------------------------------------------------------------
-# rising then flat: k tasks go k times as fast up to 6, no faster after; SM activity 1 at 6
+# --- the signals reach the controller --------------------------------------------------------
+# One real-time check: the curves' shapes (where the count settles, why it stops) are
+# tests/unit/test_farm_control.c's, in simulated time, on these same devices. Here, on a device
+# where 4 tasks keep the SMs two-thirds busy (6 fill them), the controller reads the device's
+# SM activity and the simulated host's CPUs, and raises the count for the room it sees. Margins
+# that hold on a loaded machine: it rises, and it does not run to the 48 clients.
 device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
 run A "$WORK" farm --work 0.3 ::: $(seq 60)
-is "$rc" 0 "rising then flat: the farm succeeds"
+is "$rc" 0 "the farm succeeds"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .done)" 60 "every task done"
-s=$(jqd .auto.settled)
-between "$s" 5 12
-ok $? "rising then flat: settles near the knee, 6 (settled $s; $(whys))"
+g=$(printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[0].auto.decisions[].gpu] | max')
+c=$(printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[0].auto.decisions[].cpu] | max')
+jq -n -e "$g > 0 and $g <= 1 and $c >= 0 and $c <= 1" >/dev/null
+ok $? "the decisions carry the device's SM activity ($g at most) and the host's CPUs ($c at most)"
 m=$(limits)
-[ "$m" -le 16 ]
-ok $? "and does not run on towards the 48 clients (at most $m)"
-
-# rising then falling: past 6, more tasks are slower (contention); long enough for completions
-# to show it
-device curve=1:1,6:6,16:1.5 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
-run A "$WORK" farm --work 0.3 ::: $(seq 150)
-is "$rc" 0 "rising then falling: the farm succeeds"
-s=$(jqd .auto.settled)
-m=$(limits)
-# under ASan it settles at 9 to 12 on a quiet machine and went past 14 twice in make check's
-# ASan pass: slow start-ups blur the peak; the falling side is held by the next check
-between "$s" 5 16
-ok $? "rising then falling: settles near the peak, 6 (settled $s, at most $m)"
-[ "$m" -le 20 ]
-ok $? "and never wanders far onto the falling side (at most $m)"
-
-# flat from 1: one task alone fills the GPU; more only share it
-device curve=1:1 sm=1:1 start_ms=50 task_mib=700 dev_mib=40000
-run A "$WORK" farm --work 0.1 ::: $(seq 80)
-is "$rc" 0 "flat from 1: the farm succeeds"
-s=$(jqd .auto.settled)
-m=$(limits)
-[ "$m" -le 9 ]
-ok $? "flat from 1: grows little past its start (4) when one task saturates (at most $m)"
-like "$(whys)" "GPU saturated|one more helped|ended no faster" "the GPU (saturated, or no faster with more) holds it"
-
-# start-up bound: the GPU never saturates, but 4 simulated CPUs do. Start-ups of 1.5 s: a task's
-# own start and exit (0.2 s under ASan, more on a loaded machine) are outside the simulated CPUs,
-# and with 0.6 s start-ups they left the CPUs reading half idle on some ticks (CI failed on that)
-device curve=1:1,64:64 sm=1:0.01,64:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=4 task_mib=700 dev_mib=60000
-run A "$WORK" farm --work 0.05 ::: $(seq 32)
-is "$rc" 0 "start-up bound: the farm succeeds"
-case $(whys) in *"CPUs saturated"*) r=0 ;; *) r=1 ;; esac
-ok $r "start-up bound: the CPUs' saturation stops the count ($(whys))"
+case $(whys) in *"GPU not saturated"* | *"GPU idle"*) r=$((m > 4 ? 0 : 1)) ;; *) r=1 ;; esac
+ok $r "the count rises for the room the GPU has (to $m; $(whys))"
 [ $r = 0 ] || decisions
-m=$(limits)
-[ "$m" -le 10 ]
-ok $? "and busy CPUs let in start-ups only up to about twice their number, 8 (at most $m)"
+[ "$m" -lt 48 ]
+ok $? "and stops short of the 48 clients (at most $m)"
 
 # --- out of memory ---------------------------------------------------------------------------
 # five tasks fit; a remembered count of 8 starts too high: three run out of memory
 device curve=1:1,8:8 sm=1:0.12,8:1 start_ms=100 task_mib=900 dev_mib=5000
 rm -rf "$GPUPACK_STATE_DIR/auto"
-run A "$WORK" farm --work 0.4 ::: $(seq 12)
+run A "$WORK" farm --work 1.5 ::: 1
 key=$(ls "$GPUPACK_STATE_DIR/auto")
 printf 'gpupack-auto 1 %s 8\n' "$key" >"$GPUPACK_STATE_DIR/auto/$key"
-run A --joblog jl "$WORK" farm --work 0.4 ::: $(seq 30)
+# (tasks of 1.5 s: a task that ran out of memory is a rerun only while others hold the device
+# when gpupack reaps it; with short ones, on a loaded machine, they could all be gone by then)
+run A --joblog jl "$WORK" farm --work 1.5 ::: $(seq 12)
 is "$rc" 0 "out of memory: the farm still succeeds (no --retries)"
 is "$(jqd .auto.start)" 8 "it started from the remembered count, 8"
 like "$(whys)" "out of memory" "the controller saw the tasks run out of memory"
@@ -111,12 +84,9 @@ r=$(printf '%s\n' "$out" | tail -n 1 | jq -r '.rerun_reasons["out of memory"] //
 [ "$r" -ge 1 ]
 ok $? "tasks out of memory ran again, for gpupack's own reason ($r reruns)"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .retries)" 0 "and spent no --retries"
-is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq | wc -l | tr -d ' ')" 30 "every task is in the joblog"
-is "$(awk -F'\t' 'NR > 1' jl | wc -l | tr -d ' ')" 30 "exactly once"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' jl | sort -n | uniq | wc -l | tr -d ' ')" 12 "every task is in the joblog"
+is "$(awk -F'\t' 'NR > 1' jl | wc -l | tr -d ' ')" 12 "exactly once"
 is "$(awk -F'\t' 'NR > 1 && $7 != 0' jl | wc -l | tr -d ' ')" 0 "and none failed"
-f=$(jqd .auto.final)
-[ "$f" -le 5 ]
-ok $? "the count came down to what fits, 5 (final $f)"
 
 # a task that runs out of memory alone is its own failure, not the packing's
 device curve=1:1 sm=1:0.1 start_ms=50 task_mib=900 dev_mib=800
@@ -164,9 +134,9 @@ is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[].auto.max] | add')" 5
 # --- remembered counts ------------------------------------------------------------------------
 device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
 rm -rf "$GPUPACK_STATE_DIR/auto"
-run A "$WORK" farm --work 0.3 ::: $(seq 40)
+run A "$WORK" farm --work 0.3 ::: $(seq 24)
 first=$(jqd .auto.settled)
-run A "$WORK" farm --work 0.3 ::: $(seq 40)
+run A "$WORK" farm --work 0.3 ::: $(seq 24)
 is "$(jqd .auto.start)" "$first" "a second run of the command starts from the count the first settled on"
 is "$(jqd '.auto.decisions[0].why')" "remembered from an earlier run" "and says so"
 run A "$WORK" farm --work 0.3 --other ::: 1

@@ -12,28 +12,48 @@
 cd "$T" || exit 1
 # shellcheck disable=SC2086
 R() { $G run --gpus 0 "$@"; }
-export CLIENT
+export CLIENT PEERS
 
-# task.sh NAME: a client working 1.5 s; "k*" kills the daemon (once), "h" hangs it,
-# "s" hangs its server, "K" kills the daemon every time it runs
+# The faults come once the other tasks' clients are registered with the daemon ($PEERS of
+# them: the fault takes them, whatever the machine's speed), never after a fixed sleep. A
+# client works 1.5 s before the fault (so that it is there when the fault comes) and 0.1 s
+# after it (the fault task made "fault"): the tasks the fault took run again quickly.
+cat >lib.sh <<'SH'
+peers() {
+	i=0
+	while [ "$(echo ps | "$GPUPACK_MPS_CONTROL" 2>/dev/null | grep -c fake-mps-client)" -lt "$PEERS" ] &&
+		[ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+client() {
+	[ -e fault ] && exec "$CLIENT" --ms 100
+	exec "$CLIENT" --ms 1500
+}
+SH
+# task.sh NAME: a client; "k*" kills the daemon (once), "h" hangs it, "s" hangs its server,
+# "K" kills the daemon every time it runs
 cat >task.sh <<'SH'
+. ./lib.sh
 pd=$CUDA_MPS_PIPE_DIRECTORY
 case $1 in
-k*)	sleep 0.5
-	[ -e killed ] || { touch killed; kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"; }
+k*)	peers
+	[ -e killed ] || { touch killed fault; kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"; }
 	exit 0 ;;
-K)	[ -e calm ] && exec "$CLIENT" --ms 100
-	sleep 0.5
+K)	[ -e calm ] && client
+	peers
+	touch fault
 	kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"
 	exit 0 ;;
-h)	sleep 0.5
-	[ -e hung ] || { touch hung; echo x_hang | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
+h)	peers
+	[ -e hung ] || { touch hung fault; echo x_hang | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
 	exit 0 ;;
-s)	sleep 0.5
-	[ -e hung ] || { touch hung; echo x_hang_server | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
+s)	peers
+	[ -e hung ] || { touch hung fault; echo x_hang_server | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
 	exit 0 ;;
 esac
-exec "$CLIENT" --ms 1500
+client
 SH
 # outside OUT: each task's last output line, one per input; all must say mps=1
 outside() { printf '%s\n' "$1" | grep -c '^mps=0'; }
@@ -41,6 +61,7 @@ clients() { printf '%s\n' "$1" | grep -c '^mps=1 '; }
 summary() { printf '%s\n' "$1" | tail -n 1; }
 
 # --- the control daemon killed mid-run ------------------------------------------------------
+PEERS=3
 run R -j 4 --retries 1 --json --joblog jl1 sh task.sh ::: 1 2 3 k 4 5 6
 is "$rc" 0 "the control daemon killed mid-run: no task lost (--retries 1: no retry)"
 ok "$([ -e killed ]; echo $?)" "(the daemon was killed)"
@@ -60,14 +81,17 @@ is "$(count_daemons)" 0 "the restarted daemon is stopped at the end"
 # was seen to do on an H100. The restart must end the old daemon's servers too, or the new daemon
 # is broken a moment later (a second restart, tasks run again for nothing).
 cat >srvkill.sh <<'SH'
+. ./lib.sh
 if [ "$1" = k ]; then
-	sleep 0.4
+	peers
+	touch fault
 	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
 	pkill -9 -P "$d" -f fake-mps-server
 	exit 0
 fi
-exec "$CLIENT" --ms 1500
+client
 SH
+rm -f fault
 run env FAKE_MPS_SPARE_SERVER="$T/spare" $G run --gpus 0 -j 4 --retries 1 --json sh srvkill.sh ::: 1 2 3 k 4 5 6 7 8
 is "$rc" 0 "the server killed beside one no record names: no task lost"
 is "$(outside "$out")" 0 "none ran without MPS"
@@ -76,9 +100,9 @@ ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .devices[0].mps
 is "$(printf '%s\n' "$err" | grep -c 'MPS on')" 1 "one line, for the one restart"
 is "$(count_daemons)" 0 "nothing left running"
 
-# --- the daemon hung: noticed by its deadline -------------------------------------------------
-rm -f hung
-run env GPUPACK_MPS_TIMEOUT=3 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 h 3 4
+# --- the daemon hung: noticed by its deadline (2 s: 20 times what a command takes, loaded) ----
+rm -f hung fault
+run env GPUPACK_MPS_TIMEOUT=2 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 h 3 4
 is "$rc" 0 "a hung control daemon: no task lost, the run ends (--retries 1: no retry, no --timeout)"
 is "$(clients "$out")" 4 "every client task done, under MPS"
 is "$(outside "$out")" 0 "none ran without MPS"
@@ -88,15 +112,16 @@ ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .devices[0].mps
 is "$(count_daemons)" 0 "and nothing left running"
 
 # --- the server hung: its daemon waits on it and does not answer either ------------------------
-rm -f hung
-run env GPUPACK_MPS_TIMEOUT=3 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 s 3 4
+rm -f hung fault
+run env GPUPACK_MPS_TIMEOUT=2 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 s 3 4
 is "$rc" 0 "a hung server: no task lost"
 is "$(clients "$out")" 4 "every client task done, under MPS"
 like "$err" "did not answer" "noticed by the deadline"
 is "$(count_daemons)" 0 "and nothing left running"
 
 # --- the restart limit --------------------------------------------------------------------------
-rm -f killed
+rm -f killed fault
+PEERS=1
 run env GPUPACK_MPS_RESTARTS=1 $G run --gpus 0 -j 2 --retries 1 --joblog jl2 sh task.sh ::: 1 K 2 K 3 4 5 6
 is "$rc" 255 "a daemon that keeps dying: past the restart limit the run stops (exit 255)"
 is "$(printf '%s\n' "$err" | grep -c 'MPS on')" 2 "one line for the restart, one for the stop"
@@ -111,7 +136,7 @@ is "$(awk -F'\t' 'NR > 1 { print $1 }' jl2 | sort -n | tr '\n' ' ')" "1 2 3 4 5 
 	"every task ended exactly once"
 
 # GPUPACK_MPS_RESTARTS=0: no restart, the first fault stops the run
-rm -f killed
+rm -f killed fault
 run env GPUPACK_MPS_RESTARTS=0 $G run --gpus 0 -j 2 --retries 1 sh task.sh ::: 1 k 2
 is "$rc" 255 "GPUPACK_MPS_RESTARTS=0: the first daemon death stops the run"
 like "$err" "after 0 restarts of its daemon; stopping the run" "saying so"
@@ -127,15 +152,16 @@ exec "$GPUPACK_MPS_CONTROL" "\$@"
 SH
 chmod +x ctl.sh
 cat >nostart.sh <<'SH'
+. ./lib.sh
 if [ "$1" = k ]; then
-	sleep 0.5
-	touch "$NOSTART"
+	peers
+	touch "$NOSTART" fault
 	kill -9 "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")"
 	exit 0
 fi
-exec "$CLIENT" --ms 1500
+client
 SH
-rm -f nostart
+rm -f nostart fault
 run env GPUPACK_MPS_CONTROL="$T/ctl.sh" NOSTART="$T/nostart" timeout 60 $G run --gpus 0 -j 2 --retries 1 \
 	--joblog jl3 sh nostart.sh ::: 1 k 2 3 4
 is "$rc" 255 "a daemon that cannot be restarted: the run stops (exit 255), not waits for ever"

@@ -52,17 +52,34 @@ is "$(printf '%s' "$out" | jq -r '.devices[0].slots')" 48 "never more clients th
 # address does, and fails; each fault ends every client of the server. The others must end done:
 # the fault's suspects run again one at a time, alone, so the culprit can hit no one but itself
 # (seen on the H200: retried together, the culprit's second fault took the others with it).
+# The faulting tasks fault once the others' clients are registered ($PEERS of them: the fault
+# must hit them, however slow the machine), not after a fixed sleep. A client works 1.5 s
+# before the fault and 0.1 s after it ("fault" exists), so the reruns are quick.
+cat >lib.sh <<'SH'
+peers() {
+	i=0
+	while [ "$(echo ps | "$GPUPACK_MPS_CONTROL" 2>/dev/null | grep -c fake-mps-client)" -lt "$PEERS" ] &&
+		[ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+client() {
+	[ -e fault ] && exec "$CLIENT" --ms 100
+	exec "$CLIENT" --ms "${1:-1500}"
+}
+SH
+export PEERS=4
 cat >task.sh <<'SH'
+. ./lib.sh
 if [ "$1" = f ]; then
-	sleep 0.3
+	[ -e f.runs ] || peers
 	echo "$GPUPACK_SEQ" >>f.runs
+	touch fault
 	echo x_fault 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
 	exit 1
 fi
-echo "$1 $(date +%s.%N) start" >>others.log
-"$CLIENT" --ms 1500; rc=$?
-echo "$1 $(date +%s.%N) end" >>others.log
-exit $rc
+client
 SH
 run R -j 8 --retries 1 --json --joblog fault.jl sh task.sh ::: a b c d f
 is "$rc" 1 "one faulting task: only it fails (--retries 1: no retry)"
@@ -85,31 +102,32 @@ is "$rc" 1 "without a fault only the failing task fails"
 
 # --- a server that stays in FAULT is restarted ------------------------------------------------
 # x_fault 600000: the double refuses clients for 10 minutes; the run restarts the daemon instead
-rm -f faulted
+rm -f faulted fault
 cat >stuck.sh <<'SH'
+. ./lib.sh
 if [ "$1" = f ]; then
-	sleep 0.3
-	[ -e faulted ] || { touch faulted; echo x_fault 600000 | "$GPUPACK_MPS_CONTROL" >/dev/null; }
+	[ -e faulted ] || { peers; touch faulted fault; echo x_fault 600000 | "$GPUPACK_MPS_CONTROL" >/dev/null; }
 	exit 1
 fi
-exec "$CLIENT" --ms 800
+client 800
 SH
-GPUPACK_MPS_FAULT_RESTART=1 run R -j 8 --retries 1 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
+PEERS=7 GPUPACK_KNOBS=farm.fault_restart_s=1 run R -j 8 --retries 1 --joblog stuck.jl sh stuck.sh ::: a b f c d e g h i
 is "$rc" 1 "a server stuck in FAULT: only the faulting task fails"
-like "$err" "stayed in FAULT .* restarting" "the daemon was restarted (GPUPACK_MPS_FAULT_RESTART=1 s)"
+like "$err" "stayed in FAULT for 1 s: restarting" "the daemon was restarted (after the knob farm.fault_restart_s, 1 s)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' stuck.jl | wc -l | tr -d ' ')" 8 "every other task ran after the restart"
 
 # --- the MPS server killed mid-run -------------------------------------------------------------
+rm -f fault
 cat >killer.sh <<'SH'
+. ./lib.sh
 if [ "$1" = k ]; then
-	sleep 0.4
 	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
-	[ -e killed ] || { touch killed; pkill -9 -P "$d" -f fake-mps-server; }
+	[ -e killed ] || { peers; touch killed fault; pkill -9 -P "$d" -f fake-mps-server; }
 	exit 0
 fi
-exec "$CLIENT" --ms 1200
+client 1200
 SH
-run R -j 8 --retries 1 --json sh killer.sh ::: a b c k
+PEERS=3 run R -j 8 --retries 1 --json sh killer.sh ::: a b c k
 is "$rc" 0 "a killed MPS server loses no task (--retries 1: no retry)"
 ok "$( [ -e killed ]; echo $?)" "(the server was killed)"
 ok "$(printf '%s\n' "$out" | tail -n 1 | jq -e '.reruns >= 1 and .retries == 0 and .failed == 0 and
@@ -134,7 +152,9 @@ while [ "$(echo ps | CUDA_MPS_PIPE_DIRECTORY=$(echo "$STATE"/mps/*/pipe) "$GPUPA
 	i=$((i + 1))
 done
 kill -TERM "$gpid"
-sleep 0.2
+# the second once gpupack has taken the first (it says so), not after a fixed sleep
+i=0
+while ! grep -q 'no new tasks' sig.err && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM "$gpid"
 wait "$gpid"
 is "$?" 255 "two signals end the clients"

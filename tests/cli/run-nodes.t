@@ -127,6 +127,12 @@ is "$(tail -n +2 "$L" | wc -l):$(records):$(dups)" "$N:$N:0" "FILE: one record p
 is "$(tail -n +2 "$L" | awk -F'\t' '$2 ~ /^r/' | wc -l)" "$((N - M1))" "the resumed run recorded exactly the rest"
 is "$(readlink "$L.farm/second/parent")" "first" "the second run resumes the first"
 
+# reaped PID: until the process is gone, not even a zombie (its parent has seen it end); 10 s at most
+reaped() {
+	i=0
+	while [ -e "/proc/$1" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+}
+
 # ---- a task killed by a signal: scancel's (not recorded), or its own (recorded) ---------------
 # scancel signals every process of the step, the tasks maybe before gpupack: a task killed
 # by SIGTERM waits a moment for gpupack's own signal before it counts as failed
@@ -142,7 +148,9 @@ H=$LAST
 i=0
 while { [ ! -s "$T/task1" ] || [ ! -s "$T/task2" ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM "$(cat "$T/task1")" "$(cat "$T/task2")"
-sleep 0.5
+# gpupack has seen them die (reaped them): it holds their end for NODES_HOLD, 2 s; signal it now
+reaped "$(cat "$T/task1")"
+reaped "$(cat "$T/task2")"
 kill -TERM "$H"
 wait "$H"
 is "$?" 255 "tasks killed, then gpupack: a stopped farm (exit 255)"
@@ -205,7 +213,7 @@ S=$LAST
 i=0
 while [ ! -s "$T/tpid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM "$(cat "$T/tpid")"
-sleep 0.3
+reaped "$(cat "$T/tpid")"
 kill -TERM "$S"
 wait "$S"
 touch "$T/tpid.again"

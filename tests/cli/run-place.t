@@ -15,7 +15,8 @@ uuid_of() { awk -v g="$2" '$1 == "gpu" { cur = $2 } $1 == "uuid" && cur == g { p
 G0=$(uuid_of h200-141gb-x2.topo 0)
 G1=$(uuid_of h200-141gb-x2.topo 1)
 
-# peak LOG [DEVICE]: the most tasks running at once (on DEVICE, or anywhere)
+# peak LOG [DEVICE]: the most tasks running at once (on DEVICE, or anywhere). Where a check wants
+# N at once, FARM_PROBE_AT_ONCE=N makes each task wait for N to run (whatever the load)
 peak() {
 	sort -k2,2n "$1" | awk -v d="${2:-}" 'd == "" || $3 == d {
 		c += ($1 == "start") ? 1 : -1; if (c > m) m = c } END { print m + 0 }'
@@ -23,25 +24,25 @@ peak() {
 devices() { awk '$1 == "start" { print $3 }' "$1" | sort -u | tr '\n' ' '; }
 
 # --- memory packing -----------------------------------------------------------------
-gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --mem 20G -j 8 "$PROBE" mem.log 150 0 ::: $(seq 9)
+FARM_PROBE_AT_ONCE=3 gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --mem 20G -j 8 "$PROBE" mem.log 150 0 ::: $(seq 9)
 is "$?" 0 "9 tasks of 20G on an 80 GB H100"
 is "$(peak mem.log)" 3 "--mem 20G -j 8 on 79.6 GiB free: at most 3 at once (20 GiB + context each)"
 out=$(gp --sim "$TOPO/h100-80gb.topo" run --share timeslice --mem 20G -j 8 --json true ::: 1)
 is "$(printf '%s' "$out" | jq -r '.devices[0].slots, .devices[0].slots_limited_by' | tr '\n' ' ')" "3 --mem " \
 	"--json tells the slots and what bounded them"
-gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 4 "$PROBE" j.log 150 0 ::: $(seq 8)
+FARM_PROBE_AT_ONCE=4 gp --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 4 "$PROBE" j.log 150 0 ::: $(seq 8)
 is "$(peak j.log)" 4 "-j 4: four at once"
 gp --sim "$TOPO/h100-80gb.topo" run --share exclusive "$PROBE" ex.log 50 0 ::: $(seq 4)
 is "$(peak ex.log)" 1 "--share exclusive: one at a time"
 
 # --- two GPUs --------------------------------------------------------------------------
-gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice -j 2 "$PROBE" two.log 150 0 ::: $(seq 8)
+FARM_PROBE_AT_ONCE=4 gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice -j 2 "$PROBE" two.log 150 0 ::: $(seq 8)
 is "$(devices two.log)" "$(printf '%s\n%s\n' "$G0" "$G1" | sort | tr '\n' ' ')" "tasks spread over both GPUs"
 ok "$( [ "$(peak two.log "$G0")" -le 2 ] && [ "$(peak two.log "$G1")" -le 2 ]; echo $?)" "at most -j 2 on each"
 is "$(peak two.log)" 4 "four at once in all"
 bad=$(awk '$1 == "start" && $3 !~ /^GPU-/' two.log | wc -l | tr -d ' ')
 is "$bad" 0 "each task sees exactly one GPU UUID"
-gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice -j 4 --total 3 "$PROBE" tot.log 150 0 ::: $(seq 6)
+FARM_PROBE_AT_ONCE=3 gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice -j 4 --total 3 "$PROBE" tot.log 150 0 ::: $(seq 6)
 is "$(peak tot.log)" 3 "--total 3 over two GPUs"
 gp --sim "$TOPO/h200-141gb-x2.topo" run --share timeslice --gpus 1 "$PROBE" sel.log 10 0 ::: 1 2
 is "$(devices sel.log)" "$G1 " "--gpus 1"
@@ -58,7 +59,7 @@ is "$rc" 255 "--gpus naming no device: 255"
 # --- MIG -------------------------------------------------------------------------------------
 migs=$(awk '$1 == "ci" || $1 == "mig" { for (i = 1; i <= NF; i++) if ($i ~ /^(uuid=)?MIG-/) { sub(/^uuid=/, "", $i); print $i } }' \
 	"$TOPO/h100-80gb-mig.topo" | sort -u | tr '\n' ' ')
-gp --sim "$TOPO/h100-80gb-mig.topo" run --share timeslice -j 1 "$PROBE" mig.log 100 0 ::: $(seq 8)
+FARM_PROBE_AT_ONCE=4 gp --sim "$TOPO/h100-80gb-mig.topo" run --share timeslice -j 1 "$PROBE" mig.log 100 0 ::: $(seq 8)
 is "$(devices mig.log)" "$migs" "a MIG GPU: tasks go to its MIG devices, one MIG UUID each"
 for m in $migs; do
 	[ "$(peak mig.log "$m")" -le 1 ] || bad=1

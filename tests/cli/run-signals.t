@@ -40,7 +40,9 @@ done
 
 start_farm twice 30000
 kill -TERM "$gpid"
-sleep 0.2
+# the second once gpupack has taken the first (it says so)
+i=0
+while ! grep -q 'no new tasks' twice.err && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM "$gpid"
 wait "$gpid"
 is "$?" 255 "two SIGTERMs: exit 255"
@@ -52,15 +54,17 @@ is "$left" 0 "none of them is left"
 # a second signal reaches a task's children through its process group
 # shellcheck disable=SC2086
 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice --shell 'sleep 300 & echo $! >child{}; wait' ::: a \
-	>/dev/null 2>&1 &
+	>/dev/null 2>childa.err &
 gpid=$!
 i=0
 while [ ! -s childa ] && [ $i -lt 200 ]; do sleep 0.02; i=$((i + 1)); done
 kill -INT "$gpid"
-sleep 0.1
+i=0
+while ! grep -q 'no new tasks' childa.err && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 kill -INT "$gpid"
 wait "$gpid"
-sleep 0.2
+i=0
+while alive "$(cat childa)" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 alive "$(cat childa)"
 ok $((! $?)) "the task's own child was ended with it"
 

@@ -8,6 +8,10 @@
  *
  * DEVICE is $CUDA_VISIBLE_DEVICES, SEQ $GPUPACK_SEQ, SLOT $GPUPACK_SLOT.
  * Between the two it sleeps MS milliseconds; then it exits with CODE.
+ * With FARM_PROBE_AT_ONCE=N it first waits (10 s at most) until FILE shows
+ * N tasks running, so that a test of how many the farm runs at once does not
+ * depend on how fast the machine starts them: the wait adds no task, and a
+ * farm that never runs N at once still shows fewer.
  *
  *   farm-probe FILE MS [CODE [IGNORED...]]
  *
@@ -43,6 +47,33 @@ mark(int fd, const char *what)
 		exit(3);
 }
 
+/* Tasks running by FILE's lines: starts less ends. */
+static int
+running(const char *file)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		n += strncmp(line, "start ", 6) == 0 ? 1 : strncmp(line, "end ", 4) == 0 ? -1 : 0;
+	fclose(f);
+	return n;
+}
+
+static void
+wait_at_once(const char *file)
+{
+	const char *v = getenv("FARM_PROBE_AT_ONCE");
+	struct timespec tick = {0, 10 * 1000000L};
+	int want = v ? atoi(v) : 0;
+
+	for (int i = 0; want > 0 && i < 1000 && running(file) < want; i++)
+		nanosleep(&tick, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -61,6 +92,7 @@ main(int argc, char **argv)
 	}
 	ms = atol(argv[2]);
 	mark(fd, "start");
+	wait_at_once(argv[1]);
 	d.tv_sec = ms / 1000;
 	d.tv_nsec = (ms % 1000) * 1000000L;
 	while (nanosleep(&d, &d) < 0)

@@ -91,6 +91,7 @@ struct result {
 };
 
 static int verbose;
+static int sim_start; /* > 0: the controller's first count (a remembered one) */
 
 /* Run the farm: fixed > 0 a fixed count, else the controller. */
 static void
@@ -106,6 +107,8 @@ simulate(const struct shape *sh, int fixed, struct result *res)
 	memset(res, 0, sizeof *res);
 	if (!sh->mps)
 		cfg.start = 2;
+	if (sim_start > 0)
+		cfg.start = sim_start;
 	ctl_init(&res->ctl, &cfg, 0);
 	limit = fixed > 0 ? fixed : res->ctl.limit;
 	res->min_limit = res->max_limit = limit;
@@ -393,12 +396,132 @@ test_startup_dips(void)
 	ok(startup_dips(freed, 9, &why) > 8, "the CPUs freed for longer than a dip: it grows");
 }
 
+/*
+ * The devices of tests/cli/run-auto.t (fake-work's simulated GPU: fakedev.h's
+ * curve, sm, start_ms, task_mib, dev_mib, ncpu), here in simulated time: the
+ * count each curve settles on, how far it wanders, and why it stops. The CLI
+ * test keeps one real-time check that the signals reach the controller.
+ * A task's work is fakedev's work units at speed 1 alone; start_ms is CPU
+ * time of one core; the tasks keep 0.1 CPU busy on the GPU (fakedev's
+ * default) on the 16 CPUs fakedev's host has unless said.
+ */
+static const struct shape cli_flat = {"run-auto.t: rising then flat", 60, 0.1, 0, 0.3, 0.1, 6, 6, 0, 0.17,
+	2, 1, 700 * MIB_, 40000 * MIB_, 16, 0, 0};
+static const struct shape cli_falling = {"run-auto.t: rising then falling", 150, 0.1, 0, 0.3, 0.1, 6, 6,
+	0.45, 0.17, 2, 1, 700 * MIB_, 40000 * MIB_, 16, 0, 0};
+static const struct shape cli_flat1 = {"run-auto.t: flat from 1", 80, 0.05, 0, 0.1, 0.1, 1, 1, 0, 1, 2, 1,
+	700 * MIB_, 40000 * MIB_, 16, 0, 0};
+static const struct shape cli_startup = {"run-auto.t: start-up bound, 4 CPUs", 32, 1.5, 0, 0.05, 0, 64, 64, 0,
+	0.01, 2, 1, 700 * MIB_, 60000 * MIB_, 4, 0, 0};
+static const struct shape cli_oom = {"run-auto.t: out of memory, a remembered 8 where 5 fit", 30, 0.1, 0, 0.4,
+	0.1, 8, 8, 0, 0.12, 2, 1, 900 * MIB_, 5000 * MIB_, 16, 0, 0};	/* starts at 8: sim_start */
+
+/* Whether the controller's log gives why (a prefix) for a decision. */
+static int
+said(const struct ctl *c, const char *why)
+{
+	for (size_t i = 0; i < c->nlog; i++)
+		if (strncmp(c->log[i].why, why, strlen(why)) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+cli_run(const struct shape *sh, struct result *r, int *settled)
+{
+	simulate(sh, 0, r);
+	*settled = ctl_settled(&r->ctl, r->makespan, NULL);
+	if (verbose) {
+		printf("# %s: settled %d, limits %d..%d, final %d, %d ooms, %.2f s\n", sh->name, *settled,
+		    r->min_limit, r->max_limit, r->final_limit, r->ooms, r->makespan);
+		for (size_t i = 0; i < r->ctl.nlog; i++)
+			printf("#   %7.2f s  %3d  gpu %5.2f cpu %5.2f  %s\n", r->ctl.log[i].t, r->ctl.log[i].limit,
+			    r->ctl.log[i].gpu, r->ctl.log[i].cpu, r->ctl.log[i].why);
+	}
+}
+
+static void
+test_cli_rising_flat(void)
+{
+	struct result r;
+	int s;
+
+	cli_run(&cli_flat, &r, &s);
+	ok(s >= 5 && s <= 9, "%s: settles near the knee, 6 (settled %d)", cli_flat.name, s);
+	ok(r.max_limit <= 12, "%s: and does not run on towards the 48 clients (at most %d)", cli_flat.name,
+	    r.max_limit);
+	is_int(r.lost, 0, "%s: no task lost", cli_flat.name);
+	ctl_free(&r.ctl);
+}
+
+static void
+test_cli_rising_falling(void)
+{
+	struct result r;
+	int s;
+
+	cli_run(&cli_falling, &r, &s);
+	ok(s >= 5 && s <= 8, "%s: settles near the peak, 6 (settled %d)", cli_falling.name, s);
+	ok(r.max_limit <= 12, "%s: and never wanders far onto the falling side (at most %d)", cli_falling.name,
+	    r.max_limit);
+	is_int(r.lost, 0, "%s: no task lost", cli_falling.name);
+	ctl_free(&r.ctl);
+}
+
+static void
+test_cli_flat_from_1(void)
+{
+	struct result r;
+	int s;
+
+	cli_run(&cli_flat1, &r, &s);
+	ok(r.max_limit <= 6, "%s: grows little past its start (4) when one task saturates (at most %d)",
+	    cli_flat1.name, r.max_limit);
+	ok(said(&r.ctl, "GPU saturated") || said(&r.ctl, "more tasks ended no faster"),
+	    "%s: the GPU (saturated, or no faster with more) holds it", cli_flat1.name);
+	ctl_free(&r.ctl);
+}
+
+static void
+test_cli_startup_bound(void)
+{
+	struct result r;
+	int s;
+
+	cli_run(&cli_startup, &r, &s);
+	ok(said(&r.ctl, "CPUs saturated"), "%s: the CPUs' saturation stops the count", cli_startup.name);
+	ok(r.max_limit <= 8, "%s: busy CPUs let in start-ups only up to twice their number, 8 (at most %d)",
+	    cli_startup.name, r.max_limit);
+	ctl_free(&r.ctl);
+}
+
+static void
+test_cli_oom(void)
+{
+	struct result r;
+	int s;
+
+	sim_start = 8;
+	cli_run(&cli_oom, &r, &s);
+	sim_start = 0;
+	ok(r.ooms >= 1 && said(&r.ctl, "out of memory"), "%s: tasks ran out of memory, and it saw them (%d)",
+	    cli_oom.name, r.ooms);
+	ok(r.final_limit <= 5, "%s: the count came down to what fits, 5 (final %d)", cli_oom.name, r.final_limit);
+	is_int(r.lost, 0, "%s: no task lost", cli_oom.name);
+	ctl_free(&r.ctl);
+}
+
 int
 main(void)
 {
 	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
 	test_first_steps();
 	test_startup_dips();
+	test_cli_rising_flat();
+	test_cli_rising_falling();
+	test_cli_flat_from_1();
+	test_cli_startup_bound();
+	test_cli_oom();
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		struct result a;
 		int best_j = 0;
