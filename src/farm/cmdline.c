@@ -34,15 +34,42 @@ struct lenkey {
 	int count;            /* occurrences in the template */
 };
 
-static const struct {
+/* A replacement string of a template: its text (default or renamed) and what it gives. */
+struct rplstr {
 	const char *s;
 	int op;
-} rpls[] = {
-	/* longest first: parallel replaces long shorthands before short ones */
-	{"{slot}", OP_SLOT}, {"{gpu}", OP_GPU}, {"{//}", OP_DIR}, {"{/.}", OP_BASE_NOEXT},
-	{"{.}", OP_NOEXT}, {"{/}", OP_BASE}, {"{#}", OP_SEQ}, {"{%}", OP_SLOT}, {"{}", OP_ALL},
 };
-#define NRPLS (sizeof rpls / sizeof rpls[0])
+
+/* parallel's seven, in enum rpl_name's order, then gpupack's own */
+static const struct rplstr default_rpls[] = {
+	{"{}", OP_ALL}, {"{.}", OP_NOEXT}, {"{/}", OP_BASE}, {"{//}", OP_DIR},
+	{"{/.}", OP_BASE_NOEXT}, {"{#}", OP_SEQ}, {"{%}", OP_SLOT}, {"{slot}", OP_SLOT}, {"{gpu}", OP_GPU},
+};
+#define NRPLS ((int)(sizeof default_rpls / sizeof default_rpls[0]))
+
+/*
+ * The template's strings, longest first: parallel replaces long ones before
+ * short ones (a short one may be part of a long one). A renamed string
+ * replaces the default (-I ,, leaves no {}).
+ */
+static void
+rpl_strings(struct tmpl *t, const char *const *rename)
+{
+	t->rs = xcalloc(NRPLS, sizeof *t->rs);
+	for (int i = 0; i < NRPLS; i++) {
+		t->rs[i] = default_rpls[i];
+		if (rename && i < RPL_N && rename[i])
+			t->rs[i].s = rename[i];
+	}
+	t->nrs = NRPLS;
+	for (int i = 1; i < t->nrs; i++)
+		for (int k = i; k > 0 && strlen(t->rs[k].s) > strlen(t->rs[k - 1].s); k--) {
+			struct rplstr x = t->rs[k];
+
+			t->rs[k] = t->rs[k - 1];
+			t->rs[k - 1] = x;
+		}
+}
 
 /* ---- quoting ----------------------------------------------------------- */
 
@@ -253,18 +280,18 @@ push_tok(struct tmpl *t, struct tok k)
 
 /* A replacement string at w? Its op, position and length (0: none). */
 static size_t
-match_rpl(const char *w, const char *I, int *op, int *pos)
+match_rpl(const struct tmpl *t, const char *w, int *op, int *pos)
 {
 	const char *p;
 	long n = 0;
 	int neg = 0;
 
-	for (size_t i = 0; i < NRPLS; i++) {
-		const char *s = rpls[i].op == OP_ALL && i == NRPLS - 1 && I ? I : rpls[i].s;
+	for (int i = 0; i < t->nrs; i++) {
+		const char *s = t->rs[i].s;
 		size_t len = strlen(s);
 
 		if (len && strncmp(w, s, len) == 0) {
-			*op = rpls[i].op;
+			*op = t->rs[i].op;
 			*pos = *op == OP_SEQ || *op == OP_SLOT || *op == OP_GPU ? 1 : 0;
 			return len;
 		}
@@ -286,13 +313,13 @@ match_rpl(const char *w, const char *I, int *op, int *pos)
 	}
 	while (perl_space(*p))
 		p++;
-	for (size_t i = 0; i < NRPLS; i++) {
-		const char *s = rpls[i].op == OP_ALL && i == NRPLS - 1 && I ? I : rpls[i].s;
+	for (int i = 0; i < t->nrs; i++) {
+		const char *s = t->rs[i].s;
 		size_t len = strlen(s);
 
 		if (s[0] != '{' || strncmp(p, s + 1, len - 1) != 0)
 			continue;
-		*op = rpls[i].op;
+		*op = t->rs[i].op;
 		/* {0} is {} (perl's "if($1)"); {N#} is the seq, whatever N */
 		*pos = neg ? (int)-n : (int)n;
 		if (*op == OP_SEQ || *op == OP_SLOT || *op == OP_GPU)
@@ -355,7 +382,7 @@ measure_word(struct tmpl *t, int first_tok, int end_tok)
 }
 
 static void
-compile_word(struct tmpl *t, const char *w, const char *I)
+compile_word(struct tmpl *t, const char *w)
 {
 	const char *text = w, *p = w;
 	int first = t->n, op, pos;
@@ -365,7 +392,7 @@ compile_word(struct tmpl *t, const char *w, const char *I)
 		return;
 	}
 	while (*p) {
-		size_t len = match_rpl(p, I, &op, &pos);
+		size_t len = match_rpl(t, p, &op, &pos);
 
 		if (!len) {
 			p++;
@@ -464,19 +491,21 @@ tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o
 	t->words = xcalloc((size_t)nwords + 2, sizeof *t->words);
 	for (int i = 0; i < nwords; i++)
 		t->words[t->nwords++] = put_names(words[i], o->names, o->nnames);
+	rpl_strings(t, o->rpl);
 	t->quote_all = o->quote_all;
+	t->quote_line = o->quote_line;
 	t->context = o->context;
 	t->trim = o->trim;
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < t->nwords; i++) {
 			if (i > 0)
 				push_tok(t, (struct tok){TK_SEP, " ", 1, 0, 0, 0});
-			compile_word(t, t->words[i], o->I);
+			compile_word(t, t->words[i]);
 		}
 		if (t->has_rpl || !o->append)
 			break;
 		/* no replacement string: the values are appended, as {} */
-		t->words[t->nwords++] = xstrdup(o->I ? o->I : "{}");
+		t->words[t->nwords++] = xstrdup(o->rpl && o->rpl[RPL_ALL] ? o->rpl[RPL_ALL] : "{}");
 		free(t->t);
 		free(t->keys);
 		t->t = NULL;
@@ -497,6 +526,7 @@ tmpl_free(struct tmpl *t)
 	free(t->words);
 	free(t->t);
 	free(t->keys);
+	free(t->rs);
 	memset(t, 0, sizeof *t);
 }
 
@@ -702,6 +732,14 @@ tmpl_build(const struct tmpl *t, const struct job_vals *v)
 	}
 	sbuf_free(&b.text);
 	free(b.p);
+	if (t->quote_line) {
+		struct sbuf q;
+
+		sbuf_init(&q);
+		quote_n(&q, line.buf ? line.buf : "", line.len);
+		sbuf_free(&line);
+		return sbuf_detach(&q);
+	}
 	return sbuf_detach(&line);
 }
 

@@ -30,9 +30,14 @@ enum trim_mode { TRIM_NONE, TRIM_LEFT, TRIM_RIGHT, TRIM_BOTH };
  * as parallel refuses it; -X and -m fill lines up to it.
  */
 #define CMDLINE_MAX 63664
+/* What parallel's probe of the shell finds (its --max-line-length-allowed). */
+#define CMDLINE_PROBE 130329
+
+/* The replacement strings parallel lets one rename (-I, --extensionreplace, ...). */
+enum rpl_name { RPL_ALL, RPL_NOEXT, RPL_BASE, RPL_DIR, RPL_BASE_NOEXT, RPL_SEQ, RPL_SLOT, RPL_N };
 
 struct tmpl_opts {
-	const char *I;        /* -I STR: the string that means {} (NULL: "{}") */
+	const char *const *rpl; /* RPL_N strings, NULL for the default ("{}", "{.}", ...); or NULL */
 	int quote_all;        /* -q: quote the template's words too */
 	int context;          /* -X, -N: repeat the context of a replacement string per value */
 	int append;           /* append {} when no replacement string is found */
@@ -40,19 +45,23 @@ struct tmpl_opts {
 	char **names;         /* --header: column names, {name} meaning {N} */
 	int nnames;
 	int raw;              /* insert values unquoted (--tagstring, --results) */
+	int quote_line;       /* --shellquote: the whole line quoted once more */
 };
 
 struct tok;
 struct lenkey;
+struct rplstr;
 
 struct tmpl {
+	struct rplstr *rs;    /* the replacement strings, longest first */
+	int nrs;
 	struct tok *t;
 	int n;
 	char **words;         /* the words after --header names were put in (owned) */
 	int nwords;
 	int has_rpl;          /* a replacement string was found (else {} was appended, if asked) */
 	int quote_args;       /* values are quoted (0: a replacement string in the first word) */
-	int quote_all, context, trim;
+	int quote_all, context, trim, quote_line;
 	/* what GNU parallel's length estimate needs (see cmdline_len) */
 	size_t noncontext, context_len;
 	int ctxgroups;

@@ -35,7 +35,8 @@ struct farm_opts {
 	int ncmd;
 	int shell;               /* --shell: accepted; lines always run as GNU parallel runs them */
 	int quote_all;           /* -q: the template's own words are quoted too */
-	const char *replace;     /* -I STR: STR means {} */
+	const char *rpl[RPL_N];  /* -I STR, --extensionreplace STR, ...: renamed replacement strings */
+	int plus;                /* --plus: parallel's further replacement strings */
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */
 	struct task_src ts;      /* inputs, and records grouped into tasks */
@@ -76,6 +77,9 @@ struct farm_opts {
 	int nice;                /* --nice N */
 	int bar, eta, json, summary;
 	int dry_run;             /* print each command instead of running it */
+	int shellquote;          /* --shellquote: print each input quoted, run nothing */
+	long total_jobs;         /* --total-jobs: the count --bar and --eta show; 0: not given */
+	int sources_given;       /* ::: :::: or -a: stdin is not read for inputs */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
 	unsigned long shard_n;   /* 0: no --shard */
 	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */

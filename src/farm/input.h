@@ -47,6 +47,7 @@ struct input_opts {
 	int skip_empty;       /* -r: values of white space only are skipped */
 	const char *eof;      /* -E STR: a value equal to STR ends its source */
 	int skip_first;       /* --skip-first-line: the first source's first value is dropped */
+	int line_cont;        /* -L: a value ending in white space goes on with the next one */
 };
 
 struct inputs {

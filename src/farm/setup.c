@@ -193,8 +193,9 @@ setup_identity(const struct farm_opts *o)
 
 	snprintf(flags, sizeof flags, "line q%d X%d", o->quote_all, o->context);
 	h = journal_hash(h, flags, strlen(flags) + 1);
-	if (o->replace)
-		h = journal_hash(h, o->replace, strlen(o->replace) + 1);
+	for (int i = 0; i < RPL_N; i++)
+		if (o->rpl[i])
+			h = journal_hash(h, o->rpl[i], strlen(o->rpl[i]) + 1);
 	for (int i = 0; i < o->ncmd; i++)
 		h = journal_hash(h, o->cmd[i], strlen(o->cmd[i]) + 1);
 	for (int i = 0; i < o->ts.in.nsrc; i++)
@@ -241,13 +242,15 @@ static int
 compile_templates(struct farm *f)
 {
 	struct farm_opts *o = f->o;
-	struct tmpl_opts to = {o->replace, o->quote_all, o->context, 1, o->trim, o->ts.in.names,
-		o->ts.in.nnames, 0};
-	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->replace ? o->replace : "{}"))};
+	struct tmpl_opts to = {o->rpl, o->quote_all, o->context, 1, o->trim, o->ts.in.names,
+		o->ts.in.nnames, 0, 0};
+	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->rpl[RPL_ALL] ? o->rpl[RPL_ALL] : "{}"))};
 	char *res[1] = {(char *)o->results};
 
+	to.quote_line = o->shellquote;
 	if (tmpl_compile(&f->cmd, o->cmd, o->ncmd, &to) < 0)
 		return -1;
+	to.quote_line = 0;
 	to.append = 0;
 	to.raw = 1;
 	to.quote_all = 0;

@@ -37,7 +37,7 @@ line(const struct tmpl_opts *o, char **words, char **vals, int nrec)
 static void
 check(const char *name, char **words, char **vals, const char *want)
 {
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0, 0};
 	char *got = line(&o, words, vals, 1);
 
 	is_str(got, want, "%s", name);
@@ -76,38 +76,39 @@ test_lines(void)
 static void
 test_options(void)
 {
-	struct tmpl_opts o = {NULL, 1, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {NULL, 1, 0, 1, TRIM_NONE, NULL, 0, 0, 0};
 	char *got;
 	char *names[] = {"a", "b"};
+	const char *I[RPL_N] = {",,"};
 
 	got = line(&o, W("echo", "a b", "{}", "|"), W("c d"), 1);
 	is_str(got, "echo 'a b' 'c d' '|'", "-q quotes the words too");
 	free(got);
-	o = (struct tmpl_opts){",,", 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){I, 0, 0, 1, TRIM_NONE, NULL, 0, 0, 0};
 	got = line(&o, W("echo", ",,", "{}"), W("a"), 1);
 	is_str(got, "echo a {}", "-I ,, replaces {}");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 1, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){NULL, 0, 1, 1, TRIM_NONE, NULL, 0, 0, 0};
 	got = line(&o, W("echo", "pre{}post", "{1}"), W("1", "2", "3"), 3);
 	is_str(got, "echo pre1post pre2post pre3post 1", "-X: the context repeats per value");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0, 0};
 	got = line(&o, W("echo", "pre{}post"), W("1", "2", "3"), 3);
 	is_str(got, "echo pre1 2 3post", "-m: values side by side");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_BOTH, NULL, 0, 0};
+	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_BOTH, NULL, 0, 0, 0};
 	got = line(&o, W("echo", "[{}]"), W("  a b \t"), 1);
 	is_str(got, "echo ['a b']", "--trim lr");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, names, 2, 0};
+	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, names, 2, 0, 0};
 	got = line(&o, W("echo", "{b}", "{a.}"), W("x.y", "z"), 1);
 	is_str(got, "echo z x", "--header names");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 0, TRIM_NONE, NULL, 0, 1};
+	o = (struct tmpl_opts){NULL, 0, 0, 0, TRIM_NONE, NULL, 0, 1, 0};
 	got = line(&o, W("{}"), W("a b", "c"), 1);
 	is_str(got, "a b c", "a tag: values as they are");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0, 0};
 	ok(line(&o, W("echo", "{= s/a/b/ =}"), W("a"), 1) == NULL && err_code() == EXIT_USAGE,
 	    "{= perl =} is refused");
 	err_clear();
