@@ -31,7 +31,7 @@ enum {
 	/* inputs */
 	O_ARGFILE, O_NULL, O_DELIM, O_COLSEP, O_HEADER, O_LINK, O_MAXARGS, O_MAXREPL, O_L, O_MAXLINES,
 	O_X, O_M, O_XARGS, O_MAXCHARS, O_I, O_REPLACE, O_ER, O_BNR, O_DNR, O_BNER, O_SEQR, O_SLOTR,
-	O_PLUS, O_NORUN, O_E, O_EOF, O_TRIM, O_ARGSEP, O_ARGFILESEP, O_SKIPFIRST, O_SHUF, O_TOTALJOBS,
+	O_PLUS, O_RPL, O_PARENS, O_NORUN, O_E, O_EOF, O_TRIM, O_ARGSEP, O_ARGFILESEP, O_SKIPFIRST, O_SHUF, O_TOTALJOBS,
 	/* command lines */
 	O_QUOTE, O_SHELL, O_V, O_T, O_DRYRUN, O_WD, O_NICE, O_TMPDIR, O_SLOTVAR, O_SHELLQUOTE,
 	/* durability and faults */
@@ -101,6 +101,8 @@ static const struct optdef run_opts[] = {
 	{"slotreplace", NULL, R, O_SLOTR, "STR", "STR instead of {%}", NULL},
 	{"plus", NULL, N, O_PLUS, NULL, "parallel's --plus replacement strings ({..} {##}\n"
 	    "{%suffix} ...; perl's, run by perl)", NULL},
+	{"rpl", NULL, R, O_RPL, "'TAG PERL'", "TAG stands for the perl expression PERL", NULL},
+	{"parens", NULL, R, O_PARENS, "LR", "perl expressions written L ... R, not {= ... =}", NULL},
 	{"no-run-if-empty|norunifempty", "r", N, O_NORUN, NULL, "skip values of white space only", NULL},
 	{NULL, "E", R, O_E, "STR", "a value STR ends the input", NULL},
 	{"eof", "e", OPT, O_EOF, "STR", "the same", NULL},
@@ -214,9 +216,6 @@ static const struct optdef run_opts[] = {
 	{"fg", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
 	{"bg", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
 	{"wait", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
-	{"rpl", NULL, R, O_REFUSED, NULL, NULL, "replacement strings of your own are perl: write the "
-	    "expression in place, {= ... =}"},
-	{"parens", NULL, R, O_REFUSED, NULL, NULL, "write perl expressions as {= ... =}"},
 	{"tmux|tmux-pane|tmuxpane", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer or --results to "
 	    "watch output"},
 	{"latest-line|latestline|ll", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer"},
@@ -494,6 +493,14 @@ input_opt(int id, const char *arg, struct run_args *a)
 	case O_PLUS:
 		o->plus = 1;
 		return 0;
+	case O_RPL:
+		o->rpl_defs = xrealloc(o->rpl_defs, (size_t)(o->nrpl_defs + 1) * sizeof *o->rpl_defs);
+		o->rpl_defs[o->nrpl_defs++] = (char *)arg;
+		return 0;
+	case O_PARENS:
+		o->parens = arg;
+		return strlen(arg) >= 2 ? 0 : err_set(EXIT_USAGE, "--parens '%s': want the two halves, "
+		    "as {==}", arg);
 	case O_NORUN:
 		io->skip_empty = 1;
 		return 0;
@@ -834,6 +841,7 @@ free_run(struct farm_opts *o, struct run_args *a)
 {
 	tasks_free(&o->ts);
 	free(o->env);
+	free(o->rpl_defs);
 	free(o->joblog_owned);
 	for (size_t i = 0; i < o->nretry_cmds; i++)
 		free(o->retry_cmds[i]);

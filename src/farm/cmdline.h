@@ -10,7 +10,8 @@
  *
  * Replacement strings: {} {.} {/} {//} {/.} {#} {%}, positional {N} {N.}
  * {N/} {N//} {N/.} ({-N} from the last), gpupack's {gpu} and {slot}; -I
- * renames {}. With several values (several sources, or -n/-N/-X/-m) a
+ * and --extensionreplace ... rename them; perl's {= expression =}, --plus's
+ * and --rpl's are run by perl (farm/perl.h). With several values (several sources, or -n/-N/-X/-m) a
  * replacement string gives each value as a word of its own; with -X and -N
  * the characters around it repeat with each value ("context").
  */
@@ -19,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "farm/rpl.h"
 #include "util/str.h"
 
 enum trim_mode { TRIM_NONE, TRIM_LEFT, TRIM_RIGHT, TRIM_BOTH };
@@ -33,9 +35,6 @@ enum trim_mode { TRIM_NONE, TRIM_LEFT, TRIM_RIGHT, TRIM_BOTH };
 /* What parallel's probe of the shell finds (its --max-line-length-allowed). */
 #define CMDLINE_PROBE 130329
 
-/* The replacement strings parallel lets one rename (-I, --extensionreplace, ...). */
-enum rpl_name { RPL_ALL, RPL_NOEXT, RPL_BASE, RPL_DIR, RPL_BASE_NOEXT, RPL_SEQ, RPL_SLOT, RPL_N };
-
 struct tmpl_opts {
 	const char *const *rpl; /* RPL_N strings, NULL for the default ("{}", "{.}", ...); or NULL */
 	int quote_all;        /* -q: quote the template's words too */
@@ -46,15 +45,24 @@ struct tmpl_opts {
 	int nnames;
 	int raw;              /* insert values unquoted (--tagstring, --results) */
 	int quote_line;       /* --shellquote: the whole line quoted once more */
+	int plus;             /* --plus: parallel's further replacement strings */
+	char **rpl_defs;      /* --rpl 'TAG perl-expression', each */
+	int nrpl_defs;
+	const char *parens;   /* --parens: what perl expressions are written in (NULL: {= =}) */
+	struct perl *perl;    /* runs perl replacement strings: opened when one is found */
+	int max_jobs;         /* slots of the run (perl's $Global::max_jobs_running) */
 };
 
 struct tok;
 struct lenkey;
-struct rplstr;
+struct perl;
 
 struct tmpl {
-	struct rplstr *rs;    /* the replacement strings, longest first */
-	int nrs;
+	struct rplset rs;     /* the replacement strings (farm/rpl.h) */
+	int *perl_ids;        /* the perl expressions' ids in perl (farm/perl.h) */
+	int nperl;
+	struct perl *perl;
+	int needs_total;      /* total_jobs() is used: the tasks are counted first */
 	struct tok *t;
 	int n;
 	char **words;         /* the words after --header names were put in (owned) */
@@ -78,11 +86,18 @@ struct job_vals {
 	int slot;                /* {%}, {slot} */
 	const char *gpu;         /* {gpu} */
 	int noarg;               /* -N0: the values are not inserted at all */
+	unsigned long long total; /* total_jobs() of perl expressions; 0: not counted */
+	int *status;             /* NULL, or gets TMPL_SKIP and TMPL_FAILED */
 };
 
+/* What building a line can say: skip() was called; a perl expression failed (err set). */
+enum { TMPL_SKIP = 1, TMPL_FAILED = 2 };
+
 /*
- * Compile words. -1 with err set (EXIT_USAGE) for what parallel would run
- * and gpupack cannot: a {= perl expression =}.
+ * Compile words, finding replacement strings as parallel does: {= perl =}
+ * first, then each string, longest first (--plus and --rpl ones too). -1
+ * with err set (EXIT_USAGE): a perl expression that does not compile, no
+ * perl.
  */
 int tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o);
 void tmpl_free(struct tmpl *t);
@@ -105,7 +120,7 @@ size_t cmdline_len(const struct cmdline_len *l, const struct tmpl *t);
 
 /* Append s shell-quoted as parallel quotes it (only when needed) to out. */
 void shell_quote(struct sbuf *out, const char *s);
-/* Does s contain "{=" ... "=}" (a perl expression gpupack cannot run)? */
-int has_perl_expr(const char *s);
+/* Does the template use total_jobs() (parallel then counts the tasks first)? */
+int tmpl_needs_total(const struct tmpl *t);
 
 #endif

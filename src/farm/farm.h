@@ -37,6 +37,9 @@ struct farm_opts {
 	int quote_all;           /* -q: the template's own words are quoted too */
 	const char *rpl[RPL_N];  /* -I STR, --extensionreplace STR, ...: renamed replacement strings */
 	int plus;                /* --plus: parallel's further replacement strings */
+	char **rpl_defs;         /* --rpl 'TAG perl-expression' */
+	int nrpl_defs;
+	const char *parens;      /* --parens */
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */
 	struct task_src ts;      /* inputs, and records grouped into tasks */

@@ -250,6 +250,8 @@ finish_task(struct farm *f, struct run *r, double now)
 		sig = WTERMSIG(r->status);
 	if (r->timed_out)
 		exitval = -1;
+	if (r->skipped)
+		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
 	ok = exitval == 0 && sig == 0;
 	if (r->halted) {
 		/* ended by --halt now: neither logged nor printed, as in parallel */

@@ -90,9 +90,11 @@ resolve(struct farm *f, const char *name)
 
 static void
 task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
-    struct job_vals *v)
+    struct job_vals *v, int *status)
 {
-	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg};
+	*status = 0;
+	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg,
+	    f->total_tasks, status};
 }
 
 /* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
@@ -384,6 +386,9 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xasprintf("PARALLEL_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("PARALLEL_JOBSLOT=%d", r->slot);
 	extra[n++] = xasprintf("PARALLEL_PID=%ld", (long)getpid());
+	/* the host is this one: parallel's ":" (what --plus's {host} and {sshlogin} give) */
+	extra[n++] = xstrdup("PARALLEL_SSHHOST=:");
+	extra[n++] = xstrdup("PARALLEL_SSHLOGIN=:");
 	if (f->o->slot_var)
 		extra[n++] = xasprintf("%s=%d", f->o->slot_var, r->slot - 1);
 	if (r->g->mps)
@@ -423,11 +428,21 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	int nextra, child[2] = {-1, -1}, rc = 0;
 	struct spawn_req req;
 	struct job_vals v;
+	int status;
 
 	r->task = t;
-	task_vals(f, t, r->slot, r->g->t.uuid, &v);
+	task_vals(f, t, r->slot, r->g->t.uuid, &v, &status);
 	line = task_line(f, &v);
 	r->tag = task_tag(f, &v);
+	/* a perl replacement string: its error ends the run; skip() runs the task as true (parallel) */
+	r->skipped = (status & TMPL_SKIP) != 0;
+	if (status & TMPL_FAILED) {
+		free(line);
+		free(r->tag);
+		r->tag = NULL;
+		r->task = NULL;
+		return -1;
+	}
 	r->out[0].tag = r->out[1].tag = r->tag;
 	r->out[0].mid = r->out[1].mid = 0;
 	nextra = task_env(f, r, extra);
@@ -450,7 +465,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	}
 	if (f->o->print_commands)
 		dprintf(2, "%s\n", line);
-	argv = line_argv(f, line, &path);
+	argv = line_argv(f, r->skipped ? "true" : line, &path);
 	sh_argv[0] = f->shell;
 	sh_argv[2] = line;
 	req = (struct spawn_req){path, argv, envp, f->devnull, child[0], child[1], f->shell,
@@ -510,8 +525,9 @@ dry_run(struct farm *f)
 		struct job_vals v;
 		char *line, *tag;
 		struct obuf out[2];
+		int status;
 
-		task_vals(f, t, 1, f->g[0].t.uuid, &v);
+		task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
 		if (f->o->results) {
 			/* parallel prints nothing then: each task's directory has its seq and an empty stderr */
 			if (dry_results(f, t, &v) < 0) {
@@ -525,6 +541,11 @@ dry_run(struct farm *f)
 		}
 		line = task_line(f, &v);
 		tag = task_tag(f, &v);
+		if (status & TMPL_FAILED) {
+			warnx_("%s", err_msg());
+			f->fatal = err_code();
+			f->stop = 1;
+		}
 		obuf_init(&out[0]);
 		obuf_init(&out[1]);
 		out[0].tag = tag;

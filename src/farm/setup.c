@@ -163,6 +163,7 @@ check_options(struct farm *f)
 
 static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ=", "GPUPACK_SLOT=",
 	"GPUPACK_GPU=", GUARD_ENV "=", "PARALLEL_SEQ=", "PARALLEL_JOBSLOT=", "PARALLEL_PID=",
+	"PARALLEL_SSHHOST=", "PARALLEL_SSHLOGIN=",
 	"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=",
 	"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="};
 #define NFIXED_KEYS ((int)(sizeof fixed_keys / sizeof fixed_keys[0]))
@@ -242,12 +243,18 @@ static int
 compile_templates(struct farm *f)
 {
 	struct farm_opts *o = f->o;
-	struct tmpl_opts to = {o->rpl, o->quote_all, o->context, 1, o->trim, o->ts.in.names,
-		o->ts.in.nnames, 0, 0};
+	struct tmpl_opts to = {.rpl = o->rpl, .quote_all = o->quote_all, .context = o->context,
+		.append = 1, .trim = o->trim, .names = o->ts.in.names, .nnames = o->ts.in.nnames};
 	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->rpl[RPL_ALL] ? o->rpl[RPL_ALL] : "{}"))};
 	char *res[1] = {(char *)o->results};
 
 	to.quote_line = o->shellquote;
+	to.plus = o->plus;
+	to.rpl_defs = o->rpl_defs;
+	to.nrpl_defs = o->nrpl_defs;
+	to.parens = o->parens;
+	to.perl = &f->perl;
+	to.max_jobs = f->nr;
 	if (tmpl_compile(&f->cmd, o->cmd, o->ncmd, &to) < 0)
 		return -1;
 	to.quote_line = 0;
@@ -360,7 +367,9 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
 	f->o->ts.slots = start_slots(f);
-	if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
+	/* parallel counts the tasks first for --halt N% and a perl string's total_jobs() */
+	if ((f->o->halt_pct > 0 || tmpl_needs_total(&f->cmd) || tmpl_needs_total(&f->tagt)) &&
+	    tasks_count(&f->o->ts, &f->total_tasks) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
@@ -409,6 +418,7 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
+	perl_close(&f->perl);
 	free(f->runtimes);
 	free(f->keys);
 	free(f->r);

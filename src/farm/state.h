@@ -25,6 +25,7 @@
 #include "farm/journal.h"
 #include "farm/nodes.h"
 #include "farm/output.h"
+#include "farm/perl.h"
 #include "farm/progress.h"
 #include "farm/slot.h"
 #include "util/str.h"
@@ -58,6 +59,7 @@ struct run {
 	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
 	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
+	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };
 
 /* Finished output waiting for its turn under -k. */
@@ -105,6 +107,7 @@ struct farm {
 	int out_broken;
 	double last_draw;
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
+	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
 };
 
 /*

@@ -434,14 +434,58 @@ t "--colsep --trim l" -k --colsep , --trim l echo '[{1}]' '[{2}]' ::: ' a , b '
 t "--colsep: {} joins the trimmed columns" -k --colsep , echo '[{}]' ::: ' a , b '
 t "--header without --colsep splits at tabs" -k --header : echo {a} {2} ::: a "$(printf 'x\ty')"
 
+# === perl replacement strings: {= =}, --plus (the tutorial's) ===============================
+t "{= perl =}: two extensions off" -k echo '{= s:\.[^.]+$::;s:\.[^.]+$::; =}' ::: foo.tar.gz
+t "total_jobs()" -k echo Job {#} of "{= '\$_=total_jobs()' =}" ::: 1 2 3 4 5
+t "Q() shell-quotes" -k echo {} shell quoted is "{= '\$_=Q(\$_)' =}" ::: '*/!#$'
+t "skip()" -k echo "{= 'if(\$_==3) { skip() }' =}" ::: 1 2 3 4 5
+t "@arg" -k echo "{= 'if(\$arg[1]==\$arg[2]) { skip() }' =}" ::: 1 2 3 ::: 1 2 3
+t "{=2 perl =} positional" -k echo '{=2 s:\.[^.]+$::;s:\.[^.]+$::; =} {1}' ::: bar ::: foo.tar.gz
+t "\$job->seq() and slot()" -j1 echo '{= $_=$job->seq() =}' '{= $_=slot() =}' ::: a b
+t "uq(): inserted unquoted" -k echo '{= $_="a b";uq() =}' ::: x
+t "{= =} in --tagstring" -k --tagstring '{= $_=uc($_) =}' echo ::: a b
+t "{= =} with -X" -j1 -X echo '{= $_.="x" =}' ::: a b c
+t "skip() in the joblog" -k --joblog jl echo '{= $_ eq "B" and skip() =}' ::: A B C
+t "a perl variable across tasks" -j1 echo '{= $::n++; $_=$::n =}' ::: a b c
+t "--plus {} = {+/}/{/}" -k --plus echo {} {+/}/{/} {.}.{+.} {+/}/{/.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "--plus {..} {+..} {...} {+...}" -k --plus echo {..}.{+..} {+/}/{/..}.{+..} {...}.{+...} {+/}/{/...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "--plus {##}" -k --plus echo Job {#} of {##} ::: 1 2 3 4 5
+t "--plus {:-x}" -k --plus echo '{:-myval}' ::: ''
+t "--plus {:2} {:2:3}" -k --plus echo '{:2}' '{:2:3}' ::: abcAaAdef
+t "--plus {#bc} {#abc}" -k --plus echo '{#bc}' '{#abc}' ::: abcAaAdef
+t "--plus {%de} {%def}" -k --plus echo '{%de}' '{%def}' ::: abcAaAdef
+t "--plus {/def/ghi}" -k --plus echo '{/def/ghi}' ::: abcAaAdef
+t "--plus {^a} {^^a}" -k --plus echo '{^a}' '{^^a}' ::: abcAaAdef
+t "--plus {,A} {,,A}" -k --plus echo '{,A}' '{,,A}' ::: AbcAaAdef
+t "--plus {##a*} {%%b*} {/#a/Y} {/%c/Z} {//b/W}" -k --plus echo '{##a*}' '{%%b*}' '{/#a/Y}' '{/%c/Z}' '{//b/W}' ::: abcabc
+t "--plus {%_demo}" -k --plus echo {%_demo} ::: mycode_demo keep_demo_here
+t "--plus {#demo_}" -k --plus echo {#demo_} ::: demo_mycode keep_demo_here
+t "--plus {/demo_/}" -k --plus echo {/demo_/} ::: demo_mycode remove_demo_here
+t "--plus {choose_k}" -k --plus echo {choose_k} ::: A B C D ::: A B C D
+t "--plus 2{2choose_k} 1{1choose_k}" -k --plus echo 2{2choose_k} 1{1choose_k} ::: A B C D ::: A B C D
+t "--plus {uniq}" -k --plus echo {uniq} ::: A B C ::: A B C ::: A B C
+t "--plus {1uniq}+{2uniq}+{3uniq}" -k --plus echo {1uniq}+{2uniq}+{3uniq} ::: A B C ::: A B C ::: A B C
+t "--plus {0#} {0%}" -k --plus echo {0#} ::: a b c d e f g h i j k
+t "--plus 'mkdir {..}'" -k --plus 'mkdir -p {..}; echo {..}' ::: x.tar.gz y.tar.gz
+t "--plus {host}" -k --plus echo {host} ::: a
+
+t "--rpl a shorthand" -k --rpl '.. s:\.[^.]+$::;s:\.[^.]+$::;' echo '..' ::: foo.tar.gz
+t "--rpl {..}, positional too" -k --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{2..} {1}' ::: bar ::: foo.tar.gz
+t "--rpl with a group: {%string}" -k --rpl '{%(.+?)} s/$$1$//;' echo {%.tar.gz}.zip ::: foo.tar.gz
+t "--rpl with two groups" -k --rpl '{/(.+?)/(.*?)} s/$$1/$$2/;' echo {/tar.gz/zip} ::: foo.tar.gz
+t "--parens" -k --parens ,,,, echo ',, s:\.[^.]+$::;s:\.[^.]+$::; ,,' ::: foo.tar.gz
+t "--tagstring with a perl counter" -j1 --tagstring '\033[30;3{=$_=++$::color%8=}m' seq {} ::: 1 2 3
+t "--rpl {color} in --tagstring" -j1 --rpl '{color} $_="\033[30;3".(++$::color%8)."m"' --tagstring {color} seq {} ::: 1 2 3
+t "the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 ::: 0 5 ::: 0 1 2
+t "log rotate: {= \$_++ =}" -k -j1 echo mv log.{} log.'{= $_++ =}' ::: 3 2 1
+
 # === refused, with the alternative =========================================================
 refused "--pipe" --pipe wc -l
 refused "-S host" -S server echo ::: a
 refused "--sshlogin" --sshlogin server echo ::: a
-refused "{= perl =}" echo '{= s/a/b/ =}' ::: a
-refused "--plus" --plus echo {..} ::: a.b.c
 refused "--retries 0 (parallel: forever)" --retries 0 false ::: a
 refused "--delay auto" --delay 1auto echo ::: a
+refused "--delay -1" --delay -1 echo ::: a
 
 # === documented differences ===============================================================
 G2="$TOPO/h200-141gb-x2.topo"
