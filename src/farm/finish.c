@@ -153,11 +153,10 @@ received(struct run *r)
 	struct stat st;
 	unsigned long long n = 0;
 
-	for (int i = 0; i < 2; i++) {
-		if (r->file[i] >= 0 && fstat(r->file[i], &st) == 0)
-			n += (unsigned long long)st.st_size;
-		n += r->out[i].raw;
-	}
+	/* parallel's Receive: the bytes of the task's stdout */
+	if (r->file[0] >= 0 && fstat(r->file[0], &st) == 0)
+		n += (unsigned long long)st.st_size;
+	n += r->out[0].raw;
 	return n;
 }
 
@@ -318,7 +317,11 @@ finish_task(struct farm *f, struct run *r, double now)
 		obuf_add(&r->out[0], b.buf, b.len);
 		sbuf_free(&b);
 	}
-	deliver(f, t->seq, r->out);
+	/* --results NAME.csv: the output goes there, not to stdout (farm/results.h) */
+	if (!f->resfile.path)
+		deliver(f, t->seq, r->out);
+	else if (results_file_add(&f->resfile, &rec, t->a.flat, t->a.nflat, r->out) < 0)
+		finish_fatal(f, now);
 	finish_release(f, r, now);
 	task_free(f, t);
 	check_halt(f, r, ok, exitval, sig, now);

@@ -327,6 +327,20 @@ open_results(struct farm *f, struct run *r, const struct job_vals *v)
 	return rc;
 }
 
+int
+launch_results_done(struct farm *f, const struct task *t)
+{
+	struct results_paths p;
+	struct job_vals v;
+	int status, done;
+
+	task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
+	results_paths(f, t, &v, &p);
+	done = access(p.out, F_OK) == 0;
+	results_paths_free(&p);
+	return done;
+}
+
 /* --dry-run --results: as parallel, each task's directory with its seq and an empty stderr. */
 static int
 dry_results(struct farm *f, const struct task *t, const struct job_vals *v)

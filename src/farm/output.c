@@ -116,6 +116,25 @@ obuf_read(struct obuf *b, int fd)
 	}
 }
 
+ssize_t
+obuf_pread(const struct obuf *b, char *buf, size_t n, uint64_t off)
+{
+	ssize_t got;
+
+	if (off < b->len) {
+		size_t take = b->len - off < n ? b->len - (size_t)off : n;
+
+		memcpy(buf, b->mem + off, take);
+		return (ssize_t)take;
+	}
+	if (b->spill < 0)
+		return 0;
+	do
+		got = pread(b->spill, buf, n, (off_t)(off - b->len));
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
 int
 obuf_write(const struct obuf *b, int fd)
 {

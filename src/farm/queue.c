@@ -160,7 +160,13 @@ queue_next(struct farm *f)
 			/* another shard's: not run, not journaled, not counted as skipped */
 			f->st.others++;
 		} else if (!journal_skip(&f->j, seq)) {
-			return new_task(seq, &a);
+			t = new_task(seq, &a);
+			/* --resume --results DIR: a task whose files are there ran (parallel's test) */
+			if (!(f->o->resume && f->o->results && launch_results_done(f, t)))
+				return t;
+			a = t->a;
+			free(t);
+			f->st.skipped++;
 		} else {
 			f->st.skipped++;
 		}

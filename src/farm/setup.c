@@ -153,8 +153,18 @@ check_options(struct farm *f)
 	if (o->ungroup && (o->tag || o->line_buffer))
 		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
 		    "be tagged or line-buffered (use --line-buffer alone)");
-	if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog || !strcmp(o->joblog, "-")))
-		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE");
+	/* --results NAME.csv (.tsv, .json): one file, not a directory (farm/results.h) */
+	if (results_kind(o->results) != RESULTS_DIR) {
+		f->results_name = o->results;
+		o->results = NULL;
+	}
+	/* parallel's --resume also skips tasks whose --results directory is there */
+	if (o->resume && !o->resume_failed && o->results && (!o->joblog || !strcmp(o->joblog, "-")))
+		o->joblog = NULL;
+	else if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog ||
+	    !strcmp(o->joblog, "-")))
+		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE "
+		    "(--resume: or --results DIR)");
 	/* -k prints whole outputs in order: --line-buffer has nothing to add (as in parallel) */
 	if (o->keep_order || o->results)
 		o->line_buffer = 0;
@@ -385,6 +395,9 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (begin(f) < 0)
 		return -1;
+	if (f->results_name && !f->o->dry_run && results_file_open(&f->resfile, f->results_name,
+	    f->o->ts.in.names, f->o->ts.in.nnames) < 0)
+		return -1;
 	env_keys(f);
 	return 0;
 }
@@ -419,6 +432,7 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
 	perl_close(&f->perl);
+	results_file_close(&f->resfile);
 	free(f->runtimes);
 	free(f->keys);
 	free(f->r);

@@ -26,6 +26,7 @@
 #include "farm/nodes.h"
 #include "farm/output.h"
 #include "farm/perl.h"
+#include "farm/results.h"
 #include "farm/progress.h"
 #include "farm/slot.h"
 #include "util/str.h"
@@ -108,6 +109,8 @@ struct farm {
 	double last_draw;
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
+	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
+	struct results_file resfile; /* that file, once open (path non-NULL) */
 };
 
 /*
@@ -151,6 +154,8 @@ void finish_terminate_all(struct farm *f, double now);
 void finish_task(struct farm *f, struct run *r, double now);
 /* Free the slot r holds (its descriptors, its output, its place in its group). */
 void finish_release(struct farm *f, struct run *r, double now);
+/* --resume --results DIR: did task t run before (its stdout file is there, parallel's test)? */
+int launch_results_done(struct farm *f, const struct task *t);
 
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */

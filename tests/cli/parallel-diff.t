@@ -54,15 +54,25 @@ norm_tree() {
 	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do
 		[ -e "$F/$f" ] && cmp -s "$F/$f" "$f" && continue
 		case $f in *.gpupack | */.parallel/tmp/*) continue ;; esac
-		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime'; then
+		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime	JobRuntime	Send	Receive	Exitval	Signal	Command$'; then
 			printf '== %s (joblog)\n' "$f"
-			awk -F'\t' 'NR > 1 { print $1 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n
+			awk -F'\t' 'NR > 1 { print $1 "\t" $6 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n
+		elif head -n 1 "$f" | grep -q '^Seq[,	]Host[,	]Starttime\|^{ "Seq": '; then
+			printf '== %s (--results file)\n' "$f"
+			no_times <"$f"
+			echo
 		else
 			printf '== %s\n' "$f"
 			cat "$f"
 			echo
 		fi
 	done)
+}
+
+# the Starttime and JobRuntime of --results FILE.csv, .tsv, .json
+no_times() {
+	sed -E 's/^([0-9]+[,	][^,	]*[,	])[0-9.]+([,	])[0-9. ]+([,	])/\1T\2R\3/;
+		s/"Starttime": [0-9.]+, "JobRuntime": [0-9.]+/"Starttime": T, "JobRuntime": R/'
 }
 
 P_parallel() { timeout 60 parallel "$@"; }
@@ -73,6 +83,8 @@ P_gpupack() { timeout 60 $GPUPACK --sim "$SIM" run --share timeslice "$@"; }
 N_=0
 declare -a C_NAME C_CASE C_STDIN C_ORDER
 queue() {
+	# PARALLEL_DIFF_ONLY=REGEX: only the cases whose names match (while working on them)
+	[ -n "${PARALLEL_DIFF_ONLY:-}" ] && ! printf '%s' "$1" | grep -Eq -- "$PARALLEL_DIFF_ONLY" && return
 	C_NAME[N_]=$1 C_CASE[N_]=$2 C_STDIN[N_]=$3 C_ORDER[N_]=$4
 	N_=$((N_ + 1))
 }
@@ -385,6 +397,18 @@ t "--results DIR/ with a replacement string" --results 'r/{}/' echo ::: a b
 t "--results FILE with a replacement string" --results 'r/{}.out' echo ::: a b
 t "--results: exit status kept" --results res 'exit {}' ::: 0 1
 t "--results and --joblog" --results res --joblog jl echo ::: a
+
+t "--results FILE.csv" -j1 --results out.csv 'echo {}; echo err{} >&2; exit {2}' ::: a 'b,"c' ::: 0 1
+t "--results FILE.tsv" -j1 --results out.tsv 'printf "x\ty\n"; echo {}' ::: a "$(printf 'b\tc')"
+t "--results FILE.json" -j1 --results out.json echo ::: a 'b"c' ::: 1
+t "--results FILE.CSV (any case)" -j1 --results out.CSV echo ::: a
+t "--results FILE.csv with --header" -j1 --header : --results out.csv echo ::: x 1 2 ::: y a
+t "--results FILE.csv: ten values (V9, W0)" -j1 --results out.csv echo ::: 1 ::: 2 ::: 3 ::: 4 ::: 5 ::: 6 ::: 7 ::: 8 ::: 9 ::: 10
+ts "--results -.csv on stdout" 'P -j1 --results -.csv seq ::: 10 ::: 12 13 | no_times'
+ts "--results -.json on stdout" 'P -j1 --results -.json echo ::: a b | no_times'
+t "the examples' my.csv for R" -j1 --results my.csv seq ::: 10 20 30
+ts "--resume --results DIR without --joblog" 'P --results res echo ::: a b; rm -r res/1/b; P --resume --results res "echo again {}" ::: a b c'
+ts "--resume --results DIR/ template" 'P --results "r/{}/" echo ::: a b; P --resume --results "r/{}/" "echo again {}" ::: a b c'
 
 # === lengths ==============================================================================
 t "a 100 KB value is refused as parallel refuses it" echo :::: big
