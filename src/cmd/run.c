@@ -37,7 +37,8 @@ enum {
 	/* durability and faults */
 	O_JOBLOG, O_RESUME, O_RESUMEFAILED, O_RETRYFAILED, O_RETRIES, O_TIMEOUT, O_DELAY, O_HALT,
 	/* output */
-	O_RESULTS, O_K, O_NOK, O_TAG, O_TAGSTRING, O_LB, O_U, O_GROUP, O_BAR, O_ETA, O_SUMMARY, O_JSON,
+	O_RESULTS, O_K, O_NOK, O_TAG, O_TAGSTRING, O_LB, O_U, O_GROUP, O_BAR, O_ETA, O_PROGRESS, O_SUMMARY,
+	O_JSON,
 	/* profiles and information */
 	O_PROFILE, O_PLAIN, O_VERSION, O_HELP, O_MINVERSION, O_NCPUS, O_NCORES, O_NTHREADS, O_NSOCKETS,
 	O_MAXLINELEN, O_NOOP,
@@ -149,7 +150,8 @@ static const struct optdef run_opts[] = {
 	{"ungroup", "u", N, O_U, NULL, "print output as it comes", NULL},
 	{"group", NULL, N, O_GROUP, NULL, "each task's output whole (the default)", NULL},
 	{"bar", NULL, N, O_BAR, NULL, "a progress bar on stderr: percentage, ETA, devices", NULL},
-	{"eta|progress", NULL, N, O_ETA, NULL, "progress on stderr, with the ETA", NULL},
+	{"eta", NULL, N, O_ETA, NULL, "parallel's progress line on stderr, with the ETA", NULL},
+	{"progress", NULL, N, O_PROGRESS, NULL, "the same, without the ETA", NULL},
 	{"summary", NULL, N, O_SUMMARY, NULL, "a summary line on stderr at the end", NULL},
 	{"json", NULL, N, O_JSON, NULL, "the summary as one JSON object, alone on stdout:\n"
 	    "the tasks' stdout goes to stderr", NULL},
@@ -605,6 +607,9 @@ line_opt(int id, const char *arg, struct run_args *a)
 		return 0;
 	case O_ETA:
 		o->eta = 1;
+		return 0;
+	case O_PROGRESS:
+		o->progress = 1;
 		return 0;
 	case O_SUMMARY:
 		o->summary = 1;

@@ -9,13 +9,28 @@
 
 #include <stdlib.h>
 
+/* Where tasks' stdout goes: gpupack's stdout, or with --json stderr (stdout is the summary's). */
+static int
+out_fd(const struct farm *f)
+{
+	return f->o->json ? 2 : 1;
+}
+
 static void
 emit(struct farm *f, struct obuf out[2])
 {
-	if (!f->out_broken && obuf_write(&out[0], 1) < 0)
-		f->out_broken = 1;
+	if (out[0].total == 0 && out[1].total == 0)
+		return;
+	/* the progress line is cleared first: output never joins it (farm/progress.h) */
+	progress_pause(&f->prog);
+	if (!f->out_broken && obuf_write(&out[0], out_fd(f)) < 0)
+		f->out_broken = out_fd(f) == 1;
+	if (out[0].total)
+		progress_wrote(&f->prog, out_fd(f), obuf_ends_line(&out[0]));
 	if (obuf_write(&out[1], 2) < 0)
 		return;
+	if (out[1].total)
+		progress_wrote(&f->prog, 2, obuf_ends_line(&out[1]));
 }
 
 void
@@ -64,8 +79,9 @@ deliver(struct farm *f, unsigned long long seq, struct obuf out[2])
 void
 deliver_lines(struct farm *f, struct run *r, int last)
 {
-	if (!f->out_broken && obuf_write_lines(&r->out[0], 1, last) < 0)
-		f->out_broken = 1;
+	progress_pause(&f->prog);
+	if (!f->out_broken && obuf_write_lines(&r->out[0], out_fd(f), last) < 0)
+		f->out_broken = out_fd(f) == 1;
 	if (obuf_write_lines(&r->out[1], 2, last) < 0)
 		return;
 }

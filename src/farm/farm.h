@@ -78,7 +78,7 @@ struct farm_opts {
 	const char *workdir;     /* --wd DIR: where tasks run */
 	const char *slot_var;    /* --process-slot-var NAME: NAME={%} - 1 in each task */
 	int nice;                /* --nice N */
-	int bar, eta, json, summary;
+	int bar, eta, progress, json, summary;
 	int dry_run;             /* print each command instead of running it */
 	int shellquote;          /* --shellquote: print each input quoted, run nothing */
 	long total_jobs;         /* --total-jobs: the count --bar and --eta show; 0: not given */
@@ -101,6 +101,12 @@ int parse_halt(const char *s, struct farm_opts *o);
 int parse_jobs(const char *s, struct farm_opts *o);
 /* Slots per device that -j asks for, under this share mode (packing may give fewer). */
 int jobs_per_device(const struct farm_opts *o, int share);
+struct group;
+/*
+ * -j's relative forms (N%, +N, -N, 0) count from gpupack's slots per device,
+ * not parallel's CPUs: say what they came to (a line on stderr).
+ */
+void jobs_note(const struct farm_opts *o, int share, const struct group *g, int ng);
 /* --timeout DURATION or N%. */
 int parse_timeout(const char *s, struct farm_opts *o);
 /*

@@ -371,7 +371,8 @@ task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
 		return 0;
 	}
 	if (f->o->ungroup) {
-		child[0] = 1;
+		/* with --json stdout carries the summary alone: a task's stdout is stderr */
+		child[0] = f->o->json ? 2 : 1;
 		child[1] = 2;
 		return 0;
 	}
@@ -470,7 +471,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	if (f->o->verbose && !f->o->results) {
 		/* -v: the command line is the first line of the task's output */
 		if (f->o->ungroup) {
-			dprintf(1, "%s\n", line);
+			dprintf(f->o->json ? 2 : 1, "%s\n", line);
 		} else {
 			obuf_add(&r->out[0], r->tag ? r->tag : "", r->tag ? strlen(r->tag) : 0);
 			obuf_add(&r->out[0], line, strlen(line));
@@ -601,7 +602,13 @@ launch_fill(struct farm *f, double now)
 			r->alone = 1;
 			r->g->solo = 1;
 		} else if (f->o->delay > 0 && now < f->next_start - 0.008) {
-			/* --delay: the loop wakes when the next start is due */
+			/*
+			 * --delay: the loop wakes when the next start is due; but not
+			 * after the last task: one more is looked for now, and kept
+			 * first in line (none: the run ends with its running tasks).
+			 */
+			if (!f->retry && !f->suspects && (t = queue_next(f)) != NULL)
+				queue_requeue(f, t);
 			return;
 		} else if ((r = pick_slot(f, now)) == NULL || (t = queue_next(f)) == NULL) {
 			return;

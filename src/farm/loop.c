@@ -169,7 +169,7 @@ poll_timeout(struct farm *f, double now)
 	for (int i = 0; i < f->ng; i++)
 		if (f->g[i].fault_at > 0)
 			sooner(&next, now + 0.2);
-	if (f->o->bar || f->o->eta)
+	if (f->prog.mode != PROGRESS_NONE)
 		sooner(&next, now + 0.5);
 	/* --delay: wake when the next task may start */
 	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
@@ -227,13 +227,28 @@ wait_events(struct farm *f)
 
 /* ---- the run --------------------------------------------------------- */
 
+/* The line again, at most every 0.2 s, and at once when task output cleared it. */
 static void
 progress(struct farm *f, double now)
 {
-	if (!(f->o->bar || f->o->eta) || now - f->last_draw < 0.2)
+	struct run *newest = NULL;
+	struct sbuf arg;
+
+	if (f->prog.mode == PROGRESS_NONE || (now - f->last_draw < 0.2 && f->prog.drawn))
 		return;
 	f->last_draw = now;
-	progress_draw(&f->st, f->g, f->ng, f->o->bar, now);
+	/* the bar shows the input of the task started last, as parallel's */
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task && (!newest || f->r[i].start > newest->start))
+			newest = &f->r[i];
+	sbuf_init(&arg);
+	for (int i = 0; newest && i < newest->task->a.nflat; i++) {
+		if (i > 0)
+			sbuf_addc(&arg, ' ');
+		sbuf_add(&arg, newest->task->a.flat[i]);
+	}
+	progress_draw(&f->prog, &f->st, f->g, f->ng, now, arg.buf);
+	sbuf_free(&arg);
 }
 
 static int
@@ -291,12 +306,11 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	f.st.t_end = clock_mono();
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		f.st.max_rss_kib = ru.ru_maxrss;
-	if (o->bar || o->eta)
-		progress_clear();
 	deliver_flush(&f, 1);
+	progress_end(&f.prog, &f.st, f.g, f.ng, f.st.t_end);
 	/* a farm over nodes exits with the whole farm's status (farm/nodes.h) */
 	f.st.exit_status = nodes_exit_status(&f, exit_status(&f));
-	if (o->bar || o->eta || o->summary)
+	if (o->bar || o->eta || o->progress || o->summary)
 		progress_summary(&f.st, f.g, f.ng, stderr);
 	if (o->json && !f.out_broken)
 		progress_json(&f.st, f.g, f.ng, stdout);

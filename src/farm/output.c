@@ -136,6 +136,18 @@ obuf_pread(const struct obuf *b, char *buf, size_t n, uint64_t off)
 }
 
 int
+obuf_ends_line(const struct obuf *b)
+{
+	char c = '\n';
+
+	if (b->total == 0)
+		return 1;
+	if (b->spill >= 0 && b->total > b->len)
+		return obuf_pread(b, &c, 1, b->total - 1) == 1 ? c == '\n' : 1;
+	return b->len ? b->mem[b->len - 1] == '\n' : 1;
+}
+
+int
 obuf_write(const struct obuf *b, int fd)
 {
 	char buf[65536];

@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static void
 farm_signal_set(sigset_t *set)
@@ -297,6 +298,36 @@ start_slots(const struct farm *f)
 	return n;
 }
 
+/*
+ * --bar, --eta, --progress: the total, for a percentage and an ETA from
+ * the start: --total-jobs, or the inputs read ahead while they hold less
+ * than FARM_READ_AHEAD bytes (else it is known at their end).
+ */
+static int
+progress_setup(struct farm *f)
+{
+	const struct farm_opts *o = f->o;
+	unsigned long long n = 0;
+	int rc;
+
+	f->prog.mode = o->bar ? PROGRESS_BAR : o->eta ? PROGRESS_ETA : o->progress ? PROGRESS_PLAIN :
+	    PROGRESS_NONE;
+	if (f->prog.mode == PROGRESS_NONE)
+		return 0;
+	if (o->total_jobs > 0) {
+		f->st.total = (unsigned long long)o->total_jobs;
+		return 0;
+	}
+	if (f->total_tasks > 0) {
+		f->st.total = f->total_tasks;
+		return 0;
+	}
+	rc = tasks_count_upto(&f->o->ts, FARM_READ_AHEAD, &n);
+	if (rc > 0)
+		f->st.total = n;
+	return rc < 0 ? -1 : 0;
+}
+
 /* --results DIR: an existing directory, or none yet (made as tasks start). */
 static int
 check_results(const struct farm *f)
@@ -363,6 +394,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	rc = select_targets(f, &sys, &t, &n);
 	if (rc == 0)
 		rc = make_groups(f, &sys, t, n);
+	if (rc == 0 && !f->o->dry_run && isatty(2))
+		jobs_note(f->o, f->o->share, f->g, f->ng);
 	if (rc == 0 && !f->o->dry_run)
 		rc = auto_setup(f, &sys);
 	free(t);
@@ -380,6 +413,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	/* parallel counts the tasks first for --halt N% and a perl string's total_jobs() */
 	if ((f->o->halt_pct > 0 || tmpl_needs_total(&f->cmd) || tmpl_needs_total(&f->tagt)) &&
 	    tasks_count(&f->o->ts, &f->total_tasks) < 0)
+		return -1;
+	if (progress_setup(f) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;

@@ -107,6 +107,7 @@ struct farm {
 	unsigned long long next_print;
 	int out_broken;
 	double last_draw;
+	struct progress prog;    /* --bar, --eta, --progress: the line on stderr (farm/progress.h) */
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
 	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
