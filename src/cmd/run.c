@@ -13,12 +13,14 @@
 #include "cmd/run_rc.h"
 #include "farm/farm.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/str.h"
 #include "util/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The version of GNU parallel whose command lines, options and exit statuses gpupack run follows. */
@@ -41,7 +43,7 @@ enum {
 	O_JSON,
 	/* profiles and information */
 	O_PROFILE, O_PLAIN, O_VERSION, O_HELP, O_MINVERSION, O_NCPUS, O_NCORES, O_NTHREADS, O_NSOCKETS,
-	O_MAXLINELEN, O_NOOP,
+	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	O_REFUSED,
 };
 
@@ -191,7 +193,7 @@ static const struct optdef run_opts[] = {
 	{"cat", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
 	{"bin", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
 	{"group-by|groupby", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"sshlogin", "S", R, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"sshlogin", "S", R, O_SSHLOGIN, NULL, NULL, REMOTE_WHY},
 	{"sshloginfile|slf", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
 	{"nonall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
 	{"onall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
@@ -381,6 +383,29 @@ parse_delay(const char *v, double *out)
 	if (parse_duration(v, out) < 0)
 		return err_prefix("--delay");
 	return 0;
+}
+
+/*
+ * -j VALUE, or as parallel -j FILE: the value is FILE's first line (read
+ * once, where parallel reads it again as tasks end).
+ */
+static int
+parse_jobs_arg(const char *arg, struct farm_opts *o)
+{
+	struct stat st;
+	char *data, *nl;
+	size_t len;
+	int rc;
+
+	if (stat(arg, &st) < 0 || !S_ISREG(st.st_mode))
+		return parse_jobs(arg, o);
+	if (read_file_max(arg, 4096, &data, &len) < 0)
+		return err_prefix("-j");
+	if ((nl = strchr(data, '\n')) != NULL)
+		*nl = '\0';
+	rc = parse_jobs(str_trim(data), o);
+	free(data);
+	return rc;
 }
 
 /* What the options say, before they become a farm_opts. */
@@ -635,7 +660,7 @@ farm_opt(int id, const char *arg, struct run_args *a)
 	case O_SHARE:
 		return parse_share(arg, &o->share);
 	case O_JOBS:
-		return parse_jobs(arg, o);
+		return parse_jobs_arg(arg, o);
 	case O_TOTAL:
 		return parse_int_opt("--total", arg, 1, 1000000, &o->total);
 	case O_MEM:
@@ -675,6 +700,11 @@ farm_opt(int id, const char *arg, struct run_args *a)
 	case O_PROFILE:
 	case O_PLAIN:
 		return 0;   /* read before the options (run_rc.c) */
+	case O_SSHLOGIN:
+		/* parallel's ":" is this machine: the only one gpupack runs on */
+		if (strcmp(arg, ":") == 0)
+			return 0;
+		return err_set(EXIT_USAGE, "GNU parallel's -S %s is not supported: %s", arg, REMOTE_WHY);
 	case O_MINVERSION:
 		if (parse_long(arg, 0, 99999999L, &a->minversion) < 0)
 			return err_prefix("--minversion");
@@ -725,7 +755,7 @@ read_opts(struct opttab *ot, int argc, char **argv, const char *where, struct ru
 
 		if (ch == '?' || ch == ':' || !d)
 			opt_error("run", argc, argv, word, ch, ot->longs);
-		else if (d->refused)
+		else if (d->refused && d->id == O_REFUSED)
 			opttab_refuse(d, argv[word]);
 		else if (one_opt(d->id, optarg, a) == 0)
 			continue;

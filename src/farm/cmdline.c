@@ -442,6 +442,61 @@ rpl_in_first_word(const struct tmpl *t)
 	return 0;
 }
 
+/* Does w hold a left paren ({=) that no right one (=}) closes, matched as parallel does? */
+static int
+unclosed(const char *w, const char *l, const char *r)
+{
+	char *s = xstrdup(w), *at;
+	size_t ll = strlen(l), rl = strlen(r);
+	int open = 0;
+
+	/* parallel: while(s/(.*)L.*?R/$1/) {} : the rightmost L, with the nearest R after it */
+	for (;;) {
+		char *last = NULL, *end;
+
+		for (at = strstr(s, l); at; at = strstr(at + 1, l))
+			last = at;
+		if (!last || (end = strstr(last + ll, r)) == NULL) {
+			open = last != NULL;
+			break;
+		}
+		memmove(last, end + rl, strlen(end + rl) + 1);
+	}
+	free(s);
+	return open;
+}
+
+/*
+ * parallel's merge_rpl_parts: words that split a perl expression
+ * (echo {= s/a/b/ =} unquoted: "{=" "s/a/b/" "=}") are joined by spaces
+ * into one. *n gets the number of words; the words are new strings.
+ */
+static char **
+merge_words(char **words, int nwords, const char *parens, int *n)
+{
+	char **out = xcalloc((size_t)nwords + 2, sizeof *out), l[64], r[64];
+	size_t half;
+
+	if (!parens || strlen(parens) < 2 || strlen(parens) >= 2 * sizeof l)
+		parens = "{==}";
+	half = strlen(parens) / 2;
+	snprintf(l, sizeof l, "%.*s", (int)half, parens);
+	snprintf(r, sizeof r, "%s", parens + half);
+	*n = 0;
+	for (int i = 0; i < nwords; i++) {
+		char *w = xstrdup(words[i]);
+
+		while (unclosed(w, l, r) && i + 1 < nwords) {
+			char *joined = xasprintf("%s %s", w, words[++i]);
+
+			free(w);
+			w = joined;
+		}
+		out[(*n)++] = w;
+	}
+	return out;
+}
+
 /* The words' tokens (again after {} was appended). */
 static int
 compile_words(struct tmpl *t, const struct tmpl_opts *o)
@@ -458,14 +513,20 @@ compile_words(struct tmpl *t, const struct tmpl_opts *o)
 int
 tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o)
 {
+	char **merged;
+	int nmerged;
+
 	memset(t, 0, sizeof *t);
-	t->words = xcalloc((size_t)nwords + 2, sizeof *t->words);
-	for (int i = 0; i < nwords; i++) {
-		t->words[t->nwords++] = put_names(words[i], o->names, o->nnames);
+	merged = merge_words(words, nwords, o->parens, &nmerged);
+	t->words = xcalloc((size_t)nmerged + 2, sizeof *t->words);
+	for (int i = 0; i < nmerged; i++) {
+		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames);
 		/* parallel counts every task first for total_jobs() */
-		t->needs_total |= strstr(words[i], "total_jobs") != NULL || strstr(words[i], "{##}") != NULL ||
-		    strstr(words[i], "{0#}") != NULL;
+		t->needs_total |= strstr(merged[i], "total_jobs") != NULL || strstr(merged[i], "{##}") != NULL ||
+		    strstr(merged[i], "{0#}") != NULL;
+		free(merged[i]);
 	}
+	free(merged);
 	for (int i = 0; i < o->nrpl_defs; i++)
 		t->needs_total |= strstr(o->rpl_defs[i], "total_jobs") != NULL;
 	t->quote_all = o->quote_all;

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,7 +433,11 @@ launch_timeout(const struct farm *f)
 		return f->o->timeout;
 	if (f->nruntimes == 0)
 		return 1e6;      /* parallel: no median yet, no limit to speak of */
-	return f->o->timeout_pct / 100.0 * f->median;
+	/*
+	 * at least 2 s: parallel's timeouts are that accurate (its tutorial), so
+	 * a task of a few ms that a busy machine delays is not ended for it
+	 */
+	return fmax(2.0, f->o->timeout_pct / 100.0 * f->median);
 }
 
 static int

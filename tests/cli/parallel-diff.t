@@ -47,6 +47,28 @@ printf 'r1\r\nr2\r\n' >"$F/crlf"
 printf '%s\n' 'it'\''s' 'a"b' '$HOME' '`id`' '*' '-n' '--x' 'ü∂' ' lead' 'trail ' 'a\b' >"$F/awk"
 for f in x y z; do printf '%s\n%s\n' "$f" "$f$f" | gzip >"$F/in/$f.gz"; done
 head -c 100000 /dev/zero | tr '\0' v >"$F/big"
+# the tutorial's files (man parallel_tutorial, "Prerequisites")
+printf 'A\nB\nC\n' >"$F/abc-file"
+printf 'D\nE\nF\n' >"$F/def-file"
+printf 'A\0B\0C\0' >"$F/abc0-file"
+printf 'A_B_C_' >"$F/abc_-file"
+printf 'f1\tf2\nA\tB\nC\tD\n' >"$F/tsv-file.tsv"
+seq 8 >"$F/num8"
+seq 128 >"$F/num128"
+seq 30000 >"$F/num30000"
+(echo %head1; echo %head2; seq 10) >"$F/num_%header"
+printf 'HHHHAAABBBCCC' >"$F/fixedlen"
+# files for the examples (man parallel_examples)
+mkdir -p "$F/ex/sub" "$F/ex/destdir"
+for f in a b c; do echo "<p>$f FOO BAR</p>" >"$F/ex/$f.html"; echo "log $f" >"$F/ex/$f.log"; done
+echo "<p>sub</p>" >"$F/ex/sub/s.html"
+for f in p q; do echo "$f$f" | gzip >"$F/ex/$f.gz"; done
+printf 'aardvark\nbabble\ncab\ndab\neach\n' >"$F/ex/in.txt"
+printf 'Name\tE-mail\nJoe\tjoe@x\nAnn\tann@y\n' >"$F/ex/addressbook.tsv"
+printf 'ex/a.html\nex/none\nex/b.log\n' >"$F/ex/file_list"
+printf 'echo one\necho two\n' >"$F/ex/jobs_to_run"
+printf 'r1\nr2\nr3\n' >"$F/ex/xlist"
+printf 'x\ny\n' >"$F/ex/ylist"
 
 P_=0 D_=0 R_=0 FAILED=""
 norm_tree() {
@@ -93,9 +115,11 @@ queue() {
 side() {
 	local i=$1 dir="$T/c$1.$2"
 	rm -rf "$dir"
-	cp -r "$F" "$dir"
+	cp -rp "$F" "$dir"
 	if [ "$2" = p ]; then P() { P_parallel "$@"; }; else P() { P_gpupack "$@"; }; fi
 	(cd "$dir" && eval "${C_CASE[i]}" <"${C_STDIN[i]:-/dev/null}" >"$dir.out" 2>"$dir.err"; echo $? >"$dir.rc")
+	# the case's own directory (pwd) is named alike on both sides
+	sed -i "s|$dir|DIR|g" "$dir.out"
 	norm_tree "$dir" >"$dir.tree"
 	rm -rf "$dir"
 }
@@ -422,7 +446,6 @@ ts "\$PARALLEL with quotes" 'PARALLEL="-k --tagstring '"'"'<{}>'"'"'" P echo :::
 ts "~/.parallel/config" 'mkdir -p h/.parallel; printf "# mine\n-k --tag\n" >h/.parallel/config; HOME=$PWD/h P echo ::: a b'
 ts "-J profile instead of config" 'mkdir -p h/.parallel; echo --tag >h/.parallel/tg; echo -v >h/.parallel/config; HOME=$PWD/h P -k -J tg echo ::: a b'
 ts "--profile, two of them" 'mkdir -p h/.parallel; echo --tag >h/.parallel/a; echo --dry-run >h/.parallel/b; HOME=$PWD/h P -k --profile a --profile b echo ::: x'
-ts "the tutorial's nicetimeout profile" 'mkdir -p h/.parallel; echo "--nice 17" >h/.parallel/nicetimeout; echo "--timeout 300%" >>h/.parallel/nicetimeout; HOME=$PWD/h P -k --profile nicetimeout echo ::: A B C'
 ts "a missing profile is ignored" 'mkdir -p h/.parallel; HOME=$PWD/h P -k -J nosuch echo ::: a'
 ts "--plain ignores config and \$PARALLEL" 'mkdir -p h/.parallel; echo --tag >h/.parallel/config; HOME=$PWD/h PARALLEL=-v P -k --plain echo ::: a'
 ts "the command line after \$PARALLEL" 'PARALLEL=--tag P -k --tagstring x echo ::: a'
@@ -502,6 +525,182 @@ t "--tagstring with a perl counter" -j1 --tagstring '\033[30;3{=$_=++$::color%8=
 t "--rpl {color} in --tagstring" -j1 --rpl '{color} $_="\033[30;3".(++$::color%8)."m"' --tagstring {color} seq {} ::: 1 2 3
 t "the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 ::: 0 5 ::: 0 1 2
 t "log rotate: {= \$_++ =}" -k -j1 echo mv log.{} log.'{= $_++ =}' ::: 3 2 1
+
+# === man parallel_tutorial, in its order ===================================================
+t "tut: ::: A B C" echo ::: A B C
+t "tut: -a abc-file" -a abc-file echo
+tin "tut: stdin" abc-file echo
+t "tut: two sources" echo ::: A B C ::: D E F
+t "tut: -a twice" -a abc-file -a def-file echo
+ts "tut: -a - -a def-file" 'cat abc-file | P -a - -a def-file echo'
+ts "tut: :::: - def-file" 'cat abc-file | P echo :::: - def-file'
+t "tut: ::: and :::: mixed" echo ::: A B C :::: def-file
+t "tut: --link" --link echo ::: A B C ::: D E F
+t "tut: --link wraps" --link echo ::: A B C D E ::: F G
+t "tut: :::+ links ABC to GHI" echo :::: abc-file :::+ G H I :::: def-file
+t "tut: ::::+ links GHI to DEF" echo :::: abc-file ::: G H I ::::+ def-file
+t "tut: :::+ too short" echo ::: A B C D E :::+ F G
+t "tut: --arg-sep" --arg-sep ,, echo ,, A B C :::: def-file
+t "tut: --arg-file-sep" --arg-file-sep // echo ::: A B C // def-file
+t "tut: -d _" -d _ echo :::: abc_-file
+t "tut: -d '\0'" -d '\0' echo :::: abc0-file
+t "tut: -0" -0 echo :::: abc0-file
+t "tut: -E stop" -k -E stop echo ::: A B stop C D
+ts "tut: --no-run-if-empty" '(echo 1; echo; echo 2) | P -k --no-run-if-empty echo'
+t "tut: the arguments are commands" -k ::: ls 'echo foo' pwd
+ts "tut: an exported bash function" 'my_func() { echo in my_func $1; }; export -f my_func; P my_func ::: 1 2 3'
+t "tut: {} appended" echo ::: A/B.C
+t "tut: {}" echo {} ::: A/B.C
+t "tut: {.}" echo {.} ::: A/B.C
+t "tut: {/}" echo {/} ::: A/B.C
+t "tut: {//}" echo {//} ::: A/B.C
+t "tut: {/.}" echo {/.} ::: A/B.C
+t "tut: {#}" echo {#} ::: A B C
+t "tut: {%} with -j 1" -j 1 echo {%} ::: A B C
+t "tut: -I ,," -I ,, echo ,, ::: A/B.C
+t "tut: {= two extensions =}" echo '{= s:\.[^.]+$::;s:\.[^.]+$::; =}' ::: foo.tar.gz
+t "tut: total_jobs(), unquoted {= =}" -k echo Job {#} of {= '$_=total_jobs()' =} ::: 1 2 3 4 5
+t "tut: Q()" echo {} shell quoted is {= '$_=Q($_)' =} ::: '*/!#$'
+t "tut: skip()" echo {= 'if($_==3) { skip() }' =} ::: 1 2 3 4 5
+t "tut: @arg" echo {= 'if($arg[1]==$arg[2]) { skip() }' =} ::: 1 2 3 ::: 1 2 3
+t "tut: --parens" --parens ,,,, echo ',, s:\.[^.]+$::;s:\.[^.]+$::; ,,' ::: foo.tar.gz
+t "tut: --rpl .." --rpl '.. s:\.[^.]+$::;s:\.[^.]+$::;' echo '..' ::: foo.tar.gz
+t "tut: --rpl {..}" --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{..}' ::: foo.tar.gz
+t "tut: --rpl {%(.+?)}" --rpl '{%(.+?)} s/$$1$//;' echo {%.tar.gz}.zip ::: foo.tar.gz
+t "tut: --rpl {/(.+?)/(.*?)}" --rpl '{/(.+?)/(.*?)} s/$$1/$$2/;' echo {/tar.gz/zip} ::: foo.tar.gz
+t "tut: {1} and {2}" echo {1} and {2} ::: A B ::: C D
+t "tut: {1/} {1//} {1/.} {1.}" echo /={1/} //={1//} /.={1/.} .={1.} ::: A/B.C D/E.F
+t "tut: negative positions" echo 1={1} 2={2} 3={3} -1={-1} -2={-2} -3={-3} ::: A B ::: C D ::: E F
+t "tut: {=2 perl =}" echo '{=2 s:\.[^.]+$::;s:\.[^.]+$::; =} {1}' ::: bar ::: foo.tar.gz
+t "tut: --rpl {2..}" --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{2..} {1}' ::: bar ::: foo.tar.gz
+t "tut: --colsep '\t'" --colsep '\t' echo 1={1} 2={2} :::: tsv-file.tsv
+t "tut: --header :" --header : echo f1={f1} f2={f2} ::: f1 A B ::: f2 C D
+t "tut: --header : --colsep" --header : --colsep '\t' echo f1={f1} f2={f2} :::: tsv-file.tsv
+t "tut: --plus {}" --plus echo {} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/}" --plus echo {+/}/{/} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {.}.{+.}" --plus echo {.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/.}.{+.}" --plus echo {+/}/{/.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {..}.{+..}" --plus echo {..}.{+..} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/..}.{+..}" --plus echo {+/}/{/..}.{+..} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {...}.{+...}" --plus echo {...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/...}.{+...}" --plus echo {+/}/{/...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {##}" -k --plus echo Job {#} of {##} ::: 1 2 3 4 5
+ts "tut: --plus's bash-like strings" 'myvar=abcAaAdef; P -k --plus echo {:-myval} ::: ""; P -k --plus echo {:2} {:2:3} {#bc} {#abc} {%de} {%def} {/def/ghi} {^a} {^^a} ::: "$myvar"; myvar=AbcAaAdef; P -k --plus echo "{,A}" "{,,A}" ::: "$myvar"'
+ts "tut: --xargs: 30000 on 2 lines" 'cat num30000 | P --xargs echo | wc -l'
+ts "tut: --xargs -s 10000: 17 lines" 'cat num30000 | P --xargs -s 10000 echo | wc -l'
+ts "tut: -m on 4 slots: 5 lines" 'cat num30000 | P --jobs 4 -m echo | wc -l'
+t "tut: -m spread over 4 jobs" -k --jobs 4 -m echo ::: 1 2 3 4 5 6 7 8 9 10
+t "tut: -m pre-{}-post" --jobs 4 -m echo pre-{}-post ::: A B C D E F G
+t "tut: -X pre-{}-post" --jobs 4 -X echo pre-{}-post ::: A B C D E F G
+t "tut: -N3" -N3 echo ::: A B C D E F G H
+t "tut: -N3 positional" -N3 echo 1={1} 2={2} 3={3} ::: A B C D E F G H
+t "tut: -N0" -N0 echo foo ::: 1 2 3
+t "tut: perl's @ARGV unquoted prints nothing" perl -e 'print "@ARGV\n"' ::: This wont work
+t "tut: -q perl" -q perl -e 'print "@ARGV\n"' ::: This works
+t "tut: quoting with \\'" perl -e \''print "@ARGV\n"'\' ::: This works, too
+t "tut: a \\-quoted command" perl\ -e\ \'print\ \"@ARGV\\n\"\' ::: This also works
+t "tut: --trim r" --trim r echo pre-{}-post ::: ' A '
+t "tut: --trim l" --trim l echo pre-{}-post ::: ' A '
+t "tut: --trim lr" --trim lr echo pre-{}-post ::: ' A '
+t "tut: echo ={}" echo \={} ::: zsh bash ls
+t "tut: --tag" --tag echo foo-{} ::: A B C
+t "tut: --tagstring" --tagstring {}-bar echo foo-{} ::: A B C
+t "tut: --dryrun" --dryrun echo {} ::: A B C
+t "tut: --verbose (on stderr)" --verbose echo {} ::: A B C
+t "tut: output grouped" -j2 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: --linebuffer" -j2 --linebuffer 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: -k" -j2 -k 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: --results outdir" --results outdir echo ::: A B C
+t "tut: --header : --results outdir" --header : --results outdir echo ::: f1 A B ::: f2 C D
+t "tut: -N0 -j64 :::: num128" -N0 -j64 true :::: num128
+t "tut: --jobs 200%" -N0 --jobs 200% true :::: num8
+t "tut: --jobs 0" -N0 --jobs 0 true :::: num8
+ts "tut: --jobs FILE" 'echo 50% >my_jobs; P -N0 --jobs my_jobs echo x :::: num8'
+t "tut: --use-cpus-instead-of-cores" --use-cpus-instead-of-cores -N0 echo y :::: num8
+t "tut: --shuf" --shuf echo ::: 1 2 3 ::: a b c ::: A B C
+t "tut: --delay" --delay 0.1 echo Starting {} ::: 1 2 3
+t "tut: --timeout" --timeout 1 'sleep {}; echo {}' ::: 0.1 0.2 3 4
+t "tut: --eta (on stderr)" --eta echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --progress (on stderr)" --progress echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --bar (on stderr)" --bar echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --joblog exit" --joblog log exit ::: 1 2 3 0
+ts "tut: --resume" 'P --joblog log exit ::: 1 2 3 0; P --resume --joblog log exit ::: 1 2 3 0 0 0'
+ts "tut: --resume-failed" 'P --joblog log exit ::: 1 2 3 0; P --resume --joblog log exit ::: 1 2 3 0 0 0; P --resume-failed --joblog log exit ::: 1 2 3 0 0 0'
+ts "tut: --retry-failed" 'P --joblog log exit ::: 1 2 3 0; P --resume-failed --joblog log exit ::: 1 2 3 0 0 0; P --retry-failed --joblog log'
+t "tut: --halt soon,fail=1 (-j1)" -j1 --halt soon,fail=1 echo {}\; exit {} ::: 0 0 1 2 3
+t "tut: --halt now,fail=1 (-j1)" -j1 --halt now,fail=1 echo {}\; exit {} ::: 0 0 1 2 3
+t "tut: --halt soon,fail=20% (-j1)" -j1 --halt soon,fail=20% echo {}\; exit {} ::: 0 1 2 3 4 5 6 7 8 9
+t "tut: --halt now,success=1 (-j1)" -j1 --halt now,success=1 echo {}\; exit {} ::: 1 2 3 0 4 5 6
+ts "tut: --retries 3" 'P -k --retries 3 "echo tried {} >>runs; echo completed {}; exit {}" ::: 1 2 0; sort runs; rm runs'
+t "tut: --nice 17" --nice 17 echo this is being run with nice -n ::: 17
+t "tut: -S : (this machine)" -S : echo running on ::: the_local_machine
+ts "tut: --profile nicetimeout" 'mkdir -p .home/.parallel; echo "--nice 17" >.home/.parallel/nicetimeout; echo "--timeout 300%" >>.home/.parallel/nicetimeout; HOME=$PWD/.home P -k --profile nicetimeout echo ::: A B C'
+ts "tut: --profile dryverbose" 'mkdir -p .home/.parallel; echo "-vv --dry-run" >.home/.parallel/dryverbose; HOME=$PWD/.home P -k --profile dryverbose echo ::: A B C'
+ts "tut: --minversion" 'P --minversion 20130722 && echo Your version is at least 20130722.'
+t "tut: --number-of-cores" --number-of-cores
+t "tut: --max-line-length-allowed" --max-line-length-allowed
+
+# === man parallel_examples (what needs no network, no remote host) ========================
+ts "ex: find | gzip --best" 'find ex -name "*.html" | P gzip --best; ls -R ex | sort'
+ts "ex: -q0 perl -i -pe" 'find ex -type f -name "*.html" -print0 | P -q0 perl -i -pe "s/FOO BAR/FUBAR/g"; cat ex/a.html'
+ts "ex: gzip ::: *.html" 'cd ex && P gzip --best ::: *.html && ls'
+ts "ex: mv {} destdir" 'cd ex && ls | grep -E "\.log$" | P mv {} destdir && ls destdir'
+ts "ex: -m mv {} destdir" 'cd ex && ls | grep -E "\.log$" | P -m mv {} destdir && ls destdir'
+ts "ex: printf %s\\0 | -0 -m mv" 'cd ex && printf "%s\0" *.log | P -0 -m mv {} destdir && ls destdir'
+ts "ex: seq -w | rm pict{}.jpg" 'cd ex && touch pict00.jpg pict07.jpg pict42.jpg && seq -w 0 99 | P rm -f pict{}.jpg; ls pict* 2>&1 | wc -l'
+ts "ex: perl -pe | -m rm" 'cd ex && touch pict00.jpg pict07.jpg && seq -w 0 99 | perl -pe "s/(.*)/pict\$1.jpg/" | P -m rm -f; ls | grep -c pict'
+ts "ex: -X rm pict{}.jpg" 'cd ex && touch pict00.jpg pict99.jpg && seq -w 0 99 | P -X rm -f pict{}.jpg; ls | grep -c pict'
+ts "ex: cp {} thumb_{}" 'cd ex && ls *.html | P cp {} thumb_{} && ls thumb_*'
+ts "ex: find | {.}_thumb" 'cd ex && find . -name "*.html" | P cp {} {.}_thumb.html && find . -name "*_thumb*" | sort'
+ts "ex: zcat {} \">\"{.}" 'cd ex && P zcat {} ">"{.} ::: *.gz && cat p q'
+ts "ex: \"zcat {} >{.}\"" 'cd ex && P "zcat {} >{.}" ::: *.gz && cat p q'
+ts "ex: echo -n {}\" \"; ls {}|wc -l" 'cd ex && ls | P -k "echo -n {}\" \"; ls {}|wc -l"'
+ts "ex: (...) >{}.dir" 'cd ex && ls | P "(echo -n {}\" \"; ls {}|wc -l) >{}.dir" && cat *.dir'
+ts "ex: a small script over words" 'cd ex && find . | P -k "a={}; name=\${a##*/};" "upper=\$(echo \"\$name\" | tr \"[:lower:]\" \"[:upper:]\");" "echo \"\$name - \$upper\""'
+ts "ex: mv to lower case" 'mkdir lc && cd lc && touch ABC Def && ls | P "mv {} \"\$(echo {} | tr \"[:upper:]\" \"[:lower:]\")\"" && ls'
+ts "ex: files that do not exist" 'cat ex/file_list | P "if [ ! -e {} ] ; then echo {}; fi"'
+ts "ex: sort into dirs by first letter" 'cd ex && P "mkdir -p {=s/(.).*/\$1/=}; mv {} {=s/(.).*/\$1/=}" ::: *.html && ls -R | sort'
+t "ex: missing {1}:{2} files" -k [ -f {1}:{2} ] "||" echo {1}:{2} does not exist ::: 00 01 02 ::: 00 05
+ts "ex: doit, doubleit" 'doit() { echo Doing it for $1; echo Done with $1; }; export -f doit; P doit ::: 1 2 3; doubleit() { echo Doing it for $1 $2; echo Done with $1 $2; }; export -f doubleit; P doubleit ::: 1 2 3 ::: a b'
+ts "ex: tester" 'tester() { if (eval "$@") >&/dev/null; then perl -e "printf \"\\033[30;102m[ OK ]\\033[0m @ARGV\\n\"" "$@"; else perl -e "printf \"\\033[30;101m[FAIL]\\033[0m @ARGV\\n\"" "$@"; fi; }; export -f tester; P tester exit ::: 1 0 2 0'
+ts "ex: log rotate" 'cd ex && for i in "" .1 .2 .3; do echo l$i >log$i; done; seq 3 -1 1 | P -j1 mv log.{} log.'"'"'{= $_++ =}'"'"'; mv log log.1; cat log.1 log.2 log.3 log.4'
+ts "ex: zcat | bzip2 && rm" 'cd ex && P "zcat {} | bzip2 >{.}.bz2 && rm {}" ::: *.gz && ls'
+ts "ex: find | lame {} -o mydir/{/.}.mp3 (echo)" 'find ex -name "*.html" | P -k echo lame {} -o mydir/{/.}.mp3'
+ts "ex: --plus mkdir {..}; tar -C {..}" 'mkdir t1 && echo x >t1/f && tar czf t1.tar.gz t1 && rm -r t1 && P --plus "mkdir {..}; tar -C {..} -xf {}" ::: *.tar.gz && ls -R t1'
+t "ex: --plus {%_demo}" --plus echo {%_demo} ::: mycode_demo keep_demo_here
+t "ex: --plus {#demo_}" --plus echo {#demo_} ::: demo_mycode keep_demo_here
+t "ex: --plus {/demo_/}" --plus echo {/demo_/} ::: demo_mycode remove_demo_here
+ts "ex: getit with dates" 'getit() { date=$(date -d "today -$1 days" +%Y%m%d); num=$2; echo wget https://www.example.com/path/to/${date}_${num}.jpg; }; export -f getit; P getit ::: $(seq 3) ::: $(seq -w 4)'
+ts "ex: -q with a url in a variable" 'base=https://map1a.example.com/wmts.cgi; tile="TILEROW={1}&TILECOL={2}"; url="$base?$tile"; P -k -q echo "$url" -O {1}_{2}.jpg ::: 0 1 ::: 0 1 2'
+ts "ex: --tagstring {#} --lb" 'printf "v1\nv2\nv3\n" | P -k --tagstring {#} --lb -j10 echo --playlist-start {#} --playlist-end {#} '"'"'"https://$url"'"'"''
+ts "ex: prepend the modified date" 'cd ex && touch -d "2020-01-02 03:04:05" a.log b.log && P mv {} '"'"'{= $a=pQ($_); $b=$_;'"'"' '"'"'$_=qx{date -r "$a" +%FT%T}; chomp; $_="$_ $b" =}'"'"' ::: a.log b.log && ls'
+t "ex: the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 2 ::: 0 5 ::: 0 1 2 3
+ts "ex: aggregating content" 'P --header : echo x{X}y{Y}z{Z} \> x{X}y{Y}z{Z} ::: X 1 2 ::: Y 01 02 03 ::: Z 1 2; P eval '"'"'cat {=s/y01/y*/=} > {=s/y01//=}'"'"' ::: *y01*; cat x1z1 x2z2'
+ts "ex: tar xvf | perl | echo" 'mkdir tt && touch tt/a tt/b && tar cf t.tar tt && rm -r tt && tar xvf t.tar | perl -ne "print \$l;\$l=\$_;END{print \$l}" | P echo'
+ts "ex: a while-read loop" 'cat ex/xlist | P "echo step1 {} scale {.}.jpg ; echo step2 {.}" | sort'
+ts "ex: a loop body as a function" 'doit() { x=$1; echo doing $x; }; export -f doit; cat ex/xlist | P doit'
+t "ex: nested for-loops from files" echo do_something {1} {2} :::: ex/xlist ex/ylist
+ts "ex: colours by sizes | sort" 'P echo {1} {2} ::: red green blue ::: S M L XL XXL | sort'
+ts "ex: --tag diff | sort -nk3" 'cd ex && P --tag "diff {1} {2} | wc -l" ::: a.html b.html ::: a.html b.html | sort -nk3'
+t "ex: --header : {colour} {size}" --header : echo {colour} {size} ::: colour red green blue ::: size S M L XL XXL
+ts "ex: addressbook.tsv --colsep --header" 'cat ex/addressbook.tsv | P --colsep "\t" --header : echo {Name} {E-mail}'
+t "ex: {choose_k} of three" --plus echo {choose_k} ::: A B C D ::: A B C D ::: A B C D
+t "ex: {uniq}" --plus echo {uniq} ::: A B C ::: A B C ::: A B C
+ts "ex: ::::+ from a to b" 'P echo {1} - {2} ::::+ <(head -n -1 ex/in.txt) <(tail -n +2 ex/in.txt)'
+ts "ex: :::+ from an array" 'a=(aardvark babble cab dab each); P echo {1} - {2} ::: "${a[@]::${#a[@]}-1}" :::+ "${a[@]:1}"'
+ts "ex: --results diffcount" 'cd ex && P --results ../diffcount "diff -U 0 {1} {2} | tail -n +3 |grep -v '"'"'^@'"'"'|wc -l" ::: a.html b.html ::: a.html b.html'
+ts "ex: touch pict{}.jpg, and -X" 'cd ex && seq -w 0 20 | P touch pict{}.jpg && seq -w 21 40 | P -X touch pict{}.jpg && ls | grep -c pict'
+ts "ex: \${ARR[@]} unquoted" 'ARR=("My brother'"'"'s 12\" records are worth <\$\$\$>"'"'"'!'"'"' Foo Bar); P -k echo ::: ${ARR[@]}'
+ts "ex: \"\${ARR[@]}\"" 'ARR=("My brother'"'"'s 12\" records are worth <\$\$\$>"'"'"'!'"'"' Foo Bar); P -k echo ::: "${ARR[@]}"'
+ts "ex: -q echo \"\$VAR\"" 'VAR="My brother'"'"'s 12\" records are worth <\$\$\$>"; P -q echo "$VAR" ::: "!"; export VAR; P echo '"'"'"$VAR"'"'"' ::: "!"'
+ts "ex: \"'\$VAR'\"" 'VAR="My 12\" records are worth <\$\$\$>"; P echo "'"'"'$VAR'"'"'" ::: "!"'
+ts "ex: myfunc and \$VAR" 'VAR="My brother'"'"'s 12\" records are worth <\$\$\$>"; export VAR; myfunc() { echo "$VAR" "$1"; }; export -f myfunc; P myfunc ::: "!"'
+ts "ex: -k append_string" 'cat ex/xlist | P -k echo {} append_string'
+ts "ex: -k -j150% -n 1000 -m grep" 'cd ex && find . -type f | sort | P -k -j150% -n 1000 -m grep -H -n FOO {}'
+t "ex: --results my.csv" -j1 --results my.csv seq ::: 10 20 30
+ts "ex: -n0 runs the same 10 times" 'seq 10 | P -n0 echo my_command my_args'
+ts "ex: commands from stdin" 'P -j 100 <ex/jobs_to_run'
+t "ex: sort by colour (nested)" -k echo {1} {2} ::: red green ::: S M
 
 # === refused, with the alternative =========================================================
 refused "--pipe" --pipe wc -l
