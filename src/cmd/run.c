@@ -701,10 +701,8 @@ farm_opt(int id, const char *arg, struct run_args *a)
 	case O_PLAIN:
 		return 0;   /* read before the options (run_rc.c) */
 	case O_SSHLOGIN:
-		/* parallel's ":" is this machine: the only one gpupack runs on */
-		if (strcmp(arg, ":") == 0)
-			return 0;
-		return err_set(EXIT_USAGE, "GNU parallel's -S %s is not supported: %s", arg, REMOTE_WHY);
+		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
+		return 0;
 	case O_MINVERSION:
 		if (parse_long(arg, 0, 99999999L, &a->minversion) < 0)
 			return err_prefix("--minversion");
@@ -755,7 +753,7 @@ read_opts(struct opttab *ot, int argc, char **argv, const char *where, struct ru
 
 		if (ch == '?' || ch == ':' || !d)
 			opt_error("run", argc, argv, word, ch, ot->longs);
-		else if (d->refused && d->id == O_REFUSED)
+		else if (d->refused && (d->id == O_REFUSED || (d->id == O_SSHLOGIN && strcmp(optarg, ":"))))
 			opttab_refuse(d, argv[word]);
 		else if (one_opt(d->id, optarg, a) == 0)
 			continue;
