@@ -33,7 +33,7 @@ enum {
 	/* inputs */
 	O_ARGFILE, O_NULL, O_DELIM, O_COLSEP, O_HEADER, O_LINK, O_MAXARGS, O_MAXREPL, O_L, O_MAXLINES,
 	O_X, O_M, O_XARGS, O_MAXCHARS, O_I, O_REPLACE, O_ER, O_BNR, O_DNR, O_BNER, O_SEQR, O_SLOTR,
-	O_PLUS, O_RPL, O_PARENS, O_NORUN, O_E, O_EOF, O_TRIM, O_ARGSEP, O_ARGFILESEP, O_SKIPFIRST, O_SHUF, O_TOTALJOBS,
+	O_PLUS, O_RPL, O_PARENS, O_FILTER, O_NORUN, O_E, O_EOF, O_TRIM, O_ARGSEP, O_ARGFILESEP, O_SKIPFIRST, O_SHUF, O_TOTALJOBS,
 	/* command lines */
 	O_QUOTE, O_SHELL, O_V, O_T, O_DRYRUN, O_WD, O_NICE, O_TMPDIR, O_SLOTVAR, O_SHELLQUOTE,
 	/* durability and faults */
@@ -112,6 +112,7 @@ static const struct optdef run_opts[] = {
 	{"trim", NULL, R, O_TRIM, "lr|l|r|n", "trim white space from values", NULL},
 	{"arg-sep|argsep", NULL, R, O_ARGSEP, "SEP", "SEP instead of :::", NULL},
 	{"arg-file-sep|argfilesep", NULL, R, O_ARGFILESEP, "SEP", "SEP instead of ::::", NULL},
+	{"filter", NULL, R, O_FILTER, "PERL", "run a task only where PERL (its values in it) is true", NULL},
 	{"skip-first-line|skipfirstline", NULL, N, O_SKIPFIRST, NULL, "drop the first value", NULL},
 	{"shuf", NULL, N, O_SHUF, NULL, "run the tasks in a random order", NULL},
 	{"total-jobs|totaljobs", NULL, R, O_TOTALJOBS, "N", "the task count for --bar and --eta", NULL},
@@ -254,8 +255,6 @@ static const struct optdef run_opts[] = {
 	{"shebang|hashbang|shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
 	    "from the script: gpupack run CMD :::: \"$0\""},
 	{"embed", NULL, N, O_REFUSED, NULL, NULL, "install gpupack where the script runs"},
-	{"filter", NULL, R, O_REFUSED, NULL, NULL, "filter the inputs first (grep, awk) or test in the "
-	    "command line: '[ cond ] && cmd {}'"},
 	{"template|tmpl", NULL, R, O_REFUSED, NULL, NULL, "write the files from the command line "
 	    "(sed 's/X/{}/' tmpl > {}.out)"},
 	{"record-env|recordenv", NULL, N, O_REFUSED, NULL, NULL, "tasks get gpupack's environment: export "
@@ -413,6 +412,7 @@ struct run_args {
 	struct farm_opts *o;
 	const char *arg_sep, *arg_file_sep;
 	char *delim;             /* -d, unescaped (owned) */
+	char *tagstring;         /* --tagstring, unescaped (owned) */
 	int n_given, N_given, L_given, X, m, xargs;
 	long max_args, max_lines;
 	char **files;            /* -a FILE, in order */
@@ -524,6 +524,10 @@ input_opt(int id, const char *arg, struct run_args *a)
 		o->rpl_defs = xrealloc(o->rpl_defs, (size_t)(o->nrpl_defs + 1) * sizeof *o->rpl_defs);
 		o->rpl_defs[o->nrpl_defs++] = (char *)arg;
 		return 0;
+	case O_FILTER:
+		o->filters = xrealloc(o->filters, (size_t)(o->nfilters + 1) * sizeof *o->filters);
+		o->filters[o->nfilters++] = (char *)arg;
+		return 0;
 	case O_PARENS:
 		o->parens = arg;
 		return strlen(arg) >= 2 ? 0 : err_set(EXIT_USAGE, "--parens '%s': want the two halves, "
@@ -614,10 +618,16 @@ line_opt(int id, const char *arg, struct run_args *a)
 	case O_TAG:
 		o->tag = 1;
 		return 0;
-	case O_TAGSTRING:
+	case O_TAGSTRING: {
+		size_t len;
+
+		/* parallel reads \t \n \r \0 \NNN in it, as in -d */
+		free(a->tagstring);
+		a->tagstring = input_unescape_delim(arg, &len);
 		o->tag = 1;
-		o->tagstring = arg;
+		o->tagstring = a->tagstring;
 		return 0;
+	}
 	case O_LB:
 		o->line_buffer = 1;
 		return 0;
@@ -875,11 +885,13 @@ free_run(struct farm_opts *o, struct run_args *a)
 	tasks_free(&o->ts);
 	free(o->env);
 	free(o->rpl_defs);
+	free(o->filters);
 	free(o->joblog_owned);
 	for (size_t i = 0; i < o->nretry_cmds; i++)
 		free(o->retry_cmds[i]);
 	free(o->retry_cmds);
 	free(a->delim);
+	free(a->tagstring);
 	free(a->files);
 	rc_words_free(&a->rc);
 }

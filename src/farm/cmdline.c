@@ -791,6 +791,20 @@ tmpl_build(const struct tmpl *t, const struct job_vals *v)
 	return sbuf_detach(&line);
 }
 
+char *
+tmpl_build_cmd(const struct tmpl *t, const struct job_vals *v)
+{
+	/*
+	 * parallel evaluates a command's perl expressions twice, for the line's
+	 * length and to build it; what the first gave is kept unless it is false
+	 * (see farm/perl.c). An expression with a side effect tells the
+	 * difference: '{= $_ = $foo++ =}' counts from 1.
+	 */
+	if (t->nperl > 0)
+		free(tmpl_build(t, v));
+	return tmpl_build(t, v);
+}
+
 /* ---- GNU parallel's length estimate ---------------------------------------- */
 
 void

@@ -103,6 +103,8 @@ int tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opt
 void tmpl_free(struct tmpl *t);
 /* The command line (or tag, or --results path) for one task: malloc'd. */
 char *tmpl_build(const struct tmpl *t, const struct job_vals *v);
+/* The command line for one task, its perl expressions evaluated as parallel evaluates them. */
+char *tmpl_build_cmd(const struct tmpl *t, const struct job_vals *v);
 /*
  * GNU parallel's estimate of the line's length (what it compares with
  * CMDLINE_MAX): kept as records are added (cmdline_len_add) and removed.

@@ -40,6 +40,8 @@ struct farm_opts {
 	char **rpl_defs;         /* --rpl 'TAG perl-expression' */
 	int nrpl_defs;
 	const char *parens;      /* --parens */
+	char **filters;          /* --filter: perl that decides whether a task runs */
+	int nfilters;
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */
 	struct task_src ts;      /* inputs, and records grouped into tasks */

@@ -102,7 +102,7 @@ task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
 static char *
 task_line(const struct farm *f, const struct job_vals *v)
 {
-	return tmpl_build(&f->cmd, v);
+	return tmpl_build_cmd(&f->cmd, v);
 }
 
 /*
@@ -412,6 +412,22 @@ task_env(struct farm *f, struct run *r, char **extra)
 	return n;
 }
 
+/* --filter: does every filter hold for this task (perl's truth)? Errors: *status TMPL_FAILED. */
+static int
+filters_pass(struct farm *f, const struct job_vals *v, int *status)
+{
+	int pass = 1;
+
+	for (int i = 0; i < f->o->nfilters && pass && !(*status & TMPL_FAILED); i++) {
+		char *code = tmpl_build(&f->filt[i], v);
+
+		if (perl_test(&f->perl, code, &pass) < 0)
+			*status |= TMPL_FAILED;
+		free(code);
+	}
+	return pass;
+}
+
 /* The tag every output line of the task starts with (--tag, --tagstring); NULL: none. */
 static char *
 task_tag(struct farm *f, const struct job_vals *v)
@@ -455,7 +471,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	line = task_line(f, &v);
 	r->tag = task_tag(f, &v);
 	/* a perl replacement string: its error ends the run; skip() runs the task as true (parallel) */
-	r->skipped = (status & TMPL_SKIP) != 0;
+	r->skipped = (status & TMPL_SKIP) != 0 || !filters_pass(f, &v, &status);
 	if (status & TMPL_FAILED) {
 		free(line);
 		free(r->tag);

@@ -7,7 +7,10 @@
  *   C <len>\n<code>              compile: "O\n", or "F <len>\n<message>"
  *   J <seq> <slot> <total> <n>\n then n times <len>\n<value>: the task (no reply)
  *   E <id> <argno> <len>\n<value> run: "R <flags> <len>\n<value>", or "F ..."
- * perl exits when its stdin closes.
+ *   T <len>\n<code>              --filter: eval it, "R 0 1\n1" when true, "R 0 0\n" false
+ * perl exits when its stdin closes. A value is kept for its task, as
+ * parallel keeps it, unless it is false ("" or "0"): parallel's cache does
+ * not keep those, and runs the expression again when asked again.
  */
 #include "farm/perl.h"
 #include "util/err.h"
@@ -79,11 +82,14 @@ static const char helper[] =
     "    $Arg::job = bless { seq => $f[0], slot => $f[1] }, 'Job'; $Arg::total = $f[2];\n"
     "    @Arg::arg = @a; %cache = ();\n"
     "  } elsif ($c eq 'E') { my $v = rd($f[2]); my $key = \"$f[0] $f[1]\";\n"
-    "    if (!exists $cache{$key}) { local $_ = $v; $Arg::uq = 0;\n"
+    "    my ($r, $u);\n"
+    "    if ($cache{$key}) { ($r, $u) = @{$cache{$key}}; } else { local $_ = $v; $Arg::uq = 0;\n"
     "      if (!eval { $code[$f[0]]->($Arg::job); 1 }) { print 'F ', out(\"$@\"); next; }\n"
-    "      $cache{$key} = [defined $_ ? \"$_\" : '', $Arg::uq]; }\n"
-    "    my ($r, $u) = @{$cache{$key}};\n"
+    "      ($r, $u) = (defined $_ ? \"$_\" : '', $Arg::uq);\n"
+    "      $cache{$key} = [$r, $u] if $r; }\n"
     "    print 'R ', ($u ? 1 : 0) | ($Arg::job->{skip} ? 2 : 0), ' ', out($r);\n"
+    "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; no strict; no warnings; $code\";\n"
+    "    if ($@) { print 'F ', out(\"$@\"); } else { print 'R 0 ', out($r ? '1' : ''); }\n"
     "  } else { exit 2; }\n"
     "}\n";
 
@@ -286,6 +292,27 @@ perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, 
 	rc = send_str(p, &b);
 	sbuf_free(&b);
 	return rc < 0 ? -1 : recv_reply(p, "a perl replacement string", out, flags);
+}
+
+int
+perl_test(struct perl *p, const char *code, int *truth)
+{
+	struct sbuf b;
+	int flags, rc;
+
+	sbuf_init(&b);
+	sbuf_printf(&b, "T %zu\n", strlen(code));
+	sbuf_add(&b, code);
+	rc = send_str(p, &b);
+	if (rc == 0) {
+		char *what = xasprintf("--filter '%s'", code);
+
+		rc = recv_reply(p, what, &b, &flags);
+		free(what);
+	}
+	*truth = rc == 0 && b.len > 0;
+	sbuf_free(&b);
+	return rc;
 }
 
 void

@@ -41,6 +41,8 @@ int perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long lon
     char *const *args, int nargs);
 /* Run expression id with $_ = val (the task's value number argno, for the cache): out, *flags. */
 int perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, int *flags);
+/* --filter: perl's eval of code (the task's values already in it) is true? -1 with err set. */
+int perl_test(struct perl *p, const char *code, int *truth);
 /* End perl (its stdin closed: it exits) and wait for it. */
 void perl_close(struct perl *p);
 

@@ -279,6 +279,13 @@ compile_templates(struct farm *f)
 			return -1;
 		f->results_tmpl = f->rest.has_rpl;
 	}
+	/* --filter: perl, run by the run's perl */
+	f->filt = o->nfilters ? xcalloc((size_t)o->nfilters, sizeof *f->filt) : NULL;
+	for (int i = 0; i < o->nfilters; i++)
+		if (tmpl_compile(&f->filt[i], &o->filters[i], 1, &to) < 0)
+			return -1;
+	if (o->nfilters && f->perl.pid == 0 && perl_open(&f->perl, f->nr) < 0)
+		return -1;
 	return 0;
 }
 
@@ -466,6 +473,9 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
+	for (int i = 0; f->filt && i < f->o->nfilters; i++)
+		tmpl_free(&f->filt[i]);
+	free(f->filt);
 	perl_close(&f->perl);
 	results_file_close(&f->resfile);
 	free(f->runtimes);

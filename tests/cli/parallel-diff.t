@@ -702,6 +702,62 @@ ts "ex: -n0 runs the same 10 times" 'seq 10 | P -n0 echo my_command my_args'
 ts "ex: commands from stdin" 'P -j 100 <ex/jobs_to_run'
 t "ex: sort by colour (nested)" -k echo {1} {2} ::: red green ::: S M
 
+# === man parallel's examples (what needs no network, no remote host, no --pipe) =============
+ts "man: {} + 1 is {= \$_++ =}" 'seq 10 | P -k echo {} + 1 is {= '"'"'$_++'"'"' =}'
+ts "man: job {#} of total_jobs()" 'seq 50 | P -k echo job {#} of {= '"'"'$_=total_jobs()'"'"' =}'
+ts "man: the equivalent forms of :::" '(echo file1; echo file2) | P echo gzip; P echo gzip ::: file1 file2; P echo gzip {} ::: file1 file2; P --arg-sep ,, echo gzip {} ,, file1 file2; P --arg-sep ,, echo gzip ,, file1 file2; P ::: "echo gzip file1" "echo gzip file2"'
+ts "man: :::, :::: and -a mixed" 'P -k echo {1} {2} {3} ::: 6 7 ::: 4 5 ::: 1 2 3; P -k echo {1} {2} {3} :::: <(seq 6 7) <(seq 4 5) :::: <(seq 1 3); P -k -a <(seq 6 7) echo {1} {2} {3} :::: <(seq 4 5) :::: <(seq 1 3); P -k -a <(seq 6 7) -a <(seq 4 5) echo {1} {2} {3} ::: 1 2 3; seq 6 7 | P -k -a - -a <(seq 4 5) echo {1} {2} {3} ::: 1 2 3; seq 4 5 | P -k echo {1} {2} {3} :::: <(seq 6 7) - ::: 1 2 3'
+t "man: :::+ twice" echo ::: a b c :::+ 1 2 3 ::: X Y :::+ 11 22
+t "man: --colsep '-' with two sources" echo {4} {3} {2} {1} --colsep '-' ::: A-B C-D ::: e-f g-h
+t "man: --colsep - two sources (as written)" --colsep '-' echo {4} {3} {2} {1} ::: A-B C-D ::: e-f g-h
+ts "man: --csv needs Text::CSV here too" 'echo "\"1 big, 2 small\",\"2\"\"x4\"\" plank\",12.34" | P --csv echo {1} of {2} at {3}; echo rc=$?'
+ts "man: --colsep , splits the quoted field" 'echo "\"1 big, 2 small\",\"2\"\"x4\"\" plank\",12.34" | P --colsep "," echo {1} of {2} at {3}'
+t "man: --filter" -k --filter '{1} < {2}+1' echo ::: 1 2 3 ::: 1 2 3
+ts "man: -j0 and \$foo++" 'seq 20 | P -j1 echo '"'"'{= $_ = $foo++; =}'"'"' | head -n 5'
+t "man: -j4 sleep; echo" -j4 sleep {}\; echo {} ::: 0.2 0.1 0.4 0.3
+t "man: -j4 -k sleep; echo" -j4 -k sleep {}\; echo {} ::: 0.2 0.1 0.4 0.3
+t "man: -j0 echo; sleep; echo" -j0 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: -j0 --lb" -j0 --lb 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: -j0 -k --lb" -j0 -k --lb 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: {1} {2} crossed" echo {1} {2} ::: 1 2 3 ::: a b c
+t "man: --link {1} {2}" --link echo {1} {2} ::: 1 2 3 ::: a b c
+t "man: --link recycles" --link echo {1} {2} {3} ::: 1 2 ::: I II III ::: a b c d e f g
+ts "man: --minversion && --halt now,done=50%" 'P --minversion 20170422 && echo halt done=50% supported from version 20170422 && P -j1 --halt now,done=50% echo ::: $(seq 100)'
+ts "man: -N7 from /etc/passwd" 'head -n 3 /etc/passwd | tr ":" "\n" | P -k -N7 echo chown {1} {6}'
+ts "man: --process-slot-var=name" 'seq 10 | P -j1 --process-slot-var=name echo '"'"'$name'"'"' {}'
+t "man: --parens ,,,," --parens ,,,, echo foo is ,,s/I/O/g,, ::: FII
+t "man: --header : --results foo" --header : --results foo echo {a} {b} ::: a I II ::: b III IIII
+t "man: --results foo" --results foo echo {1} {2} ::: I II ::: III IIII
+t "man: --results my_{}" --results my_{} echo ::: foo bar baz
+t "man: --results my_{}/" --results my_{}/ echo ::: foo bar baz
+ts "man: --resume --joblog -j10" 'P --joblog log -j10 echo ::: 1 2 3; P --resume --joblog log -j10 echo ::: 1 2 3 4 5'
+ts "man: --resume-failed -j10" 'P --joblog log -j10 exit ::: 0 1 0; P --resume-failed --joblog log -j10 exit ::: 0 0 0 0'
+ts "man: --retry-failed ignores the command" 'P --joblog log -j10 exit ::: 0 1 2; P --retry-failed --joblog log -j10 this part is ignored'
+t "man: --rpl {%(.*?)}" --rpl '{%(.*?)} s/$$1//' echo {%.tar.gz} ::: my.tar.gz
+t "man: --rpl {:%(.+?)}" --rpl '{:%(.+?)} s:$$1(\.[^/]+)*$::' echo {:%_file} ::: my_file.tar.gz
+t "man: -n3 --rpl {/:%(.*?)}" -k -n3 --rpl '{/:%(.*?)} s:.*/(.*)$$1(\.[^/]+)*$:$1:' echo job {#}: {2} {2.tar.gz} {/:%_1} ::: /tmp/file_1.tar.gz /tmp/file_2.c /tmp/file_3.txt
+t "man: --rpl {(.*?)/(.*?)}" --rpl '{(.*?)/(.*?)} $_="$$2$_$$1"' echo {=/=}.html ::: foo
+ts "man: --shell-quote twice" 'echo "a b" | P --shell-quote | P --shell-quote'
+t "man: --shuf --halt soon,done=1% (count)" -j1 --shuf --halt soon,done=1% true ::: $(seq 10) ::: $(seq 10)
+ts "man: -N2 \$PARALLEL_SEQ" 'seq 10 | P -k -N2 echo seq:\$PARALLEL_SEQ arg1:{1} arg2:{2}'
+ts "man: \$VAR of the calling shell" 'VAR="two  spaces"; echo test | P echo {} $VAR'
+ts "man: \$VAR quoted" 'VAR="two  spaces"; echo test | P echo {} \'"'"'"$VAR"\'"'"''
+ts "man: VAR set in the line" 'echo test | P VAR=this_is_set_after_starting \; echo {} \$VAR'
+ts "man: VAR with spaces" 'echo test | P VAR='"'"'"two  spaces  between	each  word"'"'"' echo {} \'"'"'"$VAR"\'"'"''
+ts "man: \$\$ of each shell differs" 'seq 3 | P echo \$\$ | sort -u | wc -l'
+ts "man: \\\\\\\$VAR" 'echo test | P echo {} \\\$VAR'
+ts "man: -q echo {} \$VAR" 'echo test | P -q echo {} \$VAR'
+ts "man: perl -ne with \\ quoting" 'cd ex && ls | P perl -ne '"'"'/^\\S+\\s+\\S+\$/\ and\ print\ \$ARGV,\"\\n\"'"'"''
+ts "man: perl -ne with \\' quoting" 'cd ex && ls | P perl -ne \'"'"'/^\S+\s+\S+$/ and print $ARGV,"\n"'"'"'\'
+ts "man: -q perl -ne" 'cd ex && ls | P -q perl -ne '"'"'/^\S+\s+\S+$/ and print $ARGV,"\n"'"'"''
+ts "man: -q \"zcat {} >{.}\" fails" 'cd ex && ls *.gz | P -q "zcat {} >{.}"; echo rc=$?'
+ts "man: -q bash -c wc -c <(echo {})" 'cd ex && ls | P -k -q bash -c '"'"'wc -c <(echo {})'"'"''
+ts "man: -N2 with a shell" 'seq 10 | P -k -N2 '"'"'echo {1} {2}'"'"''
+ts "man: -j1 -k -v ls" 'cd ex && printf "a.html\nsub\n" | P -j1 -k -v ls'
+ts "man: -vkd, echo a{}b forms" 'echo 1,2,3 | P -vkd, "echo '"'"'a{}b'"'"'"; echo 1,2,3 | P -vkd, echo a{}b; echo 1,2,3 | P -vkd, "echo '"'"'a'"'"'{}'"'"'b'"'"'"; echo 1,2,3 | P -vkd, "echo '"'"'a'"'"'"{}"'"'"'b'"'"'"'
+ts "man: -J nice_profile" 'mkdir -p .home/.parallel && echo "--nice 17" >.home/.parallel/nice_profile && HOME=$PWD/.home P -k -J nice_profile echo bzip2 -9 ::: a b'
+ts "man: -J pre_perl" 'mkdir -p .home/.parallel && echo "-vv --pipe perl -e '"'"'print \"pre\"'"'"'" >/dev/null; mkdir -p .home/.parallel && echo "-k" >.home/.parallel/pre_perl && HOME=$PWD/.home P -J pre_perl echo ::: x y'
+
 # === refused, with the alternative =========================================================
 refused "--pipe" --pipe wc -l
 refused "-S host" -S server echo ::: a
