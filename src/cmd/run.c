@@ -44,6 +44,8 @@ enum {
 	/* profiles and information */
 	O_PROFILE, O_PLAIN, O_VERSION, O_HELP, O_MINVERSION, O_NCPUS, O_NCORES, O_NTHREADS, O_NSOCKETS,
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
+	/* --pipe */
+	O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
 	O_REFUSED,
 };
 
@@ -52,8 +54,8 @@ enum {
 #define OPT OPTTAB_OPT
 
 /* What to use instead of GNU parallel's options that gpupack refuses. */
-#define PIPE_WHY "gpupack gives each task its inputs as arguments, not blocks of stdin (split the " \
-	"data into files, e.g. split -n l/8 data part., and give them with ::: part.*)"
+#define PIPE_WHY "give each group its own file and --pipe each (split them first: awk or sort, " \
+	"then ::: part.*)"
 #define REMOTE_WHY "across machines, run one gpupack per node under srun with one --joblog on a " \
 	"shared filesystem: one farm over every node (doc/slurm.md, \"One farm over every node\"); " \
 	"or split the inputs with --shard"
@@ -146,6 +148,8 @@ static const struct optdef run_opts[] = {
 	    "in .csv, .tsv or .json: one such file", NULL},
 	{"keep-order|keeporder", "k", N, O_K, NULL, "print outputs in input order", NULL},
 	{"no-keep-order|nokeeporder|nok|no-k", NULL, N, O_NOK, NULL, "undo -k", NULL},
+	{"files|output-as-files|outputasfiles", NULL, N, O_FILES, NULL, "each task's stdout in a file\n"
+	    "$TMPDIR/parXXXXXX.par, its name printed", NULL},
 	{"tag", NULL, N, O_TAG, NULL, "start each output line with the inputs and a tab", NULL},
 	{"tagstring|tag-string", NULL, R, O_TAGSTRING, "STR", "start each output line with STR and a tab", NULL},
 	{"line-buffer|line-buffered|linebuffer|linebuffered|lb", NULL, N, O_LB, NULL, "print whole lines "
@@ -158,6 +162,17 @@ static const struct optdef run_opts[] = {
 	{"summary", NULL, N, O_SUMMARY, NULL, "a summary line on stderr at the end", NULL},
 	{"json", NULL, N, O_JSON, NULL, "the summary as one JSON object, alone on stdout:\n"
 	    "the tasks' stdout goes to stderr", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "stdin cut into blocks (as GNU parallel's --pipe):", NULL},
+	{"pipe|spreadstdin", NULL, N, O_PIPE, NULL, "each task gets a block of stdin on its stdin", NULL},
+	{"pipe-part|pipepart", NULL, N, O_PIPEPART, NULL, "the same with the parts of -a FILE", NULL},
+	{"block-size|blocksize|block", NULL, R, O_BLOCK, "SIZE", "blocks of about SIZE (1M; k m: 1000s)", NULL},
+	{"recstart", NULL, R, O_RECSTART, "STR", "records start with STR", NULL},
+	{"recend", NULL, R, O_RECEND, "STR", "records end with STR (default \\n)", NULL},
+	{"regexp|regex", NULL, N, O_REGEXP, NULL, "--recstart and --recend are perl regexes", NULL},
+	{"remove-rec-sep|removerecsep|rrs", NULL, N, O_RRS, NULL, "remove the record separators", NULL},
+	{"tee", NULL, N, O_TEE, NULL, "every task gets all of stdin", NULL},
+	{"cat|fifo", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin", NULL},
 
 	{NULL, NULL, N, SECTION, NULL, "profiles and information:", NULL},
 	{"profile", "J", R, O_PROFILE, "NAME", "options from ~/.parallel/NAME (instead of config)", NULL},
@@ -180,20 +195,12 @@ static const struct optdef run_opts[] = {
 	{"use-sockets-instead-of-threads|usesocketsinsteadofthreads", NULL, N, O_NOOP, NULL, NULL, NULL},
 
 	/* GNU parallel's, refused with what to use instead */
-	{"pipe|spreadstdin", NULL, N, O_REFUSED, NULL, NULL, PIPE_WHY},
-	{"pipe-part|pipepart", NULL, N, O_REFUSED, NULL, NULL, PIPE_WHY},
-	{"block-size|blocksize|block", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"block-timeout|blocktimeout|bt", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"round-robin|roundrobin|round", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"recstart", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"recend", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"regexp|regex", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"remove-rec-sep|removerecsep|rrs", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"tee", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"fifo", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"cat", NULL, N, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"bin", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
-	{"group-by|groupby", NULL, R, O_REFUSED, NULL, NULL, "it belongs to --pipe; " PIPE_WHY},
+	{"block-timeout|blocktimeout|bt", NULL, R, O_REFUSED, NULL, NULL, "without it a block is what "
+	    "was read when stdin ended or --block was reached"},
+	{"round-robin|roundrobin|round", NULL, N, O_REFUSED, NULL, NULL, "each task gets its own blocks: "
+	    "--pipe (with -j for the tasks at once)"},
+	{"bin", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
+	{"group-by|groupby", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
 	{"sshlogin", "S", R, O_SSHLOGIN, NULL, NULL, REMOTE_WHY},
 	{"sshloginfile|slf", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
 	{"nonall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
@@ -226,7 +233,6 @@ static const struct optdef run_opts[] = {
 	{"latest-line|latestline|ll", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer"},
 	{"csv", NULL, N, O_REFUSED, NULL, NULL, "use --colsep ',' (values holding quoted commas need a "
 	    "CSV tool first)"},
-	{"files|output-as-files|outputasfiles", NULL, N, O_REFUSED, NULL, NULL, "use --results DIR"},
 	{"compress", NULL, N, O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
 	{"compress-program|compressprogram|use-compress-program|usecompressprogram", NULL, R, O_REFUSED,
 	    NULL, NULL, "use --results DIR and compress it afterwards"},
@@ -469,6 +475,7 @@ input_opt(int id, const char *arg, struct run_args *a)
 	case O_HEADER:
 		io->header = 1;
 		io->header_names_files = strcmp(arg, "0") == 0;
+		o->pipe.header = arg;   /* with --pipe: the header's regex, or its lines */
 		return 0;
 	case O_LINK:
 		io->link = 1;
@@ -618,6 +625,9 @@ line_opt(int id, const char *arg, struct run_args *a)
 	case O_TAG:
 		o->tag = 1;
 		return 0;
+	case O_FILES:
+		o->files = 1;
+		return 0;
 	case O_TAGSTRING: {
 		size_t len;
 
@@ -710,6 +720,33 @@ farm_opt(int id, const char *arg, struct run_args *a)
 	case O_PROFILE:
 	case O_PLAIN:
 		return 0;   /* read before the options (run_rc.c) */
+	case O_PIPE:
+		o->pipe.on = 1;
+		return 0;
+	case O_PIPEPART:
+		o->pipe.on = o->pipe.part = 1;
+		return 0;
+	case O_BLOCK:
+		o->pipe.block = arg;
+		return 0;
+	case O_RECSTART:
+		o->pipe.recstart = arg;
+		return 0;
+	case O_RECEND:
+		o->pipe.recend = arg;
+		return 0;
+	case O_REGEXP:
+		o->pipe.regexp = 1;
+		return 0;
+	case O_RRS:
+		o->pipe.rrs = 1;
+		return 0;
+	case O_TEE:
+		o->pipe.tee = 1;
+		return 0;
+	case O_CAT:
+		o->pipe.cat = 1;
+		return 0;
 	case O_SSHLOGIN:
 		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
 		return 0;
@@ -781,6 +818,19 @@ grouping(struct run_args *a)
 {
 	struct task_src *ts = &a->o->ts;
 
+	if (a->o->pipe.on && !a->o->pipe.tee) {
+		/* -N, -n, -L and -r cut the blocks; a task takes one block, and no --header names */
+		struct pipe_opts *p = &a->o->pipe;
+
+		p->records = a->n_given || a->N_given ? a->max_args : 0;
+		p->lines = a->L_given ? a->max_lines : 0;
+		p->skip_empty = ts->in.o.skip_empty;
+		p->skip_first = ts->in.o.skip_first;
+		ts->in.o.skip_empty = ts->in.o.skip_first = ts->in.o.header = 0;
+		ts->max_args = 1;
+		return;
+	}
+	a->o->pipe.header = NULL;
 	if (a->L_given && !a->n_given && !a->N_given) {
 		/* -L N: N lines per task, as -N N; a line that ends in a blank goes on (parallel) */
 		a->max_args = a->max_lines;
@@ -830,6 +880,15 @@ parse_rest(int argc, char **argv, struct run_args *a)
 	int i = 0, kind = 0, linked = 0;
 	struct source *s = NULL;
 
+	if (o->pipe.on && !o->pipe.tee) {
+		/* the data is stdin, or with --pipe-part the file of -a */
+		o->pipe.file = a->nfiles ? a->files[0] : NULL;
+		inputs_add_pipe(&o->ts.in, &o->pipe, 0);
+		o->cmd = argv;
+		o->ncmd = argc;
+		o->sources_given = 1;
+		return;
+	}
 	for (int k = 0; k < a->nfiles; k++)
 		inputs_add_file(&o->ts.in, a->files[k], 0);
 	o->cmd = argv;
@@ -886,6 +945,10 @@ free_run(struct farm_opts *o, struct run_args *a)
 	free(o->env);
 	free(o->rpl_defs);
 	free(o->filters);
+	if (o->tee_file) {
+		unlink(o->tee_file);
+		free(o->tee_file);
+	}
 	free(o->joblog_owned);
 	for (size_t i = 0; i < o->nretry_cmds; i++)
 		free(o->retry_cmds[i]);

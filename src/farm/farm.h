@@ -10,6 +10,7 @@
 
 #include "farm/task.h"
 #include "farm/cmdline.h"
+#include "farm/pipe.h"
 #include "gpu/backend.h"
 
 /*
@@ -42,6 +43,8 @@ struct farm_opts {
 	const char *parens;      /* --parens */
 	char **filters;          /* --filter: perl that decides whether a task runs */
 	int nfilters;
+	struct pipe_opts pipe;   /* --pipe, --pipe-part: blocks of data on the tasks' stdin */
+	char *tee_file;          /* --tee: stdin in a file, every task's stdin (owned) */
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */
 	struct task_src ts;      /* inputs, and records grouped into tasks */
@@ -83,6 +86,7 @@ struct farm_opts {
 	int bar, eta, progress, json, summary;
 	int dry_run;             /* print each command instead of running it */
 	int shellquote;          /* --shellquote: print each input quoted, run nothing */
+	int files;               /* --files: each task's stdout in a file, its name printed */
 	long total_jobs;         /* --total-jobs: the count --bar and --eta show; 0: not given */
 	int sources_given;       /* ::: :::: or -a: stdin is not read for inputs */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */

@@ -235,6 +235,25 @@ retry(struct farm *f, struct run *r)
 	return 1;
 }
 
+/* --files: the output into its file; the file's name, a line, is the task's output (farm/results.h) */
+static void
+deliver_par_file(struct farm *f, unsigned long long seq, struct obuf out[2], double now)
+{
+	struct obuf line[2];
+	char *path;
+
+	if (results_par_file(&out[0], &path) < 0) {
+		finish_fatal(f, now);
+		return;
+	}
+	obuf_init(&line[0]);
+	obuf_init(&line[1]);
+	obuf_add(&line[0], path, strlen(path));
+	obuf_add(&line[0], "\n", 1);
+	free(path);
+	deliver(f, seq, line);
+}
+
 void
 finish_task(struct farm *f, struct run *r, double now)
 {
@@ -317,11 +336,15 @@ finish_task(struct farm *f, struct run *r, double now)
 		obuf_add(&r->out[0], b.buf, b.len);
 		sbuf_free(&b);
 	}
-	/* --results NAME.csv: the output goes there, not to stdout (farm/results.h) */
-	if (!f->resfile.path)
+	/* --results NAME.csv: the output goes there, not to stdout; --files: to a file named on stdout */
+	if (f->resfile.path) {
+		if (results_file_add(&f->resfile, &rec, t->a.flat, t->a.nflat, r->out) < 0)
+			finish_fatal(f, now);
+	} else if (f->o->files) {
+		deliver_par_file(f, t->seq, r->out, now);
+	} else {
 		deliver(f, t->seq, r->out);
-	else if (results_file_add(&f->resfile, &rec, t->a.flat, t->a.nflat, r->out) < 0)
-		finish_fatal(f, now);
+	}
 	finish_release(f, r, now);
 	task_free(f, t);
 	check_halt(f, r, ok, exitval, sig, now);

@@ -5,6 +5,7 @@
  * with -d) becomes the two characters \0, as parallel does.
  */
 #include "farm/input.h"
+#include "farm/pipe.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -88,6 +89,15 @@ void
 inputs_add_file(struct inputs *in, const char *name, int linked)
 {
 	add_source(in, linked)->file = xstrdup(name);
+}
+
+void
+inputs_add_pipe(struct inputs *in, const struct pipe_opts *o, int slots)
+{
+	struct source *s = add_source(in, 0);
+
+	s->pipe_opts = o;
+	s->pipe_slots = slots;
 }
 
 /* ---- reading records ------------------------------------------------- */
@@ -194,6 +204,11 @@ read_value(struct inputs *in, struct source *s, char **out)
 
 	if (s->eof)
 		return 0;
+	if (s->pipe) {
+		if ((r = pipe_next(s->pipe, out)) <= 0)
+			s->eof = 1;
+		return r;
+	}
 	for (;;) {
 		r = read_raw(s->f, d, dlen, out);
 		if (r < 0) {
@@ -239,6 +254,10 @@ open_source(struct inputs *in, struct source *s)
 	const char *d;
 	struct sbuf b;
 
+	if (s->pipe_opts) {
+		s->pipe = xcalloc(1, sizeof *s->pipe);
+		return pipe_open(s->pipe, s->pipe_opts, s->pipe_slots);
+	}
 	if (s->file) {
 		struct stat st;
 
@@ -283,6 +302,11 @@ open_source(struct inputs *in, struct source *s)
 static void
 close_source(struct source *s)
 {
+	if (s->pipe) {
+		pipe_close(s->pipe);
+		free(s->pipe);
+		s->pipe = NULL;
+	}
 	if (s->f && s->f != stdin)
 		fclose(s->f);
 	s->f = NULL;

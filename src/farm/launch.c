@@ -15,6 +15,7 @@
 #include "farm/state.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,6 +99,9 @@ task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
 	*status = 0;
 	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg,
 	    f->total_tasks, status};
+	/* --pipe: the value is the block's file, the task's stdin, not an argument (but --cat's {}) */
+	if (f->o->pipe.on && !f->o->pipe.tee && !f->o->pipe.cat)
+		v->n = 0;
 }
 
 /* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
@@ -412,6 +418,52 @@ task_env(struct farm *f, struct run *r, char **extra)
 	return n;
 }
 
+/*
+ * A task's stdin: /dev/null, or under --pipe its block (--tee: all of
+ * stdin) through a pipe, as parallel gives it (a program may tell a pipe
+ * from a file: wc pads its counts otherwise). A child of gpupack's writes
+ * the file into the pipe and exits (killed with gpupack; a task that stops
+ * reading ends it by SIGPIPE). -1 with err set.
+ */
+static int
+task_stdin(struct farm *f, const struct task *t)
+{
+	const char *file = f->o->pipe.tee ? f->o->tee_file : f->o->pipe.on && !f->o->pipe.cat &&
+	    t->a.nflat > 0 ? t->a.flat[0] : NULL;
+	int fd, p[2];
+	pid_t pid;
+
+	if (!file)
+		return f->devnull;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(EXIT_ENV, "--pipe: %s", file);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		close(fd);
+		return err_sys(EXIT_ENV, "pipe");
+	}
+	pid = fork();
+	if (pid == 0) {
+		char buf[65536];
+		ssize_t n;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGPIPE, SIG_DFL);
+		close(p[0]);
+		while ((n = read(fd, buf, sizeof buf)) > 0)
+			if (write_all(p[1], buf, (size_t)n) < 0)
+				_exit(1);
+		_exit(0);
+	}
+	close(fd);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return err_sys(EXIT_ENV, "fork");
+	}
+	return p[0];
+}
+
 /* --filter: does every filter hold for this task (perl's truth)? Errors: *status TMPL_FAILED. */
 static int
 filters_pass(struct farm *f, const struct job_vals *v, int *status)
@@ -461,7 +513,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 {
 	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
 	const char *path;
-	int nextra, child[2] = {-1, -1}, rc = 0;
+	int nextra, child[2] = {-1, -1}, rc = 0, in;
 	struct spawn_req req;
 	struct job_vals v;
 	int status;
@@ -504,13 +556,19 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	argv = line_argv(f, r->skipped ? "true" : line, &path);
 	sh_argv[0] = f->shell;
 	sh_argv[2] = line;
-	req = (struct spawn_req){path, argv, envp, f->devnull, child[0], child[1], f->shell,
+	if ((in = task_stdin(f, t)) < 0) {
+		rc = -1;
+		goto out;
+	}
+	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
 	r->start = now;
 	r->pid = spawn_task(&req);
+	if (in != f->devnull)
+		close(in);
 	if (r->pid < 0) {
 		rc = -1;
 		goto out;

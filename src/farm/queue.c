@@ -11,11 +11,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 task_free(struct farm *f, struct task *t)
 {
-	(void)f;
+	/* --pipe: the task's block goes with it */
+	if (f->o->pipe.on && !f->o->pipe.tee && t->a.nflat > 0)
+		unlink(t->a.flat[0]);
 	targs_free(&t->a);
 	free(t);
 }
@@ -171,6 +174,8 @@ queue_next(struct farm *f)
 			f->st.skipped++;
 		}
 		/* not run here: -k must not wait for its output */
+		if (f->o->pipe.on && !f->o->pipe.tee && a.nflat > 0)
+			unlink(a.flat[0]);
 		targs_free(&a);
 		if (f->o->keep_order) {
 			struct obuf none[2];

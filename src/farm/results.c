@@ -322,3 +322,26 @@ results_file_add(struct results_file *rf, const struct joblog_rec *rec, char *co
 	}
 	return 0;
 }
+
+int
+results_par_file(const struct obuf *out, char **path)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	*path = xasprintf("%s/parXXXXXX.par", dir && *dir ? dir : "/tmp");
+	fd = mkostemps(*path, 4, O_CLOEXEC);
+	if (fd < 0 || obuf_write(out, fd) < 0) {
+		int rc = err_sys(EXIT_ENV, "--files: %s", *path);
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(*path);
+		}
+		free(*path);
+		*path = NULL;
+		return rc;
+	}
+	close(fd);
+	return 0;
+}

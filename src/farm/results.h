@@ -31,5 +31,11 @@ int results_file_open(struct results_file *rf, const char *name, char **names, i
 int results_file_add(struct results_file *rf, const struct joblog_rec *rec, char *const *vals, int nvals,
     const struct obuf out[2]);
 void results_file_close(struct results_file *rf);
+/*
+ * --files: the task's stdout in a new file $TMPDIR/parXXXXXX.par, as
+ * parallel names it (its stderr is dropped, as parallel drops it); *path
+ * malloc'd. -1 with err set.
+ */
+int results_par_file(const struct obuf *out, char **path);
 
 #endif

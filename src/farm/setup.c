@@ -260,6 +260,8 @@ compile_templates(struct farm *f)
 	char *res[1] = {(char *)o->results};
 
 	to.quote_line = o->shellquote;
+	/* --pipe: a task's data is its stdin; {} is appended only to --cat's (its block's file) */
+	to.append = !o->pipe.on || o->pipe.tee || o->pipe.cat;
 	to.plus = o->plus;
 	to.rpl_defs = o->rpl_defs;
 	to.nrpl_defs = o->nrpl_defs;
@@ -412,6 +414,11 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	if (nodes_prepare(f) < 0)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
+		return -1;
+	/* --pipe-part's default blocks: 10 per slot of the run; --tee: stdin, for every task */
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->ts.in.nsrc > 0)
+		f->o->ts.in.src[0].pipe_slots = f->nr;
+	if (f->o->pipe.tee && !f->o->dry_run && pipe_tee_file(&f->o->tee_file) < 0)
 		return -1;
 	if (tasks_open(&f->o->ts) < 0 || compile_templates(f) < 0)
 		return -1;

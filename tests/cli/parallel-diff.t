@@ -56,6 +56,7 @@ printf 'f1\tf2\nA\tB\nC\tD\n' >"$F/tsv-file.tsv"
 seq 8 >"$F/num8"
 seq 128 >"$F/num128"
 seq 30000 >"$F/num30000"
+seq 300000 >"$F/num300000"
 (echo %head1; echo %head2; seq 10) >"$F/num_%header"
 printf 'HHHHAAABBBCCC' >"$F/fixedlen"
 # files for the examples (man parallel_examples)
@@ -758,8 +759,33 @@ ts "man: -vkd, echo a{}b forms" 'echo 1,2,3 | P -vkd, "echo '"'"'a{}b'"'"'"; ech
 ts "man: -J nice_profile" 'mkdir -p .home/.parallel && echo "--nice 17" >.home/.parallel/nice_profile && HOME=$PWD/.home P -k -J nice_profile echo bzip2 -9 ::: a b'
 ts "man: -J pre_perl" 'mkdir -p .home/.parallel && echo "-vv --pipe perl -e '"'"'print \"pre\"'"'"'" >/dev/null; mkdir -p .home/.parallel && echo "-k" >.home/.parallel/pre_perl && HOME=$PWD/.home P -J pre_perl echo ::: x y'
 
+# === --pipe: the tutorial's section, the examples' and the man page's =====================
+ts "tut: --pipe wc" 'cat num300000 | P -k --pipe wc'
+ts "tut: --pipe --block 200k" 'cat num300000 | P -k --pipe --block 200k wc'
+ts "tut: --pipe -N14000" 'cat num300000 | P -k --pipe -N140000 wc'
+ts "tut: --pipe -L75" 'cat num300000 | P -k --pipe -L75 wc'
+ts "tut: fixed length records" 'cat fixedlen | P -k --pipe --header .{4} --block 3 --recend "" "echo start; cat; echo"'
+ts "tut: --recend ', '" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recend ", " --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --recstart /" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recstart / --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --recend and --recstart" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recend ", " --recstart / --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --regexp --recend ,_+" 'echo foo,bar,_baz,__qux, | P -kN1 --regexp --recend ,_+ --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --rrs" 'echo foo,bar,_baz,__qux, | P -kN1 --rrs --regexp --recend ,_+ --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --header regex --pipe -N3" 'cat num_%header | P -k --header "(%.*\n)*" --pipe -N3 echo JOB{#}\;cat'
+ts "tut: --header 2 --pipe -N3" 'cat num_%header | P -k --header 2 --pipe -N3 echo JOB{#}\;cat'
+t "tut: --pipepart" -k --pipepart -a num300000 --block 300k wc
+ts "tut: --pipe -j4 (each task its blocks)" 'cat num300000 | P --pipe -j4 --block 100k wc | awk "{ s += \$1 } END { print s }"'
+ts "ex: --pipe --recend '' -k gzip" 'cat num300000 | P --pipe --recend "" -k gzip -9 | gzip -dc | wc -l'
+ts "ex: --pipe --files sort | sort -m" 'shuf -n 20000 --random-source=num300000 num300000 >big; cat big | P --pipe --block 20k --files sort | P -Xj1 sort -m {} "\;" rm {} | md5sum'
+ts "ex: mygenerator | --pipe --block sh" 'seq 3000 | perl -pe "print \"echo This is fast job number \"" | P --pipe --block 10k sh | sort | md5sum'
+ts "ex: grouping lines by a customer" 'printf "1 a 53\n2 b 65\n3 b 82\n4 c 96\n5 c 67\n6 c 13\n" | perl -ape '"'"'$F[1] ne $l and print "SEPARATOR"; $l = $F[1]'"'"' | P -k --recend SEPARATOR --rrs --pipe -N1 wc'
+ts "ex: FASTA records" 'printf ">Sequence name1\nACGT\nTTGA\n>Sequence name2\nGGCC\n" | P -k --pipe -N1 --recstart ">" --rrs '"'"'read a; echo Name: "$a"; echo $(tr -d "\n")'"'"''
+ts "man: --pipe --tee -v wc {}" 'seq 1000 | P -k --pipe --tee -v wc {} ::: -w -l -c'
+ts "man: --pipe --tee --tag" 'seq 1000 | P -k --pipe --tee --tag "grep {} | wc -l" ::: 3 5 7'
+ts "man: --pipe-part --block -10" 'P --pipe-part -a num300000 --block -10 -j5 wc | awk "{ s += \$1 } END { print s, NR >= 10 }"'
+ts "man: --pipe -N2 the_program" 'seq 6 | P -k --pipe -N2 "echo \$(wc -l) lines"'
+
 # === refused, with the alternative =========================================================
-refused "--pipe" --pipe wc -l
+refused "--round-robin" --pipe --round-robin wc -l
 refused "-S host" -S server echo ::: a
 refused "--sshlogin" --sshlogin server echo ::: a
 refused "--retries 0 (parallel: forever)" --retries 0 false ::: a
