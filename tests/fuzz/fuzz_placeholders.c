@@ -43,8 +43,8 @@ check_roundtrip(const char *value)
 {
 	char *words[] = {"cmd", "{}"};
 	char *vals[] = {(char *)value};
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
-	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0};
+	struct tmpl_opts o = {.append = 1};
+	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0, 0, NULL};
 	struct tmpl t;
 	char *line, **argv;
 
@@ -64,7 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text, *nl, **words, **vals = NULL;
 	int nwords, nvals = 0;
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {.append = 1};
 	struct tmpl t;
 	struct job_vals v;
 	struct cmdline_len len;
@@ -88,7 +88,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tmpl_compile(&t, words, nwords, &o) == 0) {
 		char *line;
 
-		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1};
+		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1, 0, NULL};
 		line = tmpl_build(&t, &v);
 		shell_argv_free(shell_direct_argv(line));
 		free(line);
