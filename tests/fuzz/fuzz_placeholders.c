@@ -59,6 +59,9 @@ check_roundtrip(const char *value)
 	tmpl_free(&t);
 }
 
+/* -I {x} */
+static const char *const rename_all[RPL_N] = {"{x}"};
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -77,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.raw = (data[0] >> 4) & 1;
 	o.append = !((data[0] >> 5) & 1);
 	if ((data[0] >> 6) & 1)
-		o.I = "{x}";
+		o.rpl = rename_all;
 	text = xstrndup((const char *)data + 1, size - 1);
 	nl = strchr(text, '\n');
 	if (nl)
