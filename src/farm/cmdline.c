@@ -331,15 +331,22 @@ measure_word(struct tmpl *t, int first_tok, int end_tok)
 	}
 }
 
+/* The run's perl, started on first use. */
+static int
+start_perl(const struct tmpl_opts *o)
+{
+	if (!o->perl)
+		return err_set(EXIT_INTERNAL, "a perl replacement string without perl");
+	return o->perl->pid == 0 ? perl_open(o->perl, o->max_jobs) : 0;
+}
+
 /* A perl expression's id in perl (compiled on first use; perl started on the first one). */
 static int
 perl_expr(struct tmpl *t, const char *code, const struct tmpl_opts *o)
 {
 	int id;
 
-	if (!o->perl)
-		return err_set(EXIT_INTERNAL, "a perl replacement string without perl");
-	if (o->perl->pid == 0 && perl_open(o->perl, o->max_jobs) < 0)
+	if (start_perl(o) < 0)
 		return -1;
 	if ((id = perl_compile(o->perl, code)) < 0)
 		return -1;
@@ -359,7 +366,10 @@ compile_word(struct tmpl *t, const char *w, const struct tmpl_opts *o)
 		push_tok(t, (struct tok){TK_EMPTY, "", 0, 0, 0, 0, 0});
 		return 0;
 	}
-	rpl_split(&t->rs, w, &segs, &nsegs);
+	if (rpl_split(&t->rs, w, o->perl, &segs, &nsegs) < 0) {
+		rplsegs_free(segs, nsegs);
+		return -1;
+	}
 	for (int i = 0; i < nsegs && rc == 0; i++) {
 		struct rplseg *g = &segs[i];
 		int expr = 0;
@@ -534,7 +544,7 @@ tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o
 	t->context = o->context;
 	t->trim = o->trim;
 	if (rplset_init(&t->rs, o->rpl, o->plus, o->rpl_defs, o->nrpl_defs, o->parens) < 0 ||
-	    compile_words(t, o) < 0) {
+	    (t->rs.dyn && start_perl(o) < 0) || compile_words(t, o) < 0) {
 		tmpl_free(t);
 		return -1;
 	}

@@ -8,6 +8,7 @@
  *   J <seq> <slot> <total> <n>\n then n times <len>\n<value>: the task (no reply)
  *   E <id> <argno> <len>\n<value> run: "R <flags> <len>\n<value>", or "F ..."
  *   T <len>\n<code>              --filter: eval it, "R 0 1\n1" when true, "R 0 0\n" false
+ *   M <len> <len>\n<re><text>     a replacement string's regex: "R 0 <len>\n<so> <eo> ..." or empty
  * perl exits when its stdin closes. A value is kept for its task, as
  * parallel keeps it, unless it is false ("" or "0"): parallel's cache does
  * not keep those, and runs the expression again when asked again.
@@ -90,6 +91,10 @@ static const char helper[] =
     "    print 'R ', ($u ? 1 : 0) | ($Arg::job->{skip} ? 2 : 0), ' ', out($r);\n"
     "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; no strict; no warnings; $code\";\n"
     "    if ($@) { print 'F ', out(\"$@\"); } else { print 'R 0 ', out($r ? '1' : ''); }\n"
+    "  } elsif ($c eq 'M') { my $re = rd($f[0]); my $t = rd($f[1]); my $r = '';\n"
+    "    eval { if ($t =~ /$re/s) { $r = join(' ', map { defined $-[$_] ? \"$-[$_] $+[$_]\" : '-1 -1' }\n"
+    "      0 .. ($#- > 9 ? 9 : $#-)); } };\n"
+    "    if ($@) { print 'F ', out(\"$@\"); } else { print 'R 0 ', out($r); }\n"
     "  } else { exit 2; }\n"
     "}\n";
 
@@ -313,6 +318,34 @@ perl_test(struct perl *p, const char *code, int *truth)
 	*truth = rc == 0 && b.len > 0;
 	sbuf_free(&b);
 	return rc;
+}
+
+int
+perl_match(struct perl *p, const char *re, const char *text, long m[PERL_GROUPS][2])
+{
+	struct sbuf b;
+	int flags, rc, i = 0;
+	char *at, *end;
+
+	sbuf_init(&b);
+	sbuf_printf(&b, "M %zu %zu\n", strlen(re), strlen(text));
+	sbuf_add(&b, re);
+	sbuf_add(&b, text);
+	rc = send_str(p, &b);
+	if (rc == 0) {
+		char *what = xasprintf("replacement string regex '%s'", re);
+
+		rc = recv_reply(p, what, &b, &flags);
+		free(what);
+	}
+	for (int k = 0; k < PERL_GROUPS; k++)
+		m[k][0] = m[k][1] = -1;
+	for (at = b.buf; rc == 0 && at && *at && i < PERL_GROUPS; i++) {
+		m[i][0] = strtol(at, &end, 10);
+		m[i][1] = strtol(end, &at, 10);
+	}
+	sbuf_free(&b);
+	return rc < 0 ? -1 : i > 0;
 }
 
 void

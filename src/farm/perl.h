@@ -43,6 +43,10 @@ int perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long lon
 int perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, int *flags);
 /* --filter: perl's eval of code (the task's values already in it) is true? -1 with err set. */
 int perl_test(struct perl *p, const char *code, int *truth);
+/* The most (groups) of a replacement string perl_match reports (and the whole match, [0]). */
+#define PERL_GROUPS 10
+/* Does perl's regex re match text? 1: m[0] the match, m[1..] its groups ({-1, -1}: none); 0 no; -1 err. */
+int perl_match(struct perl *p, const char *re, const char *text, long m[PERL_GROUPS][2]);
 /* End perl (its stdin closed: it exits) and wait for it. */
 void perl_close(struct perl *p);
 

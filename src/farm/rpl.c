@@ -4,10 +4,12 @@
  * parallel turns every replacement string into a perl expression, then
  * evaluates those. The built-in ones are computed in C (cmdline.c copies
  * their perl exactly); the others keep their perl, which perl runs. A
- * string with (groups) passes what they matched to its expression as $$1,
- * $$2 ..., as parallel does.
+ * string with (groups) is a perl regex, matched by perl (farm/perl.h), and
+ * passes what its groups matched to its expression as $$1, $$2 ..., as
+ * parallel does.
  */
 #include "farm/rpl.h"
+#include "farm/perl.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -61,92 +63,28 @@ static const struct {
 	{"{agrp}", "1 $_=\"\\${PARALLEL_ARGHOSTGROUPS}\";uq()"},
 };
 
-/* Literal text as a POSIX extended regex. */
+/* Literal text in a perl regex (perl's quotemeta). */
 static void
-quote_ere(struct sbuf *b, const char *s, size_t n)
+quote_re(struct sbuf *b, const char *s)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (strchr(".[]{}()\\*+?^$|", s[i]))
+	for (; *s; s++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		    *s == '_' || (unsigned char)*s >= 128))
 			sbuf_addc(b, '\\');
-		sbuf_addc(b, s[i]);
+		sbuf_addc(b, *s);
 	}
 }
 
 /*
- * A perl regex's (groups) as POSIX extended syntax: \d \s \w and their
- * negations as classes; a lazy quantifier as the greedy one (in parallel's
- * strings the text after it leaves one match either way). -1: perl-only.
+ * A string's key: (groups) make it a regex (parallel's split of it:
+ * ^([^(]*)(\(.*\))?([^)]*)$), matched by perl as parallel matches it: the
+ * key, and its positional form \{(-?\d+)\s*KEY-WITHOUT-ITS-{.
  */
-static int
-perl_ere(struct sbuf *b, const char *s, size_t n)
-{
-	int cls = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (cls) {
-			if (c == ']')
-				cls = 0;
-			if (c == '\\' && i + 1 < n) {
-				c = s[++i];
-				if (c == 'd')
-					sbuf_add(b, "0-9");
-				else if (c == 's')
-					sbuf_add(b, "[:space:]");
-				else if (c == 'w')
-					sbuf_add(b, "[:alnum:]_");
-				else
-					sbuf_addc(b, c);
-				continue;
-			}
-			sbuf_addc(b, c);
-			continue;
-		}
-		if (c == '(' && i + 1 < n && s[i + 1] == '?')
-			return -1;
-		if (c == '?' && i > 0 && strchr("*+?}", s[i - 1]))
-			continue;   /* lazy: as greedy */
-		if (c == '[') {
-			cls = 1;
-			sbuf_addc(b, c);
-			if (i + 1 < n && s[i + 1] == '^')
-				sbuf_addc(b, s[++i]);
-			if (i + 1 < n && s[i + 1] == ']')
-				sbuf_addc(b, s[++i]);
-			continue;
-		}
-		if (c != '\\' || i + 1 >= n) {
-			sbuf_addc(b, c);
-			continue;
-		}
-		c = s[++i];
-		switch (c) {
-		case 'd': sbuf_add(b, "[0-9]"); break;
-		case 'D': sbuf_add(b, "[^0-9]"); break;
-		case 's': sbuf_add(b, "[[:space:]]"); break;
-		case 'S': sbuf_add(b, "[^[:space:]]"); break;
-		case 'w': sbuf_add(b, "[[:alnum:]_]"); break;
-		case 'W': sbuf_add(b, "[^[:alnum:]_]"); break;
-		case 't': sbuf_addc(b, '\t'); break;
-		case 'n': sbuf_addc(b, '\n'); break;
-		default:
-			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-				return -1;
-			sbuf_addc(b, '\\');
-			sbuf_addc(b, c);
-		}
-	}
-	return 0;
-}
-
-/* A string's key: (groups) are a regex (parallel: ^([^(]*)(\(.*\))?([^)]*)$). */
 static int
 key_init(struct rplkey *k, const char *key, int op, const char *code)
 {
 	const char *open = strchr(key, '('), *close = strrchr(key, ')');
 	struct sbuf re, pos;
-	int rc = 0;
 
 	memset(k, 0, sizeof *k);
 	k->key = xstrdup(key);
@@ -163,36 +101,24 @@ key_init(struct rplkey *k, const char *key, int op, const char *code)
 	k->postfix = xstrdup(close + 1);
 	sbuf_init(&re);
 	sbuf_init(&pos);
-	quote_ere(&re, k->prefix, strlen(k->prefix));
-	sbuf_add(&pos, "\\{(-?[0-9]+)[[:space:]]*");
+	quote_re(&re, k->prefix);
+	sbuf_add(&pos, "\\{(-?\\d+)\\s*");
 	if (k->has_pos)
-		quote_ere(&pos, k->prefix + 1, strlen(k->prefix) - 1);
-	if (perl_ere(&re, open, (size_t)(close - open + 1)) < 0 ||
-	    perl_ere(&pos, open, (size_t)(close - open + 1)) < 0)
-		rc = err_set(EXIT_USAGE, "replacement string '%s': perl's (?...) and its other escapes are "
-		    "not supported in its (groups)", key);
-	quote_ere(&re, k->postfix, strlen(k->postfix));
-	quote_ere(&pos, k->postfix, strlen(k->postfix));
-	if (rc == 0 && regcomp(&k->re, re.buf, REG_EXTENDED) != 0)
-		rc = err_set(EXIT_USAGE, "replacement string '%s': its (groups) are not a regex", key);
-	if (rc == 0 && regcomp(&k->pos_re, pos.buf, REG_EXTENDED) != 0) {
-		regfree(&k->re);
-		rc = err_set(EXIT_USAGE, "replacement string '%s': its (groups) are not a regex", key);
-	}
-	if (rc < 0)
-		k->dyn = 0;
-	sbuf_free(&re);
-	sbuf_free(&pos);
-	return rc;
+		quote_re(&pos, k->prefix + 1);
+	sbuf_addn(&re, open, (size_t)(close - open + 1));
+	sbuf_addn(&pos, open, (size_t)(close - open + 1));
+	quote_re(&re, k->postfix);
+	quote_re(&pos, k->postfix);
+	k->re = sbuf_detach(&re);
+	k->pos_re = sbuf_detach(&pos);
+	return 0;
 }
 
 static void
 key_free(struct rplkey *k)
 {
-	if (k->dyn) {
-		regfree(&k->re);
-		regfree(&k->pos_re);
-	}
+	free(k->re);
+	free(k->pos_re);
 	free(k->key);
 	free(k->code);
 	free(k->prefix);
@@ -210,10 +136,8 @@ add_key(struct rplset *s, const char *key, int op, const char *code)
 			break;
 		}
 	s->k = xrealloc(s->k, (size_t)(s->n + 1) * sizeof *s->k);
-	if (key_init(&s->k[s->n], key, op, code) < 0) {
-		key_free(&s->k[s->n]);
-		return -1;
-	}
+	key_init(&s->k[s->n], key, op, code);
+	s->dyn |= s->k[s->n].dyn;
 	s->n++;
 	return 0;
 }
@@ -342,7 +266,7 @@ split_perl(const struct rplset *s, const char *w, struct segs *g)
 
 /* What one match of key k makes: an op, or perl code with its groups' values set first. */
 static struct rplseg
-key_seg(const struct rplkey *k, const char *text, const regmatch_t *m, int first_group, int pos,
+key_seg(const struct rplkey *k, const char *text, const long (*m)[2], int first_group, int pos,
     int positional)
 {
 	struct sbuf e;
@@ -359,9 +283,9 @@ key_seg(const struct rplkey *k, const char *text, const regmatch_t *m, int first
 	if (positional)
 		sbuf_printf(&e, "%d", pos);
 	/* $_pAr_gRpN = "group N"; then the code with $$N as $_pAr_gRpN */
-	for (int i = first_group; m && i < 10 && m[i].rm_so >= 0; i++) {
+	for (int i = first_group; m && i < PERL_GROUPS && m[i][0] >= 0; i++) {
 		sbuf_printf(&e, "$_pAr_gRp%d = \"", ++ngroups);
-		for (regoff_t c = m[i].rm_so; c < m[i].rm_eo; c++) {
+		for (long c = m[i][0]; c < m[i][1]; c++) {
 			if (strchr("\\\"$@", text[c]))
 				sbuf_addc(&e, '\\');
 			sbuf_addc(&e, text[c]);
@@ -426,17 +350,18 @@ find_literal(const struct rplkey *k, const char *t, size_t n, int positional, si
 }
 
 /* Replace key k in every text piece of g (its positional form when positional). */
-static void
-apply_key(const struct rplkey *k, struct segs *g, int positional)
+static int
+apply_key(const struct rplkey *k, struct segs *g, int positional, struct perl *perl)
 {
 	struct segs out = {NULL, 0, 0};
+	int rc = 0;
 
 	for (int i = 0; i < g->n; i++) {
 		struct rplseg s = g->v[i];
 		char *copy = NULL;
 		size_t at = 0;
 
-		if (s.rpl) {
+		if (s.rpl || rc < 0) {
 			push(&out, s);
 			continue;
 		}
@@ -444,18 +369,19 @@ apply_key(const struct rplkey *k, struct segs *g, int positional)
 			copy = xstrndup(s.text, s.len);
 		for (;;) {
 			size_t so, eo;
-			int pos = 0;
-			regmatch_t m[10];
+			int pos = 0, found;
+			long m[PERL_GROUPS][2];
 
 			if (k->dyn) {
-				if (regexec(positional ? &k->pos_re : &k->re, copy + at, 10, m, at ? REG_NOTBOL : 0) != 0)
+				found = perl_match(perl, positional ? k->pos_re : k->re, copy + at, m);
+				if (found < 0)
+					rc = -1;
+				if (found <= 0 || m[0][1] == m[0][0])
 					break;
-				so = at + (size_t)m[0].rm_so;
-				eo = at + (size_t)m[0].rm_eo;
+				so = at + (size_t)m[0][0];
+				eo = at + (size_t)m[0][1];
 				if (positional)
-					pos = atoi(copy + at + m[1].rm_so);
-				if (eo == so)
-					break;
+					pos = atoi(copy + at + m[1][0]);
 			} else if (!find_literal(k, s.text + at, s.len - at, positional, &so, &eo, &pos)) {
 				break;
 			} else {
@@ -463,7 +389,8 @@ apply_key(const struct rplkey *k, struct segs *g, int positional)
 				eo += at;
 			}
 			push(&out, (struct rplseg){0, s.text + at, so - at, 0, 0, NULL});
-			push(&out, key_seg(k, copy + at, k->dyn ? m : NULL, positional ? 2 : 1, pos, positional));
+			push(&out, key_seg(k, copy + at, k->dyn ? (const long (*)[2])m : NULL, positional ? 2 : 1,
+			    pos, positional));
 			at = eo;
 		}
 		push(&out, (struct rplseg){0, s.text + at, s.len - at, 0, 0, NULL});
@@ -471,21 +398,24 @@ apply_key(const struct rplkey *k, struct segs *g, int positional)
 	}
 	free(g->v);
 	*g = out;
+	return rc;
 }
 
-void
-rpl_split(const struct rplset *s, const char *w, struct rplseg **segs, int *n)
+int
+rpl_split(const struct rplset *s, const char *w, struct perl *perl, struct rplseg **segs, int *n)
 {
 	struct segs g = {NULL, 0, 0};
+	int rc = 0;
 
 	split_perl(s, w, &g);
-	for (int i = 0; i < s->n; i++) {
-		apply_key(&s->k[i], &g, 0);
-		if (s->k[i].has_pos)
-			apply_key(&s->k[i], &g, 1);
+	for (int i = 0; i < s->n && rc == 0; i++) {
+		rc = apply_key(&s->k[i], &g, 0, perl);
+		if (rc == 0 && s->k[i].has_pos)
+			rc = apply_key(&s->k[i], &g, 1, perl);
 	}
 	*segs = g.v;
 	*n = g.n;
+	return rc;
 }
 
 void

@@ -5,13 +5,14 @@
  * {N...} too, for a string that starts with '{'). The seven of parallel are
  * built in (renamed by -I, --extensionreplace, ...); gpupack adds {gpu} and
  * {slot}; --plus adds parallel's further strings and --rpl the user's, both
- * perl, their (groups) matched as POSIX extended regular expressions.
+ * perl, their (groups) perl regexes.
  */
 #ifndef GPUPACK_FARM_RPL_H
 #define GPUPACK_FARM_RPL_H
 
-#include <regex.h>
 #include <stddef.h>
+
+struct perl;
 
 /* The replacement strings parallel lets one rename (-I, --extensionreplace, ...). */
 enum rpl_name { RPL_ALL, RPL_NOEXT, RPL_BASE, RPL_DIR, RPL_BASE_NOEXT, RPL_SEQ, RPL_SLOT, RPL_N };
@@ -23,9 +24,9 @@ struct rplkey {
 	char *key;            /* as written: "{}", "{..}", "{%(.+?)}" */
 	int op;
 	char *code;           /* OP_PERL: the expression ($$1 for a group) */
-	int dyn;              /* it has (groups): matched by re */
+	int dyn;              /* it has (groups): matched by perl with re */
 	char *prefix, *postfix; /* the text around the groups (all of key when none) */
-	regex_t re, pos_re;   /* dyn: the key, and its positional form */
+	char *re, *pos_re;    /* dyn: the key as a perl regex, and its positional form */
 	int has_pos;          /* it starts with '{': {N...} is its positional form */
 };
 
@@ -33,13 +34,14 @@ struct rplset {
 	struct rplkey *k;     /* longest first */
 	int n;
 	char *left, *right;   /* what a perl expression is written in: {= =}, or --parens' halves */
+	int dyn;              /* a string has (groups): finding them needs perl */
 };
 
 /*
  * The strings of a run: the built-in ones (rename[RPL_...] non-NULL: its new
  * name), --plus's when plus, and defs ("TAG expression", --rpl); parens
  * (NULL: "{==}") gives the two halves a perl expression is written in. -1 with err
- * set: a --rpl without an expression, a group that is not a regex.
+ * set: a --rpl without an expression.
  */
 int rplset_init(struct rplset *s, const char *const *rename, int plus, char **defs, int ndefs,
     const char *parens);
@@ -55,8 +57,8 @@ struct rplseg {
 	char *code;           /* OP_PERL (owned) */
 };
 
-/* Split word w into pieces. Free with rplsegs_free. */
-void rpl_split(const struct rplset *s, const char *w, struct rplseg **segs, int *n);
+/* Split word w into pieces (perl: for strings with groups). Free with rplsegs_free. -1 with err set. */
+int rpl_split(const struct rplset *s, const char *w, struct perl *perl, struct rplseg **segs, int *n);
 void rplsegs_free(struct rplseg *segs, int n);
 
 #endif

@@ -521,6 +521,8 @@ t "--rpl a shorthand" -k --rpl '.. s:\.[^.]+$::;s:\.[^.]+$::;' echo '..' ::: foo
 t "--rpl {..}, positional too" -k --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{2..} {1}' ::: bar ::: foo.tar.gz
 t "--rpl with a group: {%string}" -k --rpl '{%(.+?)} s/$$1$//;' echo {%.tar.gz}.zip ::: foo.tar.gz
 t "--rpl with two groups" -k --rpl '{/(.+?)/(.*?)} s/$$1/$$2/;' echo {/tar.gz/zip} ::: foo.tar.gz
+t "--rpl: a lazy group, twice in a word" -k --rpl '{%(.+?)} s/$$1$//;' echo {%.gz}.{%.tar.gz} ::: a.tar.gz
+t "--plus {%x} twice in a word" -k --plus echo {%.gz}-{%z} ::: a.gz
 t "--parens" -k --parens ,,,, echo ',, s:\.[^.]+$::;s:\.[^.]+$::; ,,' ::: foo.tar.gz
 t "--tagstring with a perl counter" -j1 --tagstring '\033[30;3{=$_=++$::color%8=}m' seq {} ::: 1 2 3
 t "--rpl {color} in --tagstring" -j1 --rpl '{color} $_="\033[30;3".(++$::color%8)."m"' --tagstring {color} seq {} ::: 1 2 3
