@@ -486,6 +486,7 @@ setup_cleanup(struct farm *f)
 	perl_close(&f->perl);
 	results_file_close(&f->resfile);
 	free(f->runtimes);
+	free(f->base_env);
 	free(f->keys);
 	free(f->r);
 	free(f->g);

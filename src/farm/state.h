@@ -104,6 +104,8 @@ struct farm {
 	unsigned long long started;     /* attempts started (parallel's total_started) */
 	const char **keys;
 	int nkeys;
+	char **base_env;         /* gpupack's environment less keys: every task's start (launch.c) */
+	size_t nbase_env;
 	struct held *held;
 	unsigned long long next_print;
 	int out_broken;
