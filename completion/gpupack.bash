@@ -73,13 +73,14 @@ _gpupack() {
 			--filter --skip-first-line --shuf --total-jobs -q --quote --shell -v -t
 			--verbose --dry-run --wd --nice --tmpdir --process-slot-var --shellquote
 			--joblog --resume --resume-failed --retry-failed --retries --timeout
-			--delay --halt --results -k --keep-order --no-keep-order --files --tag
-			--tagstring --line-buffer -u --ungroup --group --bar --eta --progress
-			--summary --json --pipe --pipe-part --block-size --recstart --recend
-			--regexp --remove-rec-sep --tee --cat -J --profile --plain -V --version -h
-			--help --minversion --number-of-cpus --number-of-cores --number-of-threads
-			--number-of-sockets --max-line-length-allowed --will-cite --silent --gnu
-			-x --exit --use-cpus-instead-of-cores --use-cores-instead-of-threads
+			--load --noswap --memfree --delay --halt --results -k --keep-order
+			--no-keep-order --files --tag --tagstring --line-buffer -u --ungroup
+			--group --bar --eta --progress --summary --json --pipe --pipe-part
+			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat -J
+			--profile --plain -V --version -h --help --minversion --number-of-cpus
+			--number-of-cores --number-of-threads --number-of-sockets
+			--max-line-length-allowed --will-cite --silent --gnu -x --exit
+			--use-cpus-instead-of-cores --use-cores-instead-of-threads
 			--use-sockets-instead-of-threads"
 		COMPREPLY=($(compgen -W "$run_opts ::: :::+ :::: ::::+" -- "$cur")) ;;
 	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpus --json --out --svg --progress --" -- "$cur")) ;;

@@ -45,7 +45,7 @@ enum {
 	O_PROFILE, O_PLAIN, O_VERSION, O_HELP, O_MINVERSION, O_NCPUS, O_NCORES, O_NTHREADS, O_NSOCKETS,
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
-	O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
+	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
 	O_REFUSED,
 };
 
@@ -140,6 +140,9 @@ static const struct optdef run_opts[] = {
 	{"retry-failed|retryfailed", NULL, N, O_RETRYFAILED, NULL, "run the joblog's failed lines again", NULL},
 	{"retries", NULL, R, O_RETRIES, "N", "try a failing task up to N times in all", NULL},
 	{"timeout", NULL, R, O_TIMEOUT, "DURATION", "end a task after DURATION, or N% of the median", NULL},
+	{"load", NULL, R, O_LOAD, "N[%]", "start tasks only while fewer processes run", NULL},
+	{"noswap", NULL, N, O_NOSWAP, NULL, "start tasks only while the host does not swap", NULL},
+	{"memfree", NULL, R, O_MEMFREE, "SIZE", "start tasks only while SIZE of memory is free", NULL},
 	{"delay", NULL, R, O_DELAY, "DURATION", "wait this long between starting two tasks", NULL},
 	{"halt|halt-on-error|haltonerror", NULL, R, O_HALT, "SPEC", "never | now|soon,fail|success|done=N[%]", NULL},
 
@@ -238,10 +241,7 @@ static const struct optdef run_opts[] = {
 	    NULL, NULL, "use --results DIR and compress it afterwards"},
 	{"decompress-program|decompressprogram|use-decompress-program|usedecompressprogram", NULL, R,
 	    O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
-	{"load", NULL, R, O_REFUSED, NULL, NULL, HOST_WHY},
-	{"memfree", NULL, R, O_REFUSED, NULL, NULL, "GPU memory is packed with --mem"},
 	{"memsuspend", NULL, R, O_REFUSED, NULL, NULL, "GPU memory is packed with --mem"},
-	{"noswap", NULL, N, O_REFUSED, NULL, NULL, HOST_WHY},
 	{"limit", NULL, R, O_REFUSED, NULL, NULL, HOST_WHY},
 	{"sql", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
 	{"sqlmaster|sql-master", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
@@ -722,6 +722,15 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		return 0;   /* read before the options (run_rc.c) */
 	case O_PIPE:
 		o->pipe.on = 1;
+		return 0;
+	case O_LOAD:
+		return hostlimit_load(&o->host, arg);
+	case O_NOSWAP:
+		o->host.noswap = 1;
+		return 0;
+	case O_MEMFREE:
+		if (parse_size(arg, &o->host.memfree) < 0)
+			return err_prefix("--memfree");
 		return 0;
 	case O_PIPEPART:
 		o->pipe.on = o->pipe.part = 1;

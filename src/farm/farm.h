@@ -10,6 +10,7 @@
 
 #include "farm/task.h"
 #include "farm/cmdline.h"
+#include "farm/hostlimit.h"
 #include "farm/pipe.h"
 #include "gpu/backend.h"
 
@@ -44,6 +45,7 @@ struct farm_opts {
 	char **filters;          /* --filter: perl that decides whether a task runs */
 	int nfilters;
 	struct pipe_opts pipe;   /* --pipe, --pipe-part: blocks of data on the tasks' stdin */
+	struct hostlimit host;   /* --load, --noswap, --memfree */
 	char *tee_file;          /* --tee: stdin in a file, every task's stdin (owned) */
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */

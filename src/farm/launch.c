@@ -711,6 +711,9 @@ launch_fill(struct farm *f, double now)
 			if (!f->retry && !f->suspects && (t = queue_next(f)) != NULL)
 				queue_requeue(f, t);
 			return;
+		} else if (!hostlimit_ready(&f->o->host, now)) {
+			/* --load, --noswap, --memfree: the loop looks again within a second */
+			return;
 		} else if ((r = pick_slot(f, now)) == NULL || (t = queue_next(f)) == NULL) {
 			return;
 		}

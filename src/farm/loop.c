@@ -174,6 +174,9 @@ poll_timeout(struct farm *f, double now)
 	/* --delay: wake when the next task may start */
 	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
 		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
+	/* --load, --noswap, --memfree held a task back: look at the host again */
+	if (hostlimit_on(&f->o->host) && f->stop == 0 && (!f->st.inputs_done || f->retry))
+		sooner(&next, now + 1.0);
 	/* -j auto's next look at the devices, while there is something to decide */
 	if (auto_next(f) > 0 && (f->st.running > 0 || f->retry || !f->st.inputs_done))
 		sooner(&next, auto_next(f));

@@ -635,6 +635,9 @@ t "tut: --halt now,fail=1 (-j1)" -j1 --halt now,fail=1 echo {}\; exit {} ::: 0 0
 t "tut: --halt soon,fail=20% (-j1)" -j1 --halt soon,fail=20% echo {}\; exit {} ::: 0 1 2 3 4 5 6 7 8 9
 t "tut: --halt now,success=1 (-j1)" -j1 --halt now,success=1 echo {}\; exit {} ::: 1 2 3 0 4 5 6
 ts "tut: --retries 3" 'P -k --retries 3 "echo tried {} >>runs; echo completed {}; exit {}" ::: 1 2 0; sort runs; rm runs'
+t "tut: --load (a high one: this machine is shared)" --load 1000 echo load is less than {} job per cpu ::: 1
+t "tut: --noswap" --noswap echo the system is not swapping ::: now
+t "tut: --memfree 1G" --memfree 1G echo will run if more than 1 GB is ::: free
 t "tut: --nice 17" --nice 17 echo this is being run with nice -n ::: 17
 t "tut: -S : (this machine)" -S : echo running on ::: the_local_machine
 ts "tut: --profile nicetimeout" 'mkdir -p .home/.parallel; echo "--nice 17" >.home/.parallel/nicetimeout; echo "--timeout 300%" >>.home/.parallel/nicetimeout; HOME=$PWD/.home P -k --profile nicetimeout echo ::: A B C'
