@@ -169,12 +169,15 @@ rplset_init(struct rplset *s, const char *const *rename, int with_plus, char **d
 
 		if (n == 0 || !defs[i][n]) {
 			free(key);
+			rplset_free(s);
 			return err_set(EXIT_USAGE, "--rpl '%s': want 'TAG perl-expression'", defs[i]);
 		}
 		rc = add_key(s, key, OP_PERL, defs[i] + n + 1);
 		free(key);
-		if (rc < 0)
+		if (rc < 0) {
+			rplset_free(s);
 			return -1;
+		}
 	}
 	/* longest first, as parallel replaces them (a short one may be part of a long one) */
 	for (int i = 1; i < s->n; i++)

@@ -682,7 +682,7 @@ ts "ex: --tagstring {#} --lb" 'printf "v1\nv2\nv3\n" | P -k --tagstring {#} --lb
 ts "ex: prepend the modified date" 'cd ex && touch -d "2020-01-02 03:04:05" a.log b.log && P mv {} '"'"'{= $a=pQ($_); $b=$_;'"'"' '"'"'$_=qx{date -r "$a" +%FT%T}; chomp; $_="$_ $b" =}'"'"' ::: a.log b.log && ls'
 t "ex: the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 2 ::: 0 5 ::: 0 1 2 3
 ts "ex: aggregating content" 'P --header : echo x{X}y{Y}z{Z} \> x{X}y{Y}z{Z} ::: X 1 2 ::: Y 01 02 03 ::: Z 1 2; P eval '"'"'cat {=s/y01/y*/=} > {=s/y01//=}'"'"' ::: *y01*; cat x1z1 x2z2'
-ts "ex: tar xvf | perl | echo" 'mkdir tt && touch tt/a tt/b && tar cf t.tar tt && rm -r tt && tar xvf t.tar | perl -ne "print \$l;\$l=\$_;END{print \$l}" | P echo'
+ts "ex: tar xvf | perl | echo" 'mkdir tt && touch tt/a tt/b && tar cf t.tar tt && rm -r tt && tar xvf t.tar | perl -ne "print \$l;\$l=\$_;END{print \$l}" | P echo; rm t.tar'
 ts "ex: a while-read loop" 'cat ex/xlist | P "echo step1 {} scale {.}.jpg ; echo step2 {.}" | sort'
 ts "ex: a loop body as a function" 'doit() { x=$1; echo doing $x; }; export -f doit; cat ex/xlist | P doit'
 t "ex: nested for-loops from files" echo do_something {1} {2} :::: ex/xlist ex/ylist
