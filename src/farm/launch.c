@@ -25,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* ---- slots ----------------------------------------------------------- */
 
@@ -421,16 +423,20 @@ task_env(struct farm *f, struct run *r, char **extra)
 /*
  * A task's stdin: /dev/null, or under --pipe its block (--tee: all of
  * stdin) through a pipe, as parallel gives it (a program may tell a pipe
- * from a file: wc pads its counts otherwise). A child of gpupack's writes
- * the file into the pipe and exits (killed with gpupack; a task that stops
- * reading ends it by SIGPIPE). -1 with err set.
+ * from a file: wc pads its counts otherwise). cat(1) writes the file into
+ * the pipe and exits (a task that stops reading ends it by SIGPIPE). -1
+ * with err set.
  */
 static int
 task_stdin(struct farm *f, const struct task *t)
 {
 	const char *file = f->o->pipe.tee ? f->o->tee_file : f->o->pipe.on && !f->o->pipe.cat &&
 	    t->a.nflat > 0 ? t->a.flat[0] : NULL;
-	int fd, p[2];
+	char *argv[] = {"cat", NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int fd, p[2], rc;
 	pid_t pid;
 
 	if (!file)
@@ -442,24 +448,26 @@ task_stdin(struct farm *f, const struct task *t)
 		close(fd);
 		return err_sys(EXIT_ENV, "pipe");
 	}
-	pid = fork();
-	if (pid == 0) {
-		char buf[65536];
-		ssize_t n;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		signal(SIGPIPE, SIG_DFL);
-		close(p[0]);
-		while ((n = read(fd, buf, sizeof buf)) > 0)
-			if (write_all(p[1], buf, (size_t)n) < 0)
-				_exit(1);
-		_exit(0);
-	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	/* the farm's blocked signals are not cat's: SIGPIPE ends it when the task stops reading */
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &none);
+	sigaddset(&none, SIGPIPE);
+	posix_spawnattr_setsigdefault(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(&pid, "cat", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	close(fd);
 	close(p[1]);
-	if (pid < 0) {
+	if (rc != 0) {
 		close(p[0]);
-		return err_sys(EXIT_ENV, "fork");
+		errno = rc;
+		return err_sys(EXIT_ENV, "--pipe: cat");
 	}
 	return p[0];
 }
