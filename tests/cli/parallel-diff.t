@@ -672,7 +672,7 @@ ts "ex: tester" 'tester() { if (eval "$@") >&/dev/null; then perl -e "printf \"\
 ts "ex: log rotate" 'cd ex && for i in "" .1 .2 .3; do echo l$i >log$i; done; seq 3 -1 1 | P -j1 mv log.{} log.'"'"'{= $_++ =}'"'"'; mv log log.1; cat log.1 log.2 log.3 log.4'
 ts "ex: zcat | bzip2 && rm" 'cd ex && P "zcat {} | bzip2 >{.}.bz2 && rm {}" ::: *.gz && ls'
 ts "ex: find | lame {} -o mydir/{/.}.mp3 (echo)" 'find ex -name "*.html" | P -k echo lame {} -o mydir/{/.}.mp3'
-ts "ex: --plus mkdir {..}; tar -C {..}" 'mkdir t1 && echo x >t1/f && tar czf t1.tar.gz t1 && rm -r t1 && P --plus "mkdir {..}; tar -C {..} -xf {}" ::: *.tar.gz && ls -R t1'
+ts "ex: --plus mkdir {..}; tar -C {..}" 'mkdir t1 && echo x >t1/f && tar czf t1.tar.gz t1 && rm -r t1 && P --plus "mkdir {..}; tar -C {..} -xf {}" ::: *.tar.gz && ls -R t1; rm t1.tar.gz'
 t "ex: --plus {%_demo}" --plus echo {%_demo} ::: mycode_demo keep_demo_here
 t "ex: --plus {#demo_}" --plus echo {#demo_} ::: demo_mycode keep_demo_here
 t "ex: --plus {/demo_/}" --plus echo {/demo_/} ::: demo_mycode remove_demo_here
