@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # CLEANUP is run by lib.sh at exit
 # run-bar.t: --bar in a real terminal (tmux), with tasks that print. The bar
 # shows a percentage and an ETA from the start (the ::: values are counted),
 # stays on one line of its own (redrawn in place, never duplicated), and no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154 # out, err and rc are set by lib.sh's run
 # run-options.t: `gpupack run` declares each option once (cmd/run.c's table):
 # its --help, the man page's synopsis of run and completion/gpupack.bash
 # name the same options, and every GNU parallel option it refuses is refused
