@@ -62,7 +62,27 @@ _gpupack() {
 			clear) COMPREPLY=($(compgen -W "--gpus --dry-run" -- "$cur")) ;;
 			esac
 		fi ;;
-	run) COMPREPLY=($(compgen -W "--gpus --share -j --jobs --total --mem --sm --env -a --arg-file -0 --null -d --delimiter --colsep --header --link -n -N -X -m --xargs -I -r -E --trim --shuf -q --quote -v -t --verbose --shell --joblog --resume --resume-failed --retry-failed --retries --timeout --delay --halt --results --tag --tagstring --line-buffer -u --ungroup --wd --nice --tmpdir --shard -k --keep-order --bar --eta --summary --json --dry-run --will-cite ::: :::+ :::: ::::+" -- "$cur")) ;;
+	run)
+		# every option of gpupack run --help (tests/cli/run-options.t checks it)
+		local run_opts="--gpus --share -j --jobs --total --mem --sm --env --shard -a --arg-file -0
+			--null -d --delimiter -C --colsep --header --link -n --max-args -N
+			--max-replace-args -L -l --max-lines -X -m --xargs -s --max-chars -I -i
+			--replace --extensionreplace --basenamereplace --dirnamereplace
+			--basenameextensionreplace --seqreplace --slotreplace --plus --rpl
+			--parens -r --no-run-if-empty -E -e --eof --trim --arg-sep --arg-file-sep
+			--filter --skip-first-line --shuf --total-jobs -q --quote --shell -v -t
+			--verbose --dry-run --wd --nice --tmpdir --process-slot-var --shellquote
+			--joblog --resume --resume-failed --retry-failed --retries --timeout
+			--load --noswap --memfree --delay --halt --results -k --keep-order
+			--no-keep-order --files --tag --tagstring --line-buffer -u --ungroup
+			--group --bar --eta --progress --summary --json --pipe --pipe-part
+			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat -J
+			--profile --plain -V --version -h --help --minversion --number-of-cpus
+			--number-of-cores --number-of-threads --number-of-sockets
+			--max-line-length-allowed --will-cite --silent --gnu -x --exit
+			--use-cpus-instead-of-cores --use-cores-instead-of-threads
+			--use-sockets-instead-of-threads"
+		COMPREPLY=($(compgen -W "$run_opts ::: :::+ :::: ::::+" -- "$cur")) ;;
 	bench) COMPREPLY=($(compgen -W "--quick --sizes --procs --modes --exercises --repeats --max-repeats --time --mixed-size --caps-sizes --tasks --margin --timeout --cpu-ms --gpus --json --out --svg --progress --" -- "$cur")) ;;
 	esac
 }

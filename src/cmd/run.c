@@ -1,20 +1,283 @@
 /*
  * run: the task farm's command line, in GNU parallel's conventions (its
  * options, with its meanings, and ::: :::+ :::: ::::+ inputs) plus the GPU
- * placement options. Parallel options that cannot mean anything on one
- * node's GPUs are refused with the alternative (refused[]). Everything else
- * is in src/farm/.
+ * placement options. Every option is declared once, in run_opts[] below:
+ * the parser, --help and the refusals (a parallel option that cannot mean
+ * anything on one node's GPUs names the alternative) all come from it.
+ * Options are read as parallel reads them: from its profiles
+ * (~/.parallel/config, -J NAME), then $PARALLEL, then the command line
+ * (cmd/run_rc.c). Everything else is in src/farm/.
  */
 #include "cmd/cmd.h"
+#include "cmd/opttab.h"
+#include "cmd/run_rc.h"
 #include "farm/farm.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/str.h"
 #include "util/units.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The version of GNU parallel whose command lines, options and exit statuses gpupack run follows. */
+#define PARALLEL_VERSION 20221122L
+
+enum {
+	SECTION = 0,
+	/* placement */
+	O_GPUS = 1, O_SHARE, O_JOBS, O_TOTAL, O_MEM, O_SM, O_ENV, O_SHARD,
+	/* inputs */
+	O_ARGFILE, O_NULL, O_DELIM, O_COLSEP, O_HEADER, O_LINK, O_MAXARGS, O_MAXREPL, O_L, O_MAXLINES,
+	O_X, O_M, O_XARGS, O_MAXCHARS, O_I, O_REPLACE, O_ER, O_BNR, O_DNR, O_BNER, O_SEQR, O_SLOTR,
+	O_PLUS, O_RPL, O_PARENS, O_FILTER, O_NORUN, O_E, O_EOF, O_TRIM, O_ARGSEP, O_ARGFILESEP, O_SKIPFIRST, O_SHUF, O_TOTALJOBS,
+	/* command lines */
+	O_QUOTE, O_SHELL, O_V, O_T, O_DRYRUN, O_WD, O_NICE, O_TMPDIR, O_SLOTVAR, O_SHELLQUOTE,
+	/* durability and faults */
+	O_JOBLOG, O_RESUME, O_RESUMEFAILED, O_RETRYFAILED, O_RETRIES, O_TIMEOUT, O_DELAY, O_HALT,
+	/* output */
+	O_RESULTS, O_K, O_NOK, O_TAG, O_TAGSTRING, O_LB, O_U, O_GROUP, O_BAR, O_ETA, O_PROGRESS, O_SUMMARY,
+	O_JSON,
+	/* profiles and information */
+	O_PROFILE, O_PLAIN, O_VERSION, O_HELP, O_MINVERSION, O_NCPUS, O_NCORES, O_NTHREADS, O_NSOCKETS,
+	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
+	/* --pipe */
+	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
+	O_REFUSED,
+};
+
+#define N OPTTAB_NONE
+#define R OPTTAB_REQ
+#define OPT OPTTAB_OPT
+
+/* What to use instead of GNU parallel's options that gpupack refuses. */
+#define PIPE_WHY "give each group its own file and --pipe each (split them first: awk or sort, " \
+	"then ::: part.*)"
+#define REMOTE_WHY "across machines, run one gpupack per node under srun with one --joblog on a " \
+	"shared filesystem: one farm over every node (doc/slurm.md, \"One farm over every node\"); " \
+	"or split the inputs with --shard"
+#define HOST_WHY "GPU slots, not the host's load, decide when tasks start (-j, --mem, --total)"
+#define SEM_WHY "use GNU parallel's sem, or give every command to one gpupack run as its inputs"
+
+static const struct optdef run_opts[] = {
+	{NULL, NULL, N, SECTION, NULL, "placement on GPUs (gpupack's own):", NULL},
+	{"gpus|gpu", NULL, R, O_GPUS, "SEL", "indices, GPU-/MIG- UUIDs (default: $CUDA_VISIBLE_DEVICES,\n"
+	    "Slurm's GPUs, else every device)", NULL},
+	{"share", NULL, R, O_SHARE, "MODE", "exclusive | timeslice | mps (default: mps where\n"
+	    "nvidia-cuda-mps-control is found, else timeslice)", NULL},
+	{"jobs|max-procs|maxprocs", "jP", R, O_JOBS, "N", "tasks per device: auto (the default but\n"
+	    "under exclusive: the farm chooses while it runs),\n"
+	    "auto:N (at most N), or fixed: N; 0 as many as fit;\n"
+	    "N%, +N, -N of the share mode's slots per device\n"
+	    "(exclusive 1, timeslice 2, mps 4)", NULL},
+	{"total", NULL, R, O_TOTAL, "N", "tasks at once over all devices", NULL},
+	{"mem", NULL, R, O_MEM, "SIZE", "GPU memory each task may allocate itself (512M,\n"
+	    "10G); packing adds its context's cost", NULL},
+	{"sm", NULL, R, O_SM, "PCT", "SM share per task under mps", NULL},
+	{"env", NULL, R, O_ENV, "NAME=VALUE", "add to each task's environment (--env NAME: passed)", NULL},
+	{"shard", NULL, R, O_SHARD, "K/N|slurm", "run only inputs K, K+N, ... (from 0) of this run;\n"
+	    "slurm: K=$SLURM_PROCID, N=$SLURM_NTASKS", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "inputs (as GNU parallel):", NULL},
+	{"arg-file|argfile", "a", R, O_ARGFILE, "FILE", "an input source (like :::: FILE)", NULL},
+	{"null", "0", N, O_NULL, NULL, "values end with NUL", NULL},
+	{"delimiter", "d", R, O_DELIM, "D", "values end with D (\\n \\t \\0 \\NNN escapes)", NULL},
+	{"colsep|col-sep", "C", R, O_COLSEP, "REGEX", "split values into columns {1} {2} ... (trimmed)", NULL},
+	{"header", NULL, R, O_HEADER, ":", "the first value of each source names its columns", NULL},
+	{"link|xapply", NULL, N, O_LINK, NULL, "pair the sources (shorter ones repeat), not cross", NULL},
+	{"max-args|maxargs", "n", R, O_MAXARGS, "N", "up to N inputs per task", NULL},
+	{"max-replace-args|maxreplaceargs", "N", R, O_MAXREPL, "N", "N inputs per task as {1}..{N}", NULL},
+	{NULL, "L", R, O_L, "N", "N lines per task (a line ending in a blank goes on)", NULL},
+	{"max-lines|maxlines", "l", OPT, O_MAXLINES, "N", "the same as -L (-l alone: -L 1)", NULL},
+	{NULL, "X", N, O_X, NULL, "as many inputs as a line holds, context repeated", NULL},
+	{NULL, "m", N, O_M, NULL, "as many inputs as a line holds", NULL},
+	{"xargs", NULL, N, O_XARGS, NULL, "the same, without spreading the last ones", NULL},
+	{"max-chars|maxchars", "s", R, O_MAXCHARS, "N", "command lines of at most N bytes", NULL},
+	{NULL, "I", R, O_I, "STR", "STR instead of {}", NULL},
+	{"replace", "i", OPT, O_REPLACE, "STR", "the same (-i alone: {})", NULL},
+	{"extensionreplace|er", NULL, R, O_ER, "STR", "STR instead of {.}", NULL},
+	{"basenamereplace|bnr", NULL, R, O_BNR, "STR", "STR instead of {/}", NULL},
+	{"dirnamereplace|dnr", NULL, R, O_DNR, "STR", "STR instead of {//}", NULL},
+	{"basenameextensionreplace|bner", NULL, R, O_BNER, "STR", "STR instead of {/.}", NULL},
+	{"seqreplace", NULL, R, O_SEQR, "STR", "STR instead of {#}", NULL},
+	{"slotreplace", NULL, R, O_SLOTR, "STR", "STR instead of {%}", NULL},
+	{"plus", NULL, N, O_PLUS, NULL, "parallel's --plus replacement strings ({..} {##}\n"
+	    "{%suffix} ...; perl's, run by perl)", NULL},
+	{"rpl", NULL, R, O_RPL, "'TAG PERL'", "TAG stands for the perl expression PERL", NULL},
+	{"parens", NULL, R, O_PARENS, "LR", "perl expressions written L ... R, not {= ... =}", NULL},
+	{"no-run-if-empty|norunifempty", "r", N, O_NORUN, NULL, "skip values of white space only", NULL},
+	{NULL, "E", R, O_E, "STR", "a value STR ends the input", NULL},
+	{"eof", "e", OPT, O_EOF, "STR", "the same", NULL},
+	{"trim", NULL, R, O_TRIM, "lr|l|r|n", "trim white space from values", NULL},
+	{"arg-sep|argsep", NULL, R, O_ARGSEP, "SEP", "SEP instead of :::", NULL},
+	{"arg-file-sep|argfilesep", NULL, R, O_ARGFILESEP, "SEP", "SEP instead of ::::", NULL},
+	{"filter", NULL, R, O_FILTER, "PERL", "run a task only where PERL (its values in it) is true", NULL},
+	{"skip-first-line|skipfirstline", NULL, N, O_SKIPFIRST, NULL, "drop the first value", NULL},
+	{"shuf", NULL, N, O_SHUF, NULL, "run the tasks in a random order", NULL},
+	{"total-jobs|totaljobs", NULL, R, O_TOTALJOBS, "N", "the task count for --bar and --eta", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "command lines:", NULL},
+	{"quote", "q", N, O_QUOTE, NULL, "run the words as they are (no shell syntax)", NULL},
+	{"shell", NULL, N, O_SHELL, NULL, "accepted (lines always run as parallel runs them)", NULL},
+	{NULL, "v", N, O_V, NULL, "print each command line before its output", NULL},
+	{"verbose", "t", N, O_T, NULL, "print each command line on stderr as it starts", NULL},
+	{"dry-run|dryrun|dr", NULL, N, O_DRYRUN, NULL, "print each command line instead of running it", NULL},
+	{"wd|workdir|work-dir", NULL, R, O_WD, "DIR", "run the tasks in DIR", NULL},
+	{"nice", NULL, R, O_NICE, "N", "run the tasks at niceness N", NULL},
+	{"tmpdir|tempdir", NULL, R, O_TMPDIR, "DIR", "$TMPDIR of gpupack and the tasks", NULL},
+	{"process-slot-var|processslotvar", NULL, R, O_SLOTVAR, "NAME", "set NAME to the slot number - 1", NULL},
+	{"shellquote|shell-quote|shell_quote", NULL, N, O_SHELLQUOTE, NULL, "print each input shell-quoted, "
+	    "run nothing", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "durability and faults:", NULL},
+	{"joblog|jl", NULL, R, O_JOBLOG, "[+]FILE", "GNU parallel's joblog (+ appends; - stdout);\n"
+	    "{shard} in FILE becomes the shard number", NULL},
+	{"resume", NULL, N, O_RESUME, NULL, "skip the tasks the joblog (or --results DIR) has", NULL},
+	{"resume-failed|resumefailed", NULL, N, O_RESUMEFAILED, NULL, "and run the failed ones again", NULL},
+	{"retry-failed|retryfailed", NULL, N, O_RETRYFAILED, NULL, "run the joblog's failed lines again", NULL},
+	{"retries", NULL, R, O_RETRIES, "N", "try a failing task up to N times in all", NULL},
+	{"timeout", NULL, R, O_TIMEOUT, "DURATION", "end a task after DURATION, or N% of the median", NULL},
+	{"load", NULL, R, O_LOAD, "N[%]", "start tasks only while fewer processes run", NULL},
+	{"noswap", NULL, N, O_NOSWAP, NULL, "start tasks only while the host does not swap", NULL},
+	{"memfree", NULL, R, O_MEMFREE, "SIZE", "start tasks only while SIZE of memory is free", NULL},
+	{"delay", NULL, R, O_DELAY, "DURATION", "wait this long between starting two tasks", NULL},
+	{"halt|halt-on-error|haltonerror", NULL, R, O_HALT, "SPEC", "never | now|soon,fail|success|done=N[%]", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "output:", NULL},
+	{"results|result|res", NULL, R, O_RESULTS, "DIR", "DIR/1/<value>/stdout, stderr, seq; a name ending\n"
+	    "in .csv, .tsv or .json: one such file", NULL},
+	{"keep-order|keeporder", "k", N, O_K, NULL, "print outputs in input order", NULL},
+	{"no-keep-order|nokeeporder|nok|no-k", NULL, N, O_NOK, NULL, "undo -k", NULL},
+	{"files|output-as-files|outputasfiles", NULL, N, O_FILES, NULL, "each task's stdout in a file\n"
+	    "$TMPDIR/parXXXXXX.par, its name printed", NULL},
+	{"tag", NULL, N, O_TAG, NULL, "start each output line with the inputs and a tab", NULL},
+	{"tagstring|tag-string", NULL, R, O_TAGSTRING, "STR", "start each output line with STR and a tab", NULL},
+	{"line-buffer|line-buffered|linebuffer|linebuffered|lb", NULL, N, O_LB, NULL, "print whole lines "
+	    "as they come", NULL},
+	{"ungroup", "u", N, O_U, NULL, "print output as it comes", NULL},
+	{"group", NULL, N, O_GROUP, NULL, "each task's output whole (the default)", NULL},
+	{"bar", NULL, N, O_BAR, NULL, "a progress bar on stderr: percentage, ETA, devices", NULL},
+	{"eta", NULL, N, O_ETA, NULL, "parallel's progress line on stderr, with the ETA", NULL},
+	{"progress", NULL, N, O_PROGRESS, NULL, "the same, without the ETA", NULL},
+	{"summary", NULL, N, O_SUMMARY, NULL, "a summary line on stderr at the end", NULL},
+	{"json", NULL, N, O_JSON, NULL, "the summary as one JSON object, alone on stdout:\n"
+	    "the tasks' stdout goes to stderr", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "stdin cut into blocks (as GNU parallel's --pipe):", NULL},
+	{"pipe|spreadstdin", NULL, N, O_PIPE, NULL, "each task gets a block of stdin on its stdin", NULL},
+	{"pipe-part|pipepart", NULL, N, O_PIPEPART, NULL, "the same with the parts of -a FILE", NULL},
+	{"block-size|blocksize|block", NULL, R, O_BLOCK, "SIZE", "blocks of about SIZE (1M; k m: 1000s)", NULL},
+	{"recstart", NULL, R, O_RECSTART, "STR", "records start with STR", NULL},
+	{"recend", NULL, R, O_RECEND, "STR", "records end with STR (default \\n)", NULL},
+	{"regexp|regex", NULL, N, O_REGEXP, NULL, "--recstart and --recend are perl regexes", NULL},
+	{"remove-rec-sep|removerecsep|rrs", NULL, N, O_RRS, NULL, "remove the record separators", NULL},
+	{"tee", NULL, N, O_TEE, NULL, "every task gets all of stdin", NULL},
+	{"cat|fifo", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin", NULL},
+
+	{NULL, NULL, N, SECTION, NULL, "profiles and information:", NULL},
+	{"profile", "J", R, O_PROFILE, "NAME", "options from ~/.parallel/NAME (instead of config)", NULL},
+	{"plain", NULL, N, O_PLAIN, NULL, "ignore --profile, $PARALLEL and ~/.parallel/config", NULL},
+	{"version", "V", N, O_VERSION, NULL, "print the version", NULL},
+	{"help", "h", N, O_HELP, NULL, "this text", NULL},
+	{"minversion|min-version", NULL, R, O_MINVERSION, "V", "exit 255 unless parallel's version here is V+",
+	    NULL},
+	{"number-of-cpus|numberofcpus", NULL, N, O_NCPUS, NULL, NULL, NULL},
+	{"number-of-cores|numberofcores", NULL, N, O_NCORES, NULL, NULL, NULL},
+	{"number-of-threads|numberofthreads", NULL, N, O_NTHREADS, NULL, NULL, NULL},
+	{"number-of-sockets|numberofsockets", NULL, N, O_NSOCKETS, NULL, NULL, NULL},
+	{"max-line-length-allowed|maxlinelengthallowed", NULL, N, O_MAXLINELEN, NULL, NULL, NULL},
+	{"will-cite|willcite|no-notice|nonotice|nn", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"silent", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"gnu", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"exit", "x", N, O_NOOP, NULL, NULL, NULL},
+	{"use-cpus-instead-of-cores|usecpusinsteadofcores", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"use-cores-instead-of-threads|usecoresinsteadofthreads", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"use-sockets-instead-of-threads|usesocketsinsteadofthreads", NULL, N, O_NOOP, NULL, NULL, NULL},
+
+	/* GNU parallel's, refused with what to use instead */
+	{"block-timeout|blocktimeout|bt", NULL, R, O_REFUSED, NULL, NULL, "without it a block is what "
+	    "was read when stdin ended or --block was reached"},
+	{"round-robin|roundrobin|round", NULL, N, O_REFUSED, NULL, NULL, "each task gets its own blocks: "
+	    "--pipe (with -j for the tasks at once)"},
+	{"bin", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
+	{"group-by|groupby", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
+	{"sshlogin", "S", R, O_SSHLOGIN, NULL, NULL, REMOTE_WHY},
+	{"sshloginfile|slf", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"nonall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
+	{"onall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
+	{"transfer-file|transferfile|transfer-files|transferfiles|tf", NULL, R, O_REFUSED, NULL, NULL,
+	    "gpupack runs tasks where it runs: files stay where they are (" REMOTE_WHY ")"},
+	{"transfer", NULL, N, O_REFUSED, NULL, NULL, "gpupack runs tasks where it runs: files stay where they "
+	    "are (" REMOTE_WHY ")"},
+	{"return", NULL, R, O_REFUSED, NULL, NULL, "gpupack runs tasks where it runs: files stay where they "
+	    "are (" REMOTE_WHY ")"},
+	{"trc", NULL, R, O_REFUSED, NULL, NULL, "gpupack runs tasks where it runs: files stay where they are ("
+	    REMOTE_WHY ")"},
+	{"cleanup", NULL, N, O_REFUSED, NULL, NULL, "gpupack runs tasks where it runs: files stay where they "
+	    "are (" REMOTE_WHY ")"},
+	{"basefile|bf", NULL, R, O_REFUSED, NULL, NULL, "gpupack runs tasks where it runs: files stay where "
+	    "they are (" REMOTE_WHY ")"},
+	{"controlmaster", "M", N, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"ssh", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"ssh-delay|sshdelay", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"filter-hosts|filterhosts|filter-host", NULL, N, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"hostgroups|hgrp|hostgrp|hostgroup", NULL, N, O_REFUSED, NULL, NULL, REMOTE_WHY},
+	{"semaphore", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"semaphore-name|semaphorename|id", NULL, R, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"semaphore-timeout|semaphoretimeout|st", NULL, R, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"fg", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"bg", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"wait", NULL, N, O_REFUSED, NULL, NULL, SEM_WHY},
+	{"tmux|tmux-pane|tmuxpane", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer or --results to "
+	    "watch output"},
+	{"latest-line|latestline|ll", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer"},
+	{"csv", NULL, N, O_REFUSED, NULL, NULL, "use --colsep ',' (values holding quoted commas need a "
+	    "CSV tool first)"},
+	{"compress", NULL, N, O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
+	{"compress-program|compressprogram|use-compress-program|usecompressprogram", NULL, R, O_REFUSED,
+	    NULL, NULL, "use --results DIR and compress it afterwards"},
+	{"decompress-program|decompressprogram|use-decompress-program|usedecompressprogram", NULL, R,
+	    O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
+	{"memsuspend", NULL, R, O_REFUSED, NULL, NULL, "GPU memory is packed with --mem"},
+	{"limit", NULL, R, O_REFUSED, NULL, NULL, HOST_WHY},
+	{"sql", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
+	{"sqlmaster|sql-master", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
+	{"sqlworker|sql-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
+	{"sqlandworker|sql-and-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
+	{"ctag", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
+	{"ctagstring|ctag-string", NULL, R, O_REFUSED, NULL, NULL, "use --tagstring"},
+	{"color|colour", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
+	{"color-failed|colour-failed|colorfailed|colourfailed|cf", NULL, N, O_REFUSED, NULL, NULL,
+	    "use --joblog (its Exitval column)"},
+	{"interactive", "p", N, O_REFUSED, NULL, NULL, "tasks get /dev/null as stdin: --dry-run shows "
+	    "what would run"},
+	{"tty|open-tty", "o", N, O_REFUSED, NULL, NULL, "tasks get /dev/null as stdin (run an interactive "
+	    "program directly)"},
+	{"termseq|term-seq", NULL, R, O_REFUSED, NULL, NULL, "gpupack ends a task with SIGTERM, then "
+	    "SIGKILL 2 s later (doc/run.md, Signals)"},
+	{"shebang|hashbang|shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
+	    "from the script: gpupack run CMD :::: \"$0\""},
+	{"embed", NULL, N, O_REFUSED, NULL, NULL, "install gpupack where the script runs"},
+	{"template|tmpl", NULL, R, O_REFUSED, NULL, NULL, "write the files from the command line "
+	    "(sed 's/X/{}/' tmpl > {}.out)"},
+	{"record-env|recordenv", NULL, N, O_REFUSED, NULL, NULL, "tasks get gpupack's environment: export "
+	    "what they need (--env NAME=VALUE)"},
+	{"session", NULL, N, O_REFUSED, NULL, NULL, "tasks get gpupack's environment: export what they "
+	    "need (--env NAME=VALUE)"},
+	{"show-limits|showlimits", NULL, N, O_REFUSED, NULL, NULL, "see --max-line-length-allowed"},
+	{"bug", NULL, N, O_REFUSED, NULL, NULL, "report gpupack's bugs to its project"},
+	{"debug", "D", R, O_REFUSED, NULL, NULL, "use -v, -t or --dry-run"},
+	{"linkinputsource|xapplyinputsource", NULL, R, O_REFUSED, NULL, NULL, "use :::+ or --link"},
+	{"shell-completion|shellcompletion", NULL, R, O_REFUSED, NULL, NULL, "gpupack's bash completion "
+	    "is completion/gpupack.bash"},
+};
+
+#undef N
+#undef R
+#undef OPT
 
 static const char usage_text[] =
     "usage: gpupack run [options] [command [args...]] [::: values... | :::: files...]...\n"
@@ -23,267 +286,15 @@ static const char usage_text[] =
     "packed onto GPU slots, the way GNU parallel runs it: the words form a shell\n"
     "command line ('zcat {} | wc -l' works), every inserted value shell-quoted.\n"
     "Several sources combine as a cross product; :::+ and ::::+ pair a source with\n"
-    "the one before it. Without a command, the inputs are the commands.\n"
+    "the one before it. Without a command, the inputs are the commands. Options\n"
+    "come from ~/.parallel/config (or -J NAME's profile), then $PARALLEL, then here.\n"
     "Replacement strings: {} {.} {/} {//} {/.} {#} {%} {N} {N.} {N/} {N//} {N/.} {-N}\n"
-    "  {gpu} {slot} (and --header's {name})\n"
-    "\n"
-    "placement:\n"
-    "  --gpus SEL            indices, GPU-/MIG- UUIDs (default: $CUDA_VISIBLE_DEVICES, Slurm's GPUs,\n"
-    "                        else every device); --gpu is the same\n"
-    "  --share MODE          exclusive | timeslice | mps (default mps where the daemon exists)\n"
-    "  -j, --jobs N|auto[:N] tasks per device: auto (the default but under exclusive): the farm\n"
-    "                        chooses per device while it runs, from the GPU's SM activity, the\n"
-    "                        CPUs, memory and completions; auto:N at most N (default cap: 48 MPS\n"
-    "                        clients, else 64); or fixed: N, 0 as many as fit, N% / +N / -N of\n"
-    "                        the old defaults (exclusive 1, timeslice 2, mps 4)\n"
-    "  --total N             tasks at once over all devices\n"
-    "  --mem SIZE            GPU memory each task may allocate itself (its context's cost is\n"
-    "                        added; packing, and under mps a client limit). SIZE: 512M, 10G;\n"
-    "                        " SIZE_HELP "\n"
-    "  --sm PCT              SM share per task under mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)\n"
-    "  --env NAME=VALUE      add to each task's environment (--env NAME: passed, as always)\n"
-    "  --shard K/N|slurm     run only inputs K, K+N, K+2N... (numbered from 0) of this run: one\n"
-    "                        gpupack per node (srun), each with its share; slurm: K=$SLURM_PROCID,\n"
-    "                        N=$SLURM_NTASKS\n"
-    "inputs (as GNU parallel):\n"
-    "  -a, --arg-file FILE   an input source (like :::: FILE)\n"
-    "  -0, --null; -d, --delimiter D   values end with NUL, or D (default newline)\n"
-    "  --colsep REGEX        split values into columns {1} {2} ...\n"
-    "  --header :            the first value of each source names its columns: {name}\n"
-    "  --link                pair all sources (shorter ones repeat) instead of crossing them\n"
-    "  -n N, -N N            N inputs per task (-N: {1}..{N} and a word per value; -N0 none)\n"
-    "  -X, -m, --xargs       as many inputs per task as a command line holds\n"
-    "  -I STR                STR instead of {}\n"
-    "  -r, -E STR, --trim lr|l|r, --arg-sep SEP, --arg-file-sep SEP, --shuf\n"
-    "  --wd DIR, --nice N, --tmpdir DIR   where tasks run, their niceness, their $TMPDIR\n"
-    "command lines:\n"
-    "  -q, --quote           run the words as they are (quoted: no shell syntax)\n"
-    "  --shell               accepted (lines always run as parallel runs them)\n"
-    "  -v                    print each command line before its output; -t, --verbose: on stderr\n"
-    "  --dry-run             print each command line instead of running it\n"
-    "durability and faults:\n"
-    "  --joblog [+]FILE      GNU parallel's joblog (+ appends); fsync'd at each task's end;\n"
-    "                        {shard} in FILE becomes the shard number K\n"
-    "  --resume              skip tasks the joblog has; --resume-failed reruns the failed ones;\n"
-    "                        --retry-failed reruns the joblog's failed command lines\n"
-    "  --retries N           try a failing task up to N times in all\n"
-    "  --timeout DURATION|N% end a task after DURATION, or N% of the median runtime\n"
-    "  --delay DURATION      wait this long between starting two tasks\n"
-    "  --halt SPEC           never | now|soon,fail|success|done=N[%]\n"
-    "output:\n"
-    "  --results DIR         DIR/1/<value>/stdout, stderr, seq (as parallel) instead of printing\n"
-    "  -k, --keep-order      print outputs in input order\n"
-    "  --tag, --tagstring S  start each output line with the inputs (or S) and a tab\n"
-    "  --line-buffer         print whole lines as they come; -u, --ungroup: as they come\n"
-    "  --bar, --eta          progress on stderr; --summary: the final summary line\n"
-    "  --json                the summary as one JSON object on stdout, after the outputs\n"
-    "\n"
+    "  {gpu} {slot}, --header's {name}, and perl's {= expression =} (run by perl)\n";
+
+static const char tail_text[] =
     "exit status (GNU parallel's): 0 all succeeded, 1-100 the number that failed, 101 more;\n"
     "255 any other error (bad usage, no device, a signal stopped the run: the message says\n"
     "which); --halt: as GNU parallel (see gpupack(1)).\n";
-
-enum {
-	OPT_TOTAL = 256, OPT_GPUS, OPT_SHARE, OPT_MEM, OPT_SM, OPT_ENV, OPT_SHELL, OPT_JOBLOG,
-	OPT_RESUME, OPT_RESUME_FAILED, OPT_RETRY_FAILED, OPT_RETRIES, OPT_TIMEOUT, OPT_HALT,
-	OPT_RESULTS, OPT_BAR, OPT_ETA, OPT_JSON, OPT_SUMMARY, OPT_DRY_RUN, OPT_SHARD, OPT_XARGS,
-	OPT_TAG, OPT_TAGSTRING, OPT_LINE_BUFFER, OPT_GROUP, OPT_COLSEP, OPT_LINK, OPT_HEADER,
-	OPT_TRIM, OPT_SHUF, OPT_DELAY, OPT_NOOP, OPT_ARG_SEP, OPT_ARG_FILE_SEP, OPT_REFUSED,
-	OPT_WD, OPT_NICE, OPT_TMPDIR, OPT_NO_KEEP, OPT_SKIP_FIRST, OPT_SLOT_VAR, OPT_REPLACE_OPT,
-	OPT_EOF_OPT,
-};
-
-static const struct option long_opts[] = {
-	{"jobs", required_argument, NULL, 'j'},
-	{"max-procs", required_argument, NULL, 'P'},
-	{"maxprocs", required_argument, NULL, 'P'},
-	{"total", required_argument, NULL, OPT_TOTAL},
-	{"gpus", required_argument, NULL, OPT_GPUS},
-	{"gpu", required_argument, NULL, OPT_GPUS},
-	{"share", required_argument, NULL, OPT_SHARE},
-	{"mem", required_argument, NULL, OPT_MEM},
-	{"sm", required_argument, NULL, OPT_SM},
-	{"env", required_argument, NULL, OPT_ENV},
-	{"shell", no_argument, NULL, OPT_SHELL},
-	{"arg-file", required_argument, NULL, 'a'},
-	{"argfile", required_argument, NULL, 'a'},
-	{"null", no_argument, NULL, '0'},
-	{"delimiter", required_argument, NULL, 'd'},
-	{"colsep", required_argument, NULL, OPT_COLSEP},
-	{"col-sep", required_argument, NULL, OPT_COLSEP},
-	{"header", required_argument, NULL, OPT_HEADER},
-	{"link", no_argument, NULL, OPT_LINK},
-	{"xapply", no_argument, NULL, OPT_LINK},
-	{"max-args", required_argument, NULL, 'n'},
-	{"maxargs", required_argument, NULL, 'n'},
-	{"max-replace-args", required_argument, NULL, 'N'},
-	{"maxreplaceargs", required_argument, NULL, 'N'},
-	{"xargs", no_argument, NULL, OPT_XARGS},
-	{"max-chars", required_argument, NULL, 's'},
-	{"maxchars", required_argument, NULL, 's'},
-	{"replace", required_argument, NULL, OPT_REPLACE_OPT},
-	{"no-run-if-empty", no_argument, NULL, 'r'},
-	{"norunifempty", no_argument, NULL, 'r'},
-	{"eof", required_argument, NULL, OPT_EOF_OPT},
-	{"skip-first-line", no_argument, NULL, OPT_SKIP_FIRST},
-	{"skipfirstline", no_argument, NULL, OPT_SKIP_FIRST},
-	{"process-slot-var", required_argument, NULL, OPT_SLOT_VAR},
-	{"processslotvar", required_argument, NULL, OPT_SLOT_VAR},
-	{"trim", required_argument, NULL, OPT_TRIM},
-	{"arg-sep", required_argument, NULL, OPT_ARG_SEP},
-	{"argsep", required_argument, NULL, OPT_ARG_SEP},
-	{"arg-file-sep", required_argument, NULL, OPT_ARG_FILE_SEP},
-	{"argfilesep", required_argument, NULL, OPT_ARG_FILE_SEP},
-	{"shuf", no_argument, NULL, OPT_SHUF},
-	{"quote", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 't'},
-	{"joblog", required_argument, NULL, OPT_JOBLOG},
-	{"jl", required_argument, NULL, OPT_JOBLOG},
-	{"resume", no_argument, NULL, OPT_RESUME},
-	{"resume-failed", no_argument, NULL, OPT_RESUME_FAILED},
-	{"resumefailed", no_argument, NULL, OPT_RESUME_FAILED},
-	{"retry-failed", no_argument, NULL, OPT_RETRY_FAILED},
-	{"retryfailed", no_argument, NULL, OPT_RETRY_FAILED},
-	{"retries", required_argument, NULL, OPT_RETRIES},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"delay", required_argument, NULL, OPT_DELAY},
-	{"halt", required_argument, NULL, OPT_HALT},
-	{"halt-on-error", required_argument, NULL, OPT_HALT},
-	{"results", required_argument, NULL, OPT_RESULTS},
-	{"result", required_argument, NULL, OPT_RESULTS},
-	{"res", required_argument, NULL, OPT_RESULTS},
-	{"keep-order", no_argument, NULL, 'k'},
-	{"keeporder", no_argument, NULL, 'k'},
-	{"no-keep-order", no_argument, NULL, OPT_NO_KEEP},
-	{"nokeeporder", no_argument, NULL, OPT_NO_KEEP},
-	{"nok", no_argument, NULL, OPT_NO_KEEP},
-	{"no-k", no_argument, NULL, OPT_NO_KEEP},
-	{"tag", no_argument, NULL, OPT_TAG},
-	{"tagstring", required_argument, NULL, OPT_TAGSTRING},
-	{"tag-string", required_argument, NULL, OPT_TAGSTRING},
-	{"line-buffer", no_argument, NULL, OPT_LINE_BUFFER},
-	{"line-buffered", no_argument, NULL, OPT_LINE_BUFFER},
-	{"linebuffered", no_argument, NULL, OPT_LINE_BUFFER},
-	{"linebuffer", no_argument, NULL, OPT_LINE_BUFFER},
-	{"lb", no_argument, NULL, OPT_LINE_BUFFER},
-	{"ungroup", no_argument, NULL, 'u'},
-	{"group", no_argument, NULL, OPT_GROUP},
-	{"bar", no_argument, NULL, OPT_BAR},
-	{"eta", no_argument, NULL, OPT_ETA},
-	{"progress", no_argument, NULL, OPT_ETA},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"summary", no_argument, NULL, OPT_SUMMARY},
-	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-	{"dryrun", no_argument, NULL, OPT_DRY_RUN},
-	{"dr", no_argument, NULL, OPT_DRY_RUN},
-	{"shard", required_argument, NULL, OPT_SHARD},
-	{"wd", required_argument, NULL, OPT_WD},
-	{"workdir", required_argument, NULL, OPT_WD},
-	{"work-dir", required_argument, NULL, OPT_WD},
-	{"nice", required_argument, NULL, OPT_NICE},
-	{"tmpdir", required_argument, NULL, OPT_TMPDIR},
-	{"tempdir", required_argument, NULL, OPT_TMPDIR},
-	{"will-cite", no_argument, NULL, OPT_NOOP},
-	{"willcite", no_argument, NULL, OPT_NOOP},
-	{"no-notice", no_argument, NULL, OPT_NOOP},
-	{"nonotice", no_argument, NULL, OPT_NOOP},
-	{"nn", no_argument, NULL, OPT_NOOP},
-	{"total-jobs", required_argument, NULL, OPT_NOOP},
-	{"totaljobs", required_argument, NULL, OPT_NOOP},
-	{"silent", no_argument, NULL, OPT_NOOP},
-	{"plain", no_argument, NULL, OPT_NOOP},
-	{"help", no_argument, NULL, 'h'},
-	/* GNU parallel's, refused below with their alternative */
-	{"pipe", no_argument, NULL, OPT_REFUSED},
-	{"spreadstdin", no_argument, NULL, OPT_REFUSED},
-	{"pipepart", no_argument, NULL, OPT_REFUSED},
-	{"pipe-part", no_argument, NULL, OPT_REFUSED},
-	{"block", required_argument, NULL, OPT_REFUSED},
-	{"sshlogin", required_argument, NULL, 'S'},
-	{"sshloginfile", required_argument, NULL, OPT_REFUSED},
-	{"slf", required_argument, NULL, OPT_REFUSED},
-	{"nonall", no_argument, NULL, OPT_REFUSED},
-	{"onall", no_argument, NULL, OPT_REFUSED},
-	{"transferfile", required_argument, NULL, OPT_REFUSED},
-	{"return", required_argument, NULL, OPT_REFUSED},
-	{"trc", required_argument, NULL, OPT_REFUSED},
-	{"basefile", required_argument, NULL, OPT_REFUSED},
-	{"semaphore", no_argument, NULL, OPT_REFUSED},
-	{"fifo", no_argument, NULL, OPT_REFUSED},
-	{"cat", no_argument, NULL, OPT_REFUSED},
-	{"plus", no_argument, NULL, OPT_REFUSED},
-	{"rpl", required_argument, NULL, OPT_REFUSED},
-	{"tmux", no_argument, NULL, OPT_REFUSED},
-	{"csv", no_argument, NULL, OPT_REFUSED},
-	{"files", no_argument, NULL, OPT_REFUSED},
-	{"compress", no_argument, NULL, OPT_REFUSED},
-	{"load", required_argument, NULL, OPT_REFUSED},
-	{"memfree", required_argument, NULL, OPT_REFUSED},
-	{"noswap", no_argument, NULL, OPT_REFUSED},
-	{"memsuspend", required_argument, NULL, OPT_REFUSED},
-	{"sqlmaster", required_argument, NULL, OPT_REFUSED},
-	{"sqlworker", required_argument, NULL, OPT_REFUSED},
-	{"tee", no_argument, NULL, OPT_REFUSED},
-	{"round-robin", no_argument, NULL, OPT_REFUSED},
-	{"ctag", no_argument, NULL, OPT_REFUSED},
-	{"color", no_argument, NULL, OPT_REFUSED},
-	{NULL, 0, NULL, 0},
-};
-
-/* What to use instead of a GNU parallel option gpupack refuses. */
-static const struct {
-	const char *name;
-	const char *why;
-} refused[] = {
-	{"pipe", "gpupack gives each task its inputs as arguments, not stdin blocks (split the data "
-	    "into files with split(1) and give them with ::: or ::::)"},
-	{"spreadstdin", "gpupack gives each task its inputs as arguments, not stdin blocks (split the "
-	    "data into files with split(1) and give them with ::: or ::::)"},
-	{"pipepart", "see --pipe: split the file first (split -n l/N) and give the pieces with :::"},
-	{"pipe-part", "see --pipe: split the file first (split -n l/N) and give the pieces with :::"},
-	{"block", "it belongs to --pipe, which gpupack does not do (split the data into files)"},
-	{"sshlogin", "across machines, run one gpupack per node with srun and --shard slurm (see "
-	    "doc/slurm.md)"},
-	{"sshloginfile", "across machines, run one gpupack per node with srun and --shard slurm (see "
-	    "doc/slurm.md)"},
-	{"slf", "across machines, run one gpupack per node with srun and --shard slurm (see "
-	    "doc/slurm.md)"},
-	{"nonall", "across machines, use srun (see doc/slurm.md)"},
-	{"onall", "across machines, use srun (see doc/slurm.md)"},
-	{"transferfile", "gpupack runs on this node only: files stay where they are (see doc/slurm.md)"},
-	{"return", "gpupack runs on this node only: files stay where they are (see doc/slurm.md)"},
-	{"trc", "gpupack runs on this node only: files stay where they are (see doc/slurm.md)"},
-	{"basefile", "gpupack runs on this node only: files stay where they are (see doc/slurm.md)"},
-	{"semaphore", "use GNU parallel's sem, or one gpupack run with all the commands as inputs"},
-	{"fifo", "it belongs to --pipe, which gpupack does not do"},
-	{"cat", "it belongs to --pipe, which gpupack does not do"},
-	{"plus", "its replacement strings are perl; use a shell command line ('f=\"{}\"; echo "
-	    "${f%%.*}')"},
-	{"rpl", "replacement strings of your own are perl; use a shell command line"},
-	{"tmux", "use --line-buffer or --results to watch output"},
-	{"csv", "use --colsep ','"},
-	{"files", "use --results DIR"},
-	{"compress", "use --results DIR and compress it afterwards"},
-	{"load", "GPU slots, not the CPU load, decide when tasks start (-j, --mem)"},
-	{"memfree", "GPU memory is packed with --mem"},
-	{"noswap", "GPU slots, not swapping, decide when tasks start (-j, --mem)"},
-	{"memsuspend", "GPU memory is packed with --mem"},
-	{"sqlmaster", "use --joblog and --results"},
-	{"sqlworker", "use --joblog and --results"},
-	{"tee", "it belongs to --pipe, which gpupack does not do"},
-	{"round-robin", "it belongs to --pipe, which gpupack does not do"},
-	{"ctag", "use --tag"},
-	{"color", "use --tag"},
-};
-
-static int
-refuse(const char *name)
-{
-	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-		if (strcmp(name, refused[i].name) == 0)
-			return err_set(EXIT_USAGE, "GNU parallel's --%s is not supported: %s", name,
-			    refused[i].why);
-	return err_set(EXIT_USAGE, "GNU parallel's --%s is not supported", name);
-}
 
 static int
 parse_int_opt(const char *name, const char *v, long min, long max, int *out)
@@ -309,21 +320,37 @@ parse_share(const char *v, int *out)
 	return err_set(EXIT_USAGE, "--share '%s': want exclusive, timeslice or mps", v);
 }
 
+static int
+var_name(const char *p, const char *end)
+{
+	if (p == end)
+		return 0;
+	for (const char *q = p; q < end; q++)
+		if (!(*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+		    (q > p && *q >= '0' && *q <= '9')))
+			return 0;
+	return 1;
+}
+
 /* --env NAME=VALUE adds a variable; --env NAME (parallel's) passes one, as every variable is. */
 static int
-parse_env(const char *v, int *add)
+parse_env(struct farm_opts *o, const char *v)
 {
 	const char *eq = strchr(v, '='), *end = eq ? eq : v + strlen(v);
 
-	*add = eq != NULL;
+	if (strcmp(v, "_") == 0)
+		return err_set(EXIT_USAGE, "--env _ copies the shell's own variables through "
+		    "env_parallel, which gpupack does not have (name each variable)");
 	if (end == v)
 		return err_set(EXIT_USAGE, "--env '%s': want NAME=VALUE or NAME", v);
-	for (const char *p = v; p < end; p++)
-		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (p > v && *p >= '0' && *p <= '9')))
-			return err_set(EXIT_USAGE, "--env '%s': '%.*s' is not a variable name", v,
-			    (int)(end - v), v);
-	return 0;
+	if (!var_name(v, end))
+		return err_set(EXIT_USAGE, "--env '%s': '%.*s' is not a variable name", v,
+		    (int)(end - v), v);
+	if (!eq)
+		return 0;
+	o->env = xrealloc(o->env, (size_t)(o->nenv + 1) * sizeof *o->env);
+	o->env[o->nenv++] = (char *)v;
+	return o->nenv > 64 ? err_set(EXIT_USAGE, "--env: at most 64") : 0;
 }
 
 static int
@@ -351,275 +378,480 @@ parse_trim(const char *v, int *out)
 	return err_set(EXIT_USAGE, "--trim '%s': want n, l, r or lr", v);
 }
 
-/* Options that GNU parallel spells and gpupack reads the same way. */
+static int
+parse_delay(const char *v, double *out)
+{
+	if (str_ends(v, "auto"))
+		return err_set(EXIT_USAGE, "--delay '%s': 'auto' is not supported (give a duration)", v);
+	if (v[0] == '-')
+		return err_set(EXIT_USAGE, "--delay '%s': a delay cannot be negative (give 0 or more)", v);
+	if (parse_duration(v, out) < 0)
+		return err_prefix("--delay");
+	return 0;
+}
+
+/*
+ * -j VALUE, or as parallel -j FILE: the value is FILE's first line (read
+ * once, where parallel reads it again as tasks end).
+ */
+static int
+parse_jobs_arg(const char *arg, struct farm_opts *o)
+{
+	struct stat st;
+	char *data, *nl;
+	size_t len;
+	int rc;
+
+	if (stat(arg, &st) < 0 || !S_ISREG(st.st_mode))
+		return parse_jobs(arg, o);
+	if (read_file_max(arg, 4096, &data, &len) < 0)
+		return err_prefix("-j");
+	if ((nl = strchr(data, '\n')) != NULL)
+		*nl = '\0';
+	rc = parse_jobs(str_trim(data), o);
+	free(data);
+	return rc;
+}
+
+/* What the options say, before they become a farm_opts. */
 struct run_args {
 	struct farm_opts *o;
 	const char *arg_sep, *arg_file_sep;
 	char *delim;             /* -d, unescaped (owned) */
-	int n_given, N_given, X, m, xargs;
-	long max_args;
+	char *tagstring;         /* --tagstring, unescaped (owned) */
+	int n_given, N_given, L_given, X, m, xargs;
+	long max_args, max_lines;
 	char **files;            /* -a FILE, in order */
 	int nfiles;
+	int trim_given;
+	int info;                /* an option that prints and exits: its id */
+	long minversion;
+	struct rc_words rc;      /* words from profiles and $PARALLEL (run_rc.h) */
 };
 
 static int
-parse_args_count(const char *name, const char *v, struct run_args *a)
+parse_count(const char *name, const char *v, long *out)
 {
-	long n;
-
-	if (parse_long(v, 0, 1000000, &n) < 0)
+	if (parse_long(v, 0, 1000000, out) < 0)
 		return err_prefix("%s", name);
-	a->max_args = n;
 	return 0;
 }
 
 static int
-parallel_opt(int ch, const char *arg, struct run_args *a)
+set_replace(const char **slot, const char *name, const char *v)
+{
+	if (!*v)
+		return err_set(EXIT_USAGE, "%s: empty replacement string", name);
+	*slot = v;
+	return 0;
+}
+
+/* Options that read or group the inputs. 1: not one of these. */
+static int
+input_opt(int id, const char *arg, struct run_args *a)
 {
 	struct farm_opts *o = a->o;
 	struct input_opts *io = &o->ts.in.o;
 
-	switch (ch) {
-	case 'a':
+	switch (id) {
+	case O_ARGFILE:
 		a->files = xrealloc(a->files, (size_t)(a->nfiles + 1) * sizeof *a->files);
 		a->files[a->nfiles++] = (char *)arg;
 		return 0;
-	case '0':
+	case O_NULL:
 		io->delim = "";
 		io->delim_len = 1;
 		return 0;
-	case 'd':
+	case O_DELIM:
 		free(a->delim);
 		a->delim = input_unescape_delim(arg, &io->delim_len);
 		if (io->delim_len == 0)
 			return err_set(EXIT_USAGE, "-d: empty delimiter");
 		io->delim = a->delim;
 		return 0;
-	case OPT_COLSEP:
+	case O_COLSEP:
 		io->colsep = arg;
 		return 0;
-	case OPT_HEADER:
+	case O_HEADER:
 		io->header = 1;
 		io->header_names_files = strcmp(arg, "0") == 0;
+		o->pipe.header = arg;   /* with --pipe: the header's regex, or its lines */
 		return 0;
-	case OPT_LINK:
+	case O_LINK:
 		io->link = 1;
 		return 0;
-	case 'n':
+	case O_MAXARGS:
 		a->n_given = 1;
-		return parse_args_count("-n", arg, a);
-	case 'N':
+		return parse_count("-n", arg, &a->max_args);
+	case O_MAXREPL:
 		a->N_given = 1;
-		return parse_args_count("-N", arg, a);
-	case 'X':
+		return parse_count("-N", arg, &a->max_args);
+	case O_L:
+		a->L_given = 1;
+		return parse_count("-L", arg, &a->max_lines);
+	case O_MAXLINES:
+		a->L_given = 1;
+		a->max_lines = 1;
+		if (arg && parse_count("-l", arg, &a->max_lines) < 0)
+			return -1;
+		if (a->max_lines == 0)
+			a->max_lines = 1;
+		return 0;
+	case O_X:
 		a->X = 1;
 		return 0;
-	case 'm':
+	case O_M:
 		a->m = 1;
 		return 0;
-	case OPT_XARGS:
+	case O_XARGS:
 		a->xargs = 1;
 		return 0;
-	case 's':
+	case O_MAXCHARS:
 		return parse_int_opt("-s", arg, 1, CMDLINE_MAX, &o->ts.max_len);
-	case 'I':
-		if (!*arg)
-			return err_set(EXIT_USAGE, "-I: empty replacement string");
-		o->replace = arg;
+	case O_I:
+		return set_replace(&o->rpl[RPL_ALL], "-I", arg);
+	case O_REPLACE:
+		return set_replace(&o->rpl[RPL_ALL], "--replace", arg && *arg ? arg : "{}");
+	case O_ER:
+		return set_replace(&o->rpl[RPL_NOEXT], "--extensionreplace", arg);
+	case O_BNR:
+		return set_replace(&o->rpl[RPL_BASE], "--basenamereplace", arg);
+	case O_DNR:
+		return set_replace(&o->rpl[RPL_DIR], "--dirnamereplace", arg);
+	case O_BNER:
+		return set_replace(&o->rpl[RPL_BASE_NOEXT], "--basenameextensionreplace", arg);
+	case O_SEQR:
+		return set_replace(&o->rpl[RPL_SEQ], "--seqreplace", arg);
+	case O_SLOTR:
+		return set_replace(&o->rpl[RPL_SLOT], "--slotreplace", arg);
+	case O_PLUS:
+		o->plus = 1;
 		return 0;
-	case 'r':
+	case O_RPL:
+		o->rpl_defs = xrealloc(o->rpl_defs, (size_t)(o->nrpl_defs + 1) * sizeof *o->rpl_defs);
+		o->rpl_defs[o->nrpl_defs++] = (char *)arg;
+		return 0;
+	case O_FILTER:
+		o->filters = xrealloc(o->filters, (size_t)(o->nfilters + 1) * sizeof *o->filters);
+		o->filters[o->nfilters++] = (char *)arg;
+		return 0;
+	case O_PARENS:
+		o->parens = arg;
+		return strlen(arg) >= 2 ? 0 : err_set(EXIT_USAGE, "--parens '%s': want the two halves, "
+		    "as {==}", arg);
+	case O_NORUN:
 		io->skip_empty = 1;
 		return 0;
-	case 'E':
-		io->eof = *arg ? arg : NULL;   /* parallel: -E '' is no end-of-input string */
+	case O_E:
+	case O_EOF:
+		io->eof = arg && *arg ? arg : NULL;   /* parallel: -E '' is no end-of-input string */
 		return 0;
-	case OPT_EOF_OPT:
-		io->eof = *arg ? arg : NULL;
+	case O_TRIM:
+		a->trim_given = 1;
+		return parse_trim(arg, &o->trim);
+	case O_ARGSEP:
+		a->arg_sep = arg;
 		return 0;
-	case OPT_REPLACE_OPT:
-		if (!*arg)
-			return err_set(EXIT_USAGE, "--replace: empty replacement string");
-		o->replace = arg;
+	case O_ARGFILESEP:
+		a->arg_file_sep = arg;
 		return 0;
-	case OPT_SKIP_FIRST:
+	case O_SKIPFIRST:
 		io->skip_first = 1;
 		return 0;
-	case OPT_SLOT_VAR:
-		for (const char *p = arg; *p; p++)
-			if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-			    (p > arg && *p >= '0' && *p <= '9')))
-				return err_set(EXIT_USAGE, "--process-slot-var '%s': not a variable name", arg);
-		if (!*arg)
-			return err_set(EXIT_USAGE, "--process-slot-var: empty name");
-		o->slot_var = arg;
+	case O_SHUF:
+		o->ts.shuffle = 1;
 		return 0;
-	case OPT_NO_KEEP:
-		o->keep_order = 0;
+	case O_TOTALJOBS:
+		return parse_count("--total-jobs", arg, &o->total_jobs);
+	default:
+		return 1;
+	}
+}
+
+/* Options of the command line and of the output. 1: not one of these. */
+static int
+line_opt(int id, const char *arg, struct run_args *a)
+{
+	struct farm_opts *o = a->o;
+
+	switch (id) {
+	case O_QUOTE:
+		o->quote_all = 1;
 		return 0;
-	case OPT_WD:
+	case O_SHELL:
+		o->shell = 1;
+		return 0;
+	case O_V:
+		o->verbose = 1;
+		return 0;
+	case O_T:
+		o->print_commands = 1;
+		return 0;
+	case O_DRYRUN:
+		o->dry_run = 1;
+		return 0;
+	case O_SHELLQUOTE:
+		/* a dry run whose lines are quoted once more */
+		o->shellquote = 1;
+		o->dry_run = 1;
+		return 0;
+	case O_WD:
 		if (strcmp(arg, "...") == 0)
 			return err_set(EXIT_USAGE, "--wd ...: a temporary directory per task is not supported "
 			    "(give a directory)");
 		o->workdir = arg;
 		return 0;
-	case OPT_NICE:
+	case O_NICE:
 		return parse_int_opt("--nice", arg, -20, 19, &o->nice);
-	case OPT_TMPDIR:
+	case O_TMPDIR:
 		/* parallel: the same as setting $TMPDIR (for the tasks too) */
 		if (setenv("TMPDIR", arg, 1) < 0)
 			return err_sys(EXIT_INTERNAL, "setenv");
 		return 0;
-	case OPT_TRIM:
-		return parse_trim(arg, &o->trim);
-	case OPT_ARG_SEP:
-		a->arg_sep = arg;
+	case O_SLOTVAR:
+		if (!var_name(arg, arg + strlen(arg)))
+			return err_set(EXIT_USAGE, "--process-slot-var '%s': not a variable name", arg);
+		o->slot_var = arg;
 		return 0;
-	case OPT_ARG_FILE_SEP:
-		a->arg_file_sep = arg;
+	case O_RESULTS:
+		o->results = arg;
+		return *arg ? 0 : err_set(EXIT_USAGE, "--results: empty directory name");
+	case O_K:
+		o->keep_order = 1;
 		return 0;
-	case OPT_SHUF:
-		o->ts.shuffle = 1;
+	case O_NOK:
+		o->keep_order = 0;
 		return 0;
-	case 'q':
-		o->quote_all = 1;
-		return 0;
-	case 'v':
-		o->verbose = 1;
-		return 0;
-	case 't':
-		o->print_commands = 1;
-		return 0;
-	case OPT_TAG:
+	case O_TAG:
 		o->tag = 1;
 		return 0;
-	case OPT_TAGSTRING:
-		o->tag = 1;
-		o->tagstring = arg;
+	case O_FILES:
+		o->files = 1;
 		return 0;
-	case OPT_LINE_BUFFER:
+	case O_TAGSTRING: {
+		size_t len;
+
+		/* parallel reads \t \n \r \0 \NNN in it, as in -d */
+		free(a->tagstring);
+		a->tagstring = input_unescape_delim(arg, &len);
+		o->tag = 1;
+		o->tagstring = a->tagstring;
+		return 0;
+	}
+	case O_LB:
 		o->line_buffer = 1;
 		return 0;
-	case 'u':
+	case O_U:
 		o->ungroup = 1;
 		return 0;
-	case 'C':
-		io->colsep = arg;
+	case O_GROUP:
+	case O_NOOP:
 		return 0;
-	case OPT_GROUP:
-	case OPT_NOOP:
+	case O_BAR:
+		o->bar = 1;
 		return 0;
-	case OPT_DELAY:
-		if (str_ends(arg, "auto"))
-			return err_set(EXIT_USAGE, "--delay '%s': 'auto' is not supported (give a duration)", arg);
-		if (parse_duration(arg, &o->delay) < 0)
-			return err_prefix("--delay");
+	case O_ETA:
+		o->eta = 1;
 		return 0;
-	case OPT_RETRY_FAILED:
-		o->retry_failed = 1;
+	case O_PROGRESS:
+		o->progress = 1;
 		return 0;
-	case 'S':
-		return refuse("sshlogin");
+	case O_SUMMARY:
+		o->summary = 1;
+		return 0;
+	case O_JSON:
+		o->json = 1;
+		return 0;
 	default:
-		return 1;   /* not one of these */
+		return 1;
 	}
 }
 
+/* Placement, durability and the rest. */
 static int
-one_opt(int ch, const char *arg, struct run_args *a)
+farm_opt(int id, const char *arg, struct run_args *a)
 {
 	struct farm_opts *o = a->o;
-	int rc = parallel_opt(ch, arg, a), add;
 
-	if (rc <= 0)
-		return rc;
-	switch (ch) {
-	case 'j':
-	case 'P':
-		return parse_jobs(arg, o);
-	case OPT_TOTAL:
-		return parse_int_opt("--total", arg, 1, 1000000, &o->total);
-	case OPT_GPUS:
+	switch (id) {
+	case O_GPUS:
 		o->gpus = arg;
 		return 0;
-	case OPT_SHARE:
+	case O_SHARE:
 		return parse_share(arg, &o->share);
-	case OPT_MEM:
+	case O_JOBS:
+		return parse_jobs_arg(arg, o);
+	case O_TOTAL:
+		return parse_int_opt("--total", arg, 1, 1000000, &o->total);
+	case O_MEM:
 		if (parse_size(arg, &o->mem) < 0)
 			return err_prefix("--mem");
 		return 0;
-	case OPT_SM:
+	case O_SM:
 		return parse_sm(arg, &o->sm_pct);
-	case OPT_ENV:
-		if (strcmp(arg, "_") == 0)
-			return err_set(EXIT_USAGE, "--env _ copies the shell's own variables through "
-			    "env_parallel, which gpupack does not have (name each variable)");
-		if (parse_env(arg, &add) < 0)
-			return -1;
-		if (!add)
-			return 0;
-		o->env = xrealloc(o->env, (size_t)(o->nenv + 1) * sizeof *o->env);
-		o->env[o->nenv++] = (char *)arg;
-		return o->nenv > 64 ? err_set(EXIT_USAGE, "--env: at most 64") : 0;
-	case OPT_SHELL:
-		o->shell = 1;
-		return 0;
-	case OPT_JOBLOG:
+	case O_ENV:
+		return parse_env(o, arg);
+	case O_SHARD:
+		return parse_shard(arg, o);
+	case O_JOBLOG:
 		o->joblog_append = arg[0] == '+';
 		o->joblog = arg + o->joblog_append;
 		return *o->joblog ? 0 : err_set(EXIT_USAGE, "--joblog: empty file name");
-	case OPT_RESUME:
+	case O_RESUME:
 		o->resume = 1;
 		return 0;
-	case OPT_RESUME_FAILED:
+	case O_RESUMEFAILED:
 		o->resume_failed = 1;
 		return 0;
-	case OPT_RETRIES:
+	case O_RETRYFAILED:
+		o->retry_failed = 1;
+		return 0;
+	case O_RETRIES:
 		if (strcmp(arg, "0") == 0)
 			return err_set(EXIT_USAGE, "--retries 0: GNU parallel retries a failing task forever "
 			    "then; give the number of tries (--retries 3: 3 in all)");
 		return parse_int_opt("--retries", arg, 1, 1000000, &o->retries);
-	case OPT_TIMEOUT:
+	case O_TIMEOUT:
 		return parse_timeout(arg, o);
-	case OPT_HALT:
+	case O_DELAY:
+		return parse_delay(arg, &o->delay);
+	case O_HALT:
 		return parse_halt(arg, o);
-	case OPT_RESULTS:
-		o->results = arg;
-		return *arg ? 0 : err_set(EXIT_USAGE, "--results: empty directory name");
-	case 'k':
-		o->keep_order = 1;
+	case O_PROFILE:
+	case O_PLAIN:
+		return 0;   /* read before the options (run_rc.c) */
+	case O_PIPE:
+		o->pipe.on = 1;
 		return 0;
-	case OPT_BAR:
-		o->bar = 1;
+	case O_LOAD:
+		return hostlimit_load(&o->host, arg);
+	case O_NOSWAP:
+		o->host.noswap = 1;
 		return 0;
-	case OPT_ETA:
-		o->eta = 1;
+	case O_MEMFREE:
+		if (parse_size(arg, &o->host.memfree) < 0)
+			return err_prefix("--memfree");
 		return 0;
-	case OPT_JSON:
-		o->json = 1;
+	case O_PIPEPART:
+		o->pipe.on = o->pipe.part = 1;
 		return 0;
-	case OPT_SUMMARY:
-		o->summary = 1;
+	case O_BLOCK:
+		o->pipe.block = arg;
 		return 0;
-	case OPT_DRY_RUN:
-		o->dry_run = 1;
+	case O_RECSTART:
+		o->pipe.recstart = arg;
 		return 0;
-	case OPT_SHARD:
-		return parse_shard(arg, o);
+	case O_RECEND:
+		o->pipe.recend = arg;
+		return 0;
+	case O_REGEXP:
+		o->pipe.regexp = 1;
+		return 0;
+	case O_RRS:
+		o->pipe.rrs = 1;
+		return 0;
+	case O_TEE:
+		o->pipe.tee = 1;
+		return 0;
+	case O_CAT:
+		o->pipe.cat = 1;
+		return 0;
+	case O_SSHLOGIN:
+		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
+		return 0;
+	case O_MINVERSION:
+		if (parse_long(arg, 0, 99999999L, &a->minversion) < 0)
+			return err_prefix("--minversion");
+		a->info = id;
+		return 0;
+	case O_VERSION:
+	case O_HELP:
+	case O_NCPUS:
+	case O_NCORES:
+	case O_NTHREADS:
+	case O_NSOCKETS:
+	case O_MAXLINELEN:
+		a->info = id;
+		return 0;
 	default:
-		return err_set(EXIT_INTERNAL, "option %d not handled", ch);
+		return err_set(EXIT_INTERNAL, "option %d not handled", id);
 	}
 }
 
-/* -n -N -X -m --xargs into how records become tasks (GNU parallel's rules). */
+static int
+one_opt(int id, const char *arg, struct run_args *a)
+{
+	int rc = input_opt(id, arg, a);
+
+	if (rc <= 0)
+		return rc;
+	rc = line_opt(id, arg, a);
+	if (rc <= 0)
+		return rc;
+	return farm_opt(id, arg, a);
+}
+
+/*
+ * Read the options of one list of words (a profile, $PARALLEL, the command
+ * line), as parallel does: up to the first word that is not an option.
+ * *rest gets the index of that word. where: the list's name for errors, or
+ * NULL for the command line.
+ */
+static int
+read_opts(struct opttab *ot, int argc, char **argv, const char *where, struct run_args *a, int *rest)
+{
+	int ch, word;
+
+	optind = 0;
+	opterr = 0;
+	while ((ch = opt_next(argc, argv, ot->shortopts, ot->longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(ot, ch);
+
+		if (ch == '?' || ch == ':' || !d)
+			opt_error("run", argc, argv, word, ch, ot->longs);
+		else if (d->refused && (d->id == O_REFUSED || (d->id == O_SSHLOGIN && strcmp(optarg, ":"))))
+			opttab_refuse(d, argv[word]);
+		else if (one_opt(d->id, optarg, a) == 0)
+			continue;
+		if (where)
+			err_prefix("in %s", where);
+		return -1;
+	}
+	*rest = optind;
+	return 0;
+}
+
+/* -n -N -L -X -m --xargs into how records become tasks (GNU parallel's rules). */
 static void
 grouping(struct run_args *a)
 {
 	struct task_src *ts = &a->o->ts;
 
+	if (a->o->pipe.on && !a->o->pipe.tee) {
+		/* -N, -n, -L and -r cut the blocks; a task takes one block, and no --header names */
+		struct pipe_opts *p = &a->o->pipe;
+
+		p->records = a->n_given || a->N_given ? a->max_args : 0;
+		p->lines = a->L_given ? a->max_lines : 0;
+		p->skip_empty = ts->in.o.skip_empty;
+		p->skip_first = ts->in.o.skip_first;
+		ts->in.o.skip_empty = ts->in.o.skip_first = ts->in.o.header = 0;
+		ts->max_args = 1;
+		return;
+	}
+	a->o->pipe.header = NULL;
+	if (a->L_given && !a->n_given && !a->N_given) {
+		/* -L N: N lines per task, as -N N; a line that ends in a blank goes on (parallel) */
+		a->max_args = a->max_lines;
+		ts->in.o.line_cont = 1;
+		a->N_given = !(a->xargs || a->m);
+	} else if (a->L_given) {
+		ts->in.o.line_cont = 1;
+	}
 	ts->fill = a->X || a->m || a->xargs;
 	ts->spread = a->X || a->m;
 	a->o->context = a->X || a->N_given;
-	if (a->n_given || a->N_given) {
+	if (a->n_given || a->N_given || a->L_given) {
 		ts->max_args = (int)a->max_args;
 		if (a->max_args == 0) {
 			/* -N0 / -n0: one record per task, nothing inserted */
@@ -629,6 +861,11 @@ grouping(struct run_args *a)
 	} else {
 		ts->max_args = ts->fill ? 0 : 1;
 	}
+	/* parallel: --colsep trims its columns (--trim n undoes it); --header without --colsep splits at tabs */
+	if (a->o->ts.in.o.colsep && !a->trim_given)
+		a->o->trim = TRIM_BOTH;
+	if (a->o->ts.in.o.header && !a->o->ts.in.o.colsep)
+		a->o->ts.in.o.colsep = "\t";
 }
 
 static int
@@ -644,20 +881,30 @@ is_sep(const char *w, const char *sep)
  * reads them (-a files first). A "+" pairs a source with the one before it.
  */
 static void
-parse_rest(int argc, char **argv, int first, struct run_args *a)
+parse_rest(int argc, char **argv, struct run_args *a)
 {
 	struct farm_opts *o = a->o;
 	const char *asep = a->arg_sep ? a->arg_sep : ":::";
 	const char *fsep = a->arg_file_sep ? a->arg_file_sep : "::::";
-	int i = first, kind = 0, linked = 0;
+	int i = 0, kind = 0, linked = 0;
 	struct source *s = NULL;
 
+	if (o->pipe.on && !o->pipe.tee) {
+		/* the data is stdin, or with --pipe-part the file of -a */
+		o->pipe.file = a->nfiles ? a->files[0] : NULL;
+		inputs_add_pipe(&o->ts.in, &o->pipe, 0);
+		o->cmd = argv;
+		o->ncmd = argc;
+		o->sources_given = 1;
+		return;
+	}
 	for (int k = 0; k < a->nfiles; k++)
 		inputs_add_file(&o->ts.in, a->files[k], 0);
-	o->cmd = argv + i;
+	o->cmd = argv;
 	while (i < argc && !is_sep(argv[i], asep) && !is_sep(argv[i], fsep))
 		i++;
-	o->ncmd = i - first;
+	o->ncmd = i;
+	o->sources_given = a->nfiles > 0 || i < argc;
 	for (; i < argc; i++) {
 		if (is_sep(argv[i], fsep)) {
 			kind = 2;
@@ -674,81 +921,115 @@ parse_rest(int argc, char **argv, int first, struct run_args *a)
 	}
 }
 
+/* Options that print something and exit, as parallel's do. */
+static int
+info(struct opttab *ot, const struct run_args *a)
+{
+	switch (a->info) {
+	case O_HELP:
+		opttab_help(ot, usage_text, tail_text, stdout);
+		return 0;
+	case O_VERSION:
+		printf("gpupack %s\nGNU parallel %ld's command lines, options and exit statuses, on GPU "
+		    "slots (see gpupack(1), doc/run.md)\n", GPUPACK_VERSION, PARALLEL_VERSION);
+		return 0;
+	case O_MINVERSION:
+		/* parallel prints its version, and fails when it is older than asked */
+		printf("%ld\n", PARALLEL_VERSION);
+		return a->minversion <= PARALLEL_VERSION ? 0 : FARM_EXIT_ERROR;
+	case O_MAXLINELEN:
+		printf("%d\n", CMDLINE_PROBE);
+		return 0;
+	default:
+		printf("%d\n", rc_cpu_count(a->info == O_NSOCKETS ? RC_SOCKETS : a->info == O_NTHREADS ?
+		    RC_THREADS : RC_CORES));
+		return 0;
+	}
+}
+
 static void
 free_run(struct farm_opts *o, struct run_args *a)
 {
 	tasks_free(&o->ts);
 	free(o->env);
+	free(o->rpl_defs);
+	free(o->filters);
+	if (o->tee_file) {
+		unlink(o->tee_file);
+		free(o->tee_file);
+	}
 	free(o->joblog_owned);
 	free(a->delim);
+	free(a->tagstring);
 	free(a->files);
+	rc_words_free(&a->rc);
+}
+
+/* Profiles, $PARALLEL, the command line; the words left over make the command. */
+static int
+read_all(struct opttab *ot, int argc, char **argv, struct run_args *a, char ***cmd, int *ncmd)
+{
+	static const int ids[2] = {O_PROFILE, O_PLAIN};
+	struct rc_list *l;
+	int rest;
+
+	if (rc_read(&a->rc, ot, argc, argv, ids) < 0)
+		return -1;
+	for (l = a->rc.lists; l; l = l->next) {
+		if (read_opts(ot, l->n, l->w, l->name, a, &rest) < 0)
+			return -1;
+		/* words that are not options (PARALLEL="-j2 nice") come before the command */
+		for (int i = rest; i < l->n; i++)
+			rc_push(&a->rc, l->w[i]);
+	}
+	if (read_opts(ot, argc, argv, NULL, a, &rest) < 0)
+		return -1;
+	for (int i = rest; i < argc; i++)
+		rc_push(&a->rc, argv[i]);
+	*cmd = a->rc.cmd;
+	*ncmd = a->rc.ncmd;
+	return 0;
 }
 
 int
 cmd_run(int argc, char **argv, struct ctx *c)
 {
-	static const char shortopts[] = "+:j:P:a:kn:N:XmqvtI:0d:s:urE:S:C:h";
 	struct farm_opts o;
 	struct run_args a;
 	struct gpu_backend *b;
-	int ch, rc, word;
+	struct opttab ot;
+	char **rest;
+	int nrest, rc;
 
 	memset(&o, 0, sizeof o);
 	memset(&a, 0, sizeof a);
 	a.o = &o;
 	o.share = SHARE_DEFAULT;
 	tasks_init(&o.ts);
-	while ((ch = opt_next(argc, argv, shortopts, long_opts, &word)) != -1) {
-		if (ch == 'h') {
-			fputs(usage_text, stdout);
-			rc = 0;
-			goto out;
-		}
-		if (ch == '?' || ch == ':') {
-			opt_error("run", argc, argv, word, ch, long_opts);
-			err_report();
-			rc = FARM_EXIT_ERROR;
-			goto out;
-		}
-		if (ch == OPT_REFUSED) {
-			const char *name = argv[word] + 2;
-			char buf[64];
-
-			snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "="), name);
-			for (const struct option *lo = long_opts; lo->name; lo++)
-				if (lo->val == OPT_REFUSED && str_starts(lo->name, buf)) {
-					snprintf(buf, sizeof buf, "%s", lo->name);
-					break;
-				}
-			refuse(buf);
-			err_report();
-			rc = FARM_EXIT_ERROR;
-			goto out;
-		}
-		if (one_opt(ch, optarg, &a) < 0) {
-			err_report();
-			rc = FARM_EXIT_ERROR;
-			goto out;
-		}
-	}
-	grouping(&a);
-	if (shard_joblog(&o) < 0) {
-		err_report();
-		rc = FARM_EXIT_ERROR;
+	opttab_init(&ot, run_opts, (int)(sizeof run_opts / sizeof run_opts[0]));
+	if (read_all(&ot, argc, argv, &a, &rest, &nrest) < 0)
+		goto fail;
+	if (a.info) {
+		rc = info(&ot, &a);
 		goto out;
 	}
+	grouping(&a);
+	if (shard_joblog(&o) < 0)
+		goto fail;
 	if (o.shard_n > 1 && o.joblog && !o.joblog_owned && getenv("SLURM_PROCID"))
 		warnx_("--shard: every shard writes the one joblog %s; give each its own with {shard} "
 		    "in its name", o.joblog);
 	farm_block_signals();
-	parse_rest(argc, argv, optind, &a);
-	if (ctx_backend(c, &b) < 0) {
-		err_report();
-		rc = FARM_EXIT_ERROR;
-		goto out;
-	}
+	parse_rest(nrest, rest, &a);
+	if (ctx_backend(c, &b) < 0)
+		goto fail;
 	rc = farm_run(&o, b);
+	goto out;
+fail:
+	err_report();
+	rc = FARM_EXIT_ERROR;
 out:
+	opttab_free(&ot);
 	free_run(&o, &a);
 	return rc;
 }

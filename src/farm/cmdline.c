@@ -10,39 +10,30 @@
  * newlines included ({/} is s:.*\/::, whose . stops at a newline).
  */
 #include "farm/cmdline.h"
+#include "farm/perl.h"
 #include "util/err.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum op { OP_ALL, OP_NOEXT, OP_BASE, OP_DIR, OP_BASE_NOEXT, OP_SEQ, OP_SLOT, OP_GPU };
 enum kind { TK_TEXT, TK_WS, TK_SEP, TK_EMPTY, TK_RPL };
 
 struct tok {
 	int kind;
 	const char *text;     /* TK_TEXT, TK_WS: into tmpl->words */
 	size_t len;
-	int op;               /* TK_RPL */
+	int op;               /* TK_RPL: enum rpl_op */
 	int pos;              /* TK_RPL: 0 every value; else the value's number (negative: from the last) */
 	int key;              /* TK_RPL: index in tmpl->keys */
+	int expr;             /* OP_PERL: index in tmpl->perl_ids */
 };
 
 /* A distinct replacement string, for the length estimate. */
 struct lenkey {
-	int op, pos;
+	int op, pos, expr;
 	int count;            /* occurrences in the template */
 };
-
-static const struct {
-	const char *s;
-	int op;
-} rpls[] = {
-	/* longest first: parallel replaces long shorthands before short ones */
-	{"{slot}", OP_SLOT}, {"{gpu}", OP_GPU}, {"{//}", OP_DIR}, {"{/.}", OP_BASE_NOEXT},
-	{"{.}", OP_NOEXT}, {"{/}", OP_BASE}, {"{#}", OP_SEQ}, {"{%}", OP_SLOT}, {"{}", OP_ALL},
-};
-#define NRPLS (sizeof rpls / sizeof rpls[0])
 
 /* ---- quoting ----------------------------------------------------------- */
 
@@ -164,20 +155,29 @@ dirname_perl(const char *s, size_t n, struct sbuf *out)
 	sbuf_addn(out, s, n);
 }
 
+/* s trimmed as --trim says: where it starts, *n its length. */
+static const char *
+trimmed(const char *s, int trim, size_t *n)
+{
+	*n = strlen(s);
+	if (trim == TRIM_LEFT || trim == TRIM_BOTH)
+		while (*n > 0 && perl_space(*s)) {
+			s++;
+			(*n)--;
+		}
+	if (trim == TRIM_RIGHT || trim == TRIM_BOTH)
+		while (*n > 0 && perl_space(s[*n - 1]))
+			(*n)--;
+	return s;
+}
+
 /* The value op makes of s (trimmed as --trim says), appended unquoted to out. */
 static void
 transform(struct sbuf *out, const char *s, int op, int trim)
 {
-	size_t n = strlen(s), cut, cutlen;
+	size_t n, cut, cutlen;
 
-	if (trim == TRIM_LEFT || trim == TRIM_BOTH)
-		while (n > 0 && perl_space(*s)) {
-			s++;
-			n--;
-		}
-	if (trim == TRIM_RIGHT || trim == TRIM_BOTH)
-		while (n > 0 && perl_space(s[n - 1]))
-			n--;
+	s = trimmed(s, trim, &n);
 	switch (op) {
 	case OP_NOEXT:
 		sbuf_addn(out, s, noext_len(s, n));
@@ -204,15 +204,43 @@ transform(struct sbuf *out, const char *s, int op, int trim)
 	}
 }
 
-/* One replacement string's text for value s (NULL: the task's own seq/slot/gpu). */
+/* A perl expression on value s (value number argno of the task), into tmp; 0: insert it unquoted. */
+static int
+perl_value(struct sbuf *tmp, const struct tmpl *t, const struct tok *k, const char *s, int argno,
+    const struct job_vals *v, int quote)
+{
+	int flags = 0;
+	size_t n;
+	char *val;
+
+	if (!t->perl || (v->status && (*v->status & TMPL_FAILED)))
+		return quote;
+	s = trimmed(s, t->trim, &n);
+	val = xstrndup(s, n);
+	if (perl_job(t->perl, v->seq, v->slot, v->total, v->v, v->n) < 0 ||
+	    perl_eval(t->perl, t->perl_ids[k->expr], argno, val, tmp, &flags) < 0) {
+		if (v->status)
+			*v->status |= TMPL_FAILED;
+		else
+			err_clear();
+	}
+	free(val);
+	if ((flags & PERL_SKIP) && v->status)
+		*v->status |= TMPL_SKIP;
+	return flags & PERL_UQ ? 0 : quote;
+}
+
+/* One replacement string's text for value s, value number argno (seq, slot, gpu: the task's own). */
 static void
-replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const char *s,
+replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const char *s, int argno,
     const struct job_vals *v, int quote)
 {
 	struct sbuf tmp;
 
 	sbuf_init(&tmp);
-	if (k->op == OP_SEQ)
+	if (k->op == OP_PERL)
+		quote = perl_value(&tmp, t, k, s, argno, v, quote);
+	else if (k->op == OP_SEQ)
 		sbuf_printf(&tmp, "%llu", v->seq);
 	else if (k->op == OP_SLOT)
 		sbuf_printf(&tmp, "%d", v->slot);
@@ -230,15 +258,15 @@ replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const c
 /* ---- compiling ----------------------------------------------------------- */
 
 static int
-add_key(struct tmpl *t, int op, int pos)
+add_key(struct tmpl *t, int op, int pos, int expr)
 {
 	for (int i = 0; i < t->nkeys; i++)
-		if (t->keys[i].op == op && t->keys[i].pos == pos) {
+		if (t->keys[i].op == op && t->keys[i].pos == pos && t->keys[i].expr == expr) {
 			t->keys[i].count++;
 			return i;
 		}
 	t->keys = xrealloc(t->keys, (size_t)(t->nkeys + 1) * sizeof *t->keys);
-	t->keys[t->nkeys] = (struct lenkey){op, pos, 1};
+	t->keys[t->nkeys] = (struct lenkey){op, pos, expr, 1};
 	return t->nkeys++;
 }
 
@@ -251,57 +279,6 @@ push_tok(struct tmpl *t, struct tok k)
 	t->t[t->n++] = k;
 }
 
-/* A replacement string at w? Its op, position and length (0: none). */
-static size_t
-match_rpl(const char *w, const char *I, int *op, int *pos)
-{
-	const char *p;
-	long n = 0;
-	int neg = 0;
-
-	for (size_t i = 0; i < NRPLS; i++) {
-		const char *s = rpls[i].op == OP_ALL && i == NRPLS - 1 && I ? I : rpls[i].s;
-		size_t len = strlen(s);
-
-		if (len && strncmp(w, s, len) == 0) {
-			*op = rpls[i].op;
-			*pos = *op == OP_SEQ || *op == OP_SLOT || *op == OP_GPU ? 1 : 0;
-			return len;
-		}
-	}
-	/* positional: '{' [-]digits [spaces] and the rest of a shorthand that starts with '{' */
-	if (*w != '{')
-		return 0;
-	p = w + 1;
-	if (*p == '-') {
-		neg = 1;
-		p++;
-	}
-	if (*p < '0' || *p > '9')
-		return 0;
-	while (*p >= '0' && *p <= '9') {
-		if (n < 1000000)
-			n = n * 10 + (*p - '0');
-		p++;
-	}
-	while (perl_space(*p))
-		p++;
-	for (size_t i = 0; i < NRPLS; i++) {
-		const char *s = rpls[i].op == OP_ALL && i == NRPLS - 1 && I ? I : rpls[i].s;
-		size_t len = strlen(s);
-
-		if (s[0] != '{' || strncmp(p, s + 1, len - 1) != 0)
-			continue;
-		*op = rpls[i].op;
-		/* {0} is {} (perl's "if($1)"); {N#} is the seq, whatever N */
-		*pos = neg ? (int)-n : (int)n;
-		if (*op == OP_SEQ || *op == OP_SLOT || *op == OP_GPU)
-			*pos = 1;
-		return (size_t)(p - w) + len - 1;
-	}
-	return 0;
-}
-
 /* Split literal text into runs and single white-space characters. */
 static void
 push_text(struct tmpl *t, const char *s, size_t n)
@@ -312,13 +289,13 @@ push_text(struct tmpl *t, const char *s, size_t n)
 		size_t j = i;
 
 		if (perl_space(s[i])) {
-			push_tok(t, (struct tok){TK_WS, s + i, 1, 0, 0, 0});
+			push_tok(t, (struct tok){TK_WS, s + i, 1, 0, 0, 0, 0});
 			i++;
 			continue;
 		}
 		while (j < n && !perl_space(s[j]))
 			j++;
-		push_tok(t, (struct tok){TK_TEXT, s + i, j - i, 0, 0, 0});
+		push_tok(t, (struct tok){TK_TEXT, s + i, j - i, 0, 0, 0, 0});
 		i = j;
 	}
 }
@@ -354,39 +331,70 @@ measure_word(struct tmpl *t, int first_tok, int end_tok)
 	}
 }
 
-static void
-compile_word(struct tmpl *t, const char *w, const char *I)
+/* The run's perl, started on first use. */
+static int
+start_perl(const struct tmpl_opts *o)
 {
-	const char *text = w, *p = w;
-	int first = t->n, op, pos;
+	if (!o->perl)
+		return err_set(EXIT_INTERNAL, "a perl replacement string without perl");
+	return o->perl->pid == 0 ? perl_open(o->perl, o->max_jobs) : 0;
+}
+
+/* A perl expression's id in perl (compiled on first use; perl started on the first one). */
+static int
+perl_expr(struct tmpl *t, const char *code, const struct tmpl_opts *o)
+{
+	int id;
+
+	if (start_perl(o) < 0)
+		return -1;
+	if ((id = perl_compile(o->perl, code)) < 0)
+		return -1;
+	t->perl = o->perl;
+	t->perl_ids = xrealloc(t->perl_ids, (size_t)(t->nperl + 1) * sizeof *t->perl_ids);
+	t->perl_ids[t->nperl] = id;
+	return t->nperl++;
+}
+
+static int
+compile_word(struct tmpl *t, const char *w, const struct tmpl_opts *o)
+{
+	struct rplseg *segs;
+	int first = t->n, nsegs, rc = 0;
 
 	if (!*w) {
-		push_tok(t, (struct tok){TK_EMPTY, "", 0, 0, 0, 0});
-		return;
+		push_tok(t, (struct tok){TK_EMPTY, "", 0, 0, 0, 0, 0});
+		return 0;
 	}
-	while (*p) {
-		size_t len = match_rpl(p, I, &op, &pos);
+	if (rpl_split(&t->rs, w, o->perl, &segs, &nsegs) < 0) {
+		rplsegs_free(segs, nsegs);
+		return -1;
+	}
+	for (int i = 0; i < nsegs && rc == 0; i++) {
+		struct rplseg *g = &segs[i];
+		int expr = 0;
 
-		if (!len) {
-			p++;
+		if (!g->rpl) {
+			push_text(t, g->text, g->len);
 			continue;
 		}
-		push_text(t, text, (size_t)(p - text));
-		push_tok(t, (struct tok){TK_RPL, p, len, op, pos, add_key(t, op, pos)});
+		if (g->op == OP_PERL && (expr = perl_expr(t, g->code, o)) < 0) {
+			rc = -1;
+			break;
+		}
+		push_tok(t, (struct tok){TK_RPL, NULL, 0, g->op, g->pos, add_key(t, g->op, g->pos, expr),
+		    expr});
 		t->has_rpl = 1;
-		p += len;
-		text = p;
 	}
-	push_text(t, text, (size_t)(p - text));
+	rplsegs_free(segs, nsegs);
 	measure_word(t, first, t->n);
+	return rc;
 }
 
 int
-has_perl_expr(const char *s)
+tmpl_needs_total(const struct tmpl *t)
 {
-	const char *open = strstr(s, "{=");
-
-	return open && strstr(open + 2, "=}") != NULL;
+	return t->perl != NULL && t->needs_total;
 }
 
 /* {name} {name.} ... of a --header column become {N} {N.} ... */
@@ -444,39 +452,105 @@ rpl_in_first_word(const struct tmpl *t)
 	return 0;
 }
 
+/* Does w hold a left paren ({=) that no right one (=}) closes, matched as parallel does? */
+static int
+unclosed(const char *w, const char *l, const char *r)
+{
+	char *s = xstrdup(w), *at;
+	size_t ll = strlen(l), rl = strlen(r);
+	int open = 0;
+
+	/* parallel: while(s/(.*)L.*?R/$1/) {} : the rightmost L, with the nearest R after it */
+	for (;;) {
+		char *last = NULL, *end;
+
+		for (at = strstr(s, l); at; at = strstr(at + 1, l))
+			last = at;
+		if (!last || (end = strstr(last + ll, r)) == NULL) {
+			open = last != NULL;
+			break;
+		}
+		memmove(last, end + rl, strlen(end + rl) + 1);
+	}
+	free(s);
+	return open;
+}
+
+/*
+ * parallel's merge_rpl_parts: words that split a perl expression
+ * (echo {= s/a/b/ =} unquoted: "{=" "s/a/b/" "=}") are joined by spaces
+ * into one. *n gets the number of words; the words are new strings.
+ */
+static char **
+merge_words(char **words, int nwords, const char *parens, int *n)
+{
+	char **out = xcalloc((size_t)nwords + 2, sizeof *out), l[64], r[64];
+	size_t half;
+
+	if (!parens || strlen(parens) < 2 || strlen(parens) >= 2 * sizeof l)
+		parens = "{==}";
+	half = strlen(parens) / 2;
+	snprintf(l, sizeof l, "%.*s", (int)half, parens);
+	snprintf(r, sizeof r, "%s", parens + half);
+	*n = 0;
+	for (int i = 0; i < nwords; i++) {
+		char *w = xstrdup(words[i]);
+
+		while (unclosed(w, l, r) && i + 1 < nwords) {
+			char *joined = xasprintf("%s %s", w, words[++i]);
+
+			free(w);
+			w = joined;
+		}
+		out[(*n)++] = w;
+	}
+	return out;
+}
+
+/* The words' tokens (again after {} was appended). */
+static int
+compile_words(struct tmpl *t, const struct tmpl_opts *o)
+{
+	for (int i = 0; i < t->nwords; i++) {
+		if (i > 0)
+			push_tok(t, (struct tok){TK_SEP, " ", 1, 0, 0, 0, 0});
+		if (compile_word(t, t->words[i], o) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o)
 {
-	struct sbuf all;
-	int perl;
+	char **merged;
+	int nmerged;
 
 	memset(t, 0, sizeof *t);
-	sbuf_init(&all);
-	for (int i = 0; i < nwords; i++) {
-		sbuf_add(&all, words[i]);
-		sbuf_addc(&all, ' ');
+	merged = merge_words(words, nwords, o->parens, &nmerged);
+	t->words = xcalloc((size_t)nmerged + 2, sizeof *t->words);
+	for (int i = 0; i < nmerged; i++) {
+		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames);
+		/* parallel counts every task first for total_jobs() */
+		t->needs_total |= strstr(merged[i], "total_jobs") != NULL || strstr(merged[i], "{##}") != NULL ||
+		    strstr(merged[i], "{0#}") != NULL;
+		free(merged[i]);
 	}
-	perl = all.buf && has_perl_expr(all.buf);
-	sbuf_free(&all);
-	if (perl)
-		return err_set(EXIT_USAGE, "'{= perl expression =}' is GNU parallel's perl: gpupack "
-			    "cannot run it (use a shell command line: 'f() { ...; }; f {}')");
-	t->words = xcalloc((size_t)nwords + 2, sizeof *t->words);
-	for (int i = 0; i < nwords; i++)
-		t->words[t->nwords++] = put_names(words[i], o->names, o->nnames);
+	free(merged);
+	for (int i = 0; i < o->nrpl_defs; i++)
+		t->needs_total |= strstr(o->rpl_defs[i], "total_jobs") != NULL;
 	t->quote_all = o->quote_all;
+	t->quote_line = o->quote_line;
 	t->context = o->context;
 	t->trim = o->trim;
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < t->nwords; i++) {
-			if (i > 0)
-				push_tok(t, (struct tok){TK_SEP, " ", 1, 0, 0, 0});
-			compile_word(t, t->words[i], o->I);
-		}
-		if (t->has_rpl || !o->append)
-			break;
+	if (rplset_init(&t->rs, o->rpl, o->plus, o->rpl_defs, o->nrpl_defs, o->parens) < 0 ||
+	    (t->rs.dyn && start_perl(o) < 0) || compile_words(t, o) < 0) {
+		tmpl_free(t);
+		return -1;
+	}
+	if (!t->has_rpl && o->append) {
 		/* no replacement string: the values are appended, as {} */
-		t->words[t->nwords++] = xstrdup(o->I ? o->I : "{}");
+		t->words[t->nwords++] = xstrdup(o->rpl && o->rpl[RPL_ALL] ? o->rpl[RPL_ALL] : "{}");
 		free(t->t);
 		free(t->keys);
 		t->t = NULL;
@@ -484,6 +558,10 @@ tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o
 		t->n = t->nkeys = 0;
 		t->noncontext = t->context_len = 0;
 		t->ctxgroups = 0;
+		if (compile_words(t, o) < 0) {
+			tmpl_free(t);
+			return -1;
+		}
 	}
 	t->quote_args = !rpl_in_first_word(t) && !t->quote_all && !o->raw;
 	return 0;
@@ -497,6 +575,8 @@ tmpl_free(struct tmpl *t)
 	free(t->words);
 	free(t->t);
 	free(t->keys);
+	free(t->perl_ids);
+	rplset_free(&t->rs);
 	memset(t, 0, sizeof *t);
 }
 
@@ -542,17 +622,23 @@ piece_lit(struct build *b, const struct tok *k)
 	piece_close(b);
 }
 
-/* The value a positional replacement string refers to (perl's indexing), or NULL. */
-static const char *
-positional(const struct job_vals *v, int pos)
+/* The index of the value a positional replacement string refers to (perl's indexing), or -1. */
+static long
+positional_index(const struct job_vals *v, int pos)
 {
 	long i = pos > 0 ? pos - 1 : v->n + pos;
 
 	if (i < 0)
 		i += v->n;   /* perl: a negative index counts from the end again */
-	if (i < 0 || i >= v->n)
-		return NULL;
-	return v->v[i];
+	return i < 0 || i >= v->n ? -1 : i;
+}
+
+static const char *
+positional(const struct job_vals *v, int pos)
+{
+	long i = positional_index(v, pos);
+
+	return i < 0 ? NULL : v->v[i];
 }
 
 /* One replacement for value number a; returns whether it was a per-value one. */
@@ -562,13 +648,15 @@ expand_one(struct build *b, const struct tmpl *t, const struct tok *k, const str
 {
 	static const char *const empty = "";
 	const char *s;
-	int per_value = k->pos == 0;
+	int per_value = k->pos == 0, argno = a;
 
 	if (per_value)
 		s = v->n ? v->v[a] : empty;
 	else if (k->op == OP_SEQ || k->op == OP_SLOT || k->op == OP_GPU)
 		s = NULL;
-	else if ((s = positional(v, k->pos)) == NULL) {
+	else if ((s = positional(v, k->pos)) != NULL)
+		argno = (int)positional_index(v, k->pos);
+	if (!per_value && !s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU) {
 		/* parallel: a value that is not there is "", not even quoted */
 		piece_open(b);
 		piece_close(b);
@@ -577,7 +665,7 @@ expand_one(struct build *b, const struct tmpl *t, const struct tok *k, const str
 	if (v->noarg && s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU)
 		return per_value;   /* -N0: nothing is inserted */
 	piece_open(b);
-	replacement(&b->text, t, k, s ? s : "", v, t->quote_args);
+	replacement(&b->text, t, k, s ? s : "", argno, v, t->quote_args);
 	piece_close(b);
 	return per_value;
 }
@@ -702,7 +790,29 @@ tmpl_build(const struct tmpl *t, const struct job_vals *v)
 	}
 	sbuf_free(&b.text);
 	free(b.p);
+	if (t->quote_line) {
+		struct sbuf q;
+
+		sbuf_init(&q);
+		quote_n(&q, line.buf ? line.buf : "", line.len);
+		sbuf_free(&line);
+		return sbuf_detach(&q);
+	}
 	return sbuf_detach(&line);
+}
+
+char *
+tmpl_build_cmd(const struct tmpl *t, const struct job_vals *v)
+{
+	/*
+	 * parallel evaluates a command's perl expressions twice, for the line's
+	 * length and to build it; what the first gave is kept unless it is false
+	 * (see farm/perl.c). An expression with a side effect tells the
+	 * difference: '{= $_ = $foo++ =}' counts from 1.
+	 */
+	if (t->nperl > 0)
+		free(tmpl_build(t, v));
+	return tmpl_build(t, v);
 }
 
 /* ---- GNU parallel's length estimate ---------------------------------------- */
@@ -725,13 +835,14 @@ cmdline_len_free(struct cmdline_len *l)
 static size_t
 value_len(const struct tmpl *t, const struct lenkey *key, const char *s, unsigned long long seq)
 {
-	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0};
-	struct tok k = {TK_RPL, NULL, 0, key->op, key->pos, 0};
+	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0, 0, NULL};
+	/* a perl expression is counted as its value (running perl for an estimate would cost more) */
+	struct tok k = {TK_RPL, NULL, 0, key->op == OP_PERL ? OP_ALL : key->op, key->pos, 0, 0};
 	struct sbuf b;
 	size_t n;
 
 	sbuf_init(&b);
-	replacement(&b, t, &k, s, &v, t->quote_args);
+	replacement(&b, t, &k, s, 0, &v, t->quote_args);
 	n = b.len;
 	sbuf_free(&b);
 	return n;

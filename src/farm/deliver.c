@@ -16,17 +16,34 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* Where tasks' stdout goes: gpupack's stdout, or with --json stderr (stdout is the summary's). */
+static int
+out_fd(const struct farm *f)
+{
+	return f->o->json ? 2 : 1;
+}
+
 /* Write out[]: 0, or -1 with errno when it could not be written (a closed stdout is not that). */
 static int
 emit(struct farm *f, struct obuf out[2])
 {
-	if (!f->out_broken && obuf_write(&out[0], 1) < 0) {
+	int fd = out_fd(f);
+
+	if (out[0].total == 0 && out[1].total == 0)
+		return 0;
+	/* the progress line is cleared first: output never joins it (farm/progress.h) */
+	progress_pause(&f->prog);
+	if (!f->out_broken && obuf_write(&out[0], fd) < 0) {
 		if (errno != EPIPE)
 			return -1;
-		f->out_broken = 1;
+		f->out_broken = fd == 1;
 	}
+	if (out[0].total)
+		progress_wrote(&f->prog, fd, obuf_ends_line(&out[0]));
 	if (obuf_write(&out[1], 2) < 0 && errno != EPIPE)
 		return -1;
+	if (out[1].total)
+		progress_wrote(&f->prog, 2, obuf_ends_line(&out[1]));
 	return 0;
 }
 
@@ -141,10 +158,13 @@ deliver_done(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf o
 void
 deliver_lines(struct farm *f, struct run *r, int last)
 {
-	if (!f->out_broken && obuf_write_lines(&r->out[0], 1, last) < 0) {
+	int fd = out_fd(f);
+
+	progress_pause(&f->prog);
+	if (!f->out_broken && obuf_write_lines(&r->out[0], fd, last) < 0) {
 		if (errno != EPIPE && !r->out_err)
 			r->out_err = errno;
-		f->out_broken |= errno == EPIPE;
+		f->out_broken |= errno == EPIPE && fd == 1;
 	}
 	if (obuf_write_lines(&r->out[1], 2, last) < 0 && errno != EPIPE && !r->out_err)
 		r->out_err = errno;

@@ -10,6 +10,8 @@
 
 #include "farm/task.h"
 #include "farm/cmdline.h"
+#include "farm/hostlimit.h"
+#include "farm/pipe.h"
 #include "gpu/backend.h"
 
 /*
@@ -35,7 +37,16 @@ struct farm_opts {
 	int ncmd;
 	int shell;               /* --shell: accepted; lines always run as GNU parallel runs them */
 	int quote_all;           /* -q: the template's own words are quoted too */
-	const char *replace;     /* -I STR: STR means {} */
+	const char *rpl[RPL_N];  /* -I STR, --extensionreplace STR, ...: renamed replacement strings */
+	int plus;                /* --plus: parallel's further replacement strings */
+	char **rpl_defs;         /* --rpl 'TAG perl-expression' */
+	int nrpl_defs;
+	const char *parens;      /* --parens */
+	char **filters;          /* --filter: perl that decides whether a task runs */
+	int nfilters;
+	struct pipe_opts pipe;   /* --pipe, --pipe-part: blocks of data on the tasks' stdin */
+	struct hostlimit host;   /* --load, --noswap, --memfree */
+	char *tee_file;          /* --tee: stdin in a file, every task's stdin (owned) */
 	int context;             /* -X, -N: a replacement string's word repeats per value */
 	int trim;                /* --trim (enum trim_mode) */
 	struct task_src ts;      /* inputs, and records grouped into tasks */
@@ -74,8 +85,12 @@ struct farm_opts {
 	const char *workdir;     /* --wd DIR: where tasks run */
 	const char *slot_var;    /* --process-slot-var NAME: NAME={%} - 1 in each task */
 	int nice;                /* --nice N */
-	int bar, eta, json, summary;
+	int bar, eta, progress, json, summary;
 	int dry_run;             /* print each command instead of running it */
+	int shellquote;          /* --shellquote: print each input quoted, run nothing */
+	int files;               /* --files: each task's stdout in a file, its name printed */
+	long total_jobs;         /* --total-jobs: the count --bar and --eta show; 0: not given */
+	int sources_given;       /* ::: :::: or -a: stdin is not read for inputs */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
 	unsigned long shard_n;   /* 0: no --shard */
 	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */
@@ -92,6 +107,12 @@ int parse_halt(const char *s, struct farm_opts *o);
 int parse_jobs(const char *s, struct farm_opts *o);
 /* Slots per device that -j asks for, under this share mode (packing may give fewer). */
 int jobs_per_device(const struct farm_opts *o, int share);
+struct group;
+/*
+ * -j's relative forms (N%, +N, -N, 0) count from gpupack's slots per device,
+ * not parallel's CPUs: say what they came to (a line on stderr).
+ */
+void jobs_note(const struct farm_opts *o, int share, const struct group *g, int ng);
 /* --timeout DURATION or N%. */
 int parse_timeout(const char *s, struct farm_opts *o);
 /*

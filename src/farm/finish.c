@@ -156,7 +156,8 @@ record_runtime(struct farm *f, double secs)
 static unsigned long long
 received(struct run *r)
 {
-	return r->out[0].raw + r->out[1].raw;
+	/* parallel's Receive: the bytes of the task's stdout (--results files included: they pass through) */
+	return r->out[0].raw;
 }
 
 void
@@ -342,6 +343,29 @@ retry(struct farm *f, struct run *r)
 	return 1;
 }
 
+/* --files: the output into its file; the file's name, a line, is the task's output (farm/results.h) */
+static void
+deliver_par_file(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2], double now)
+{
+	struct obuf line[2];
+	char *path;
+
+	if (results_par_file(&out[0], &path) < 0) {
+		int e = errno;
+
+		err_clear();
+		finish_uncount(f, ok);
+		finish_output_failed(f, "--files", e);
+		return;
+	}
+	obuf_init(&line[0]);
+	obuf_init(&line[1]);
+	obuf_add(&line[0], path, strlen(path));
+	obuf_add(&line[0], "\n", 1);
+	free(path);
+	deliver_done(f, rec, ok, line);
+}
+
 void
 finish_task(struct farm *f, struct run *r, double now)
 {
@@ -357,6 +381,8 @@ finish_task(struct farm *f, struct run *r, double now)
 		sig = WTERMSIG(r->status);
 	if (r->timed_out)
 		exitval = -1;
+	if (r->skipped)
+		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
 	ok = exitval == 0 && sig == 0;
 	/* farm.record_stopped: the torture harness's injected fault, a stop's tasks recorded */
 	if (r->halted || (r->stopped && !knob(KNOB_FARM_RECORD_STOPPED))) {
@@ -437,8 +463,30 @@ finish_task(struct farm *f, struct run *r, double now)
 		obuf_add(&r->out[0], b.buf, b.len);
 		sbuf_free(&b);
 	}
-	/* the record is written once the output is (under -k, in its turn): output is part of a task */
-	deliver_done(f, &rec, ok, r->out);
+	/*
+	 * The record is written once the output is (under -k, in its turn):
+	 * output is part of a task. --results NAME.csv: the output goes into
+	 * that file; --files: into a file of its own, named on stdout.
+	 */
+	if (f->resfile.path) {
+		struct obuf none[2];
+
+		if (results_file_add(&f->resfile, &rec, t->a.flat, t->a.nflat, r->out) < 0) {
+			int e = errno;
+
+			err_clear();
+			finish_uncount(f, ok);
+			finish_output_failed(f, f->results_name, e);
+		} else {
+			obuf_init(&none[0]);
+			obuf_init(&none[1]);
+			deliver_done(f, &rec, ok, none);
+		}
+	} else if (f->o->files) {
+		deliver_par_file(f, &rec, ok, r->out, now);
+	} else {
+		deliver_done(f, &rec, ok, r->out);
+	}
 	finish_release(f, r, now);
 	task_free(f, t);
 	check_halt(f, r, ok, exitval, sig, now);

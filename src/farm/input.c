@@ -5,12 +5,14 @@
  * with -d) becomes the two characters \0, as parallel does.
  */
 #include "farm/input.h"
+#include "farm/pipe.h"
 #include "util/err.h"
 #include "util/str.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static void close_source(struct source *s);
@@ -87,6 +89,15 @@ void
 inputs_add_file(struct inputs *in, const char *name, int linked)
 {
 	add_source(in, linked)->file = xstrdup(name);
+}
+
+void
+inputs_add_pipe(struct inputs *in, const struct pipe_opts *o, int slots)
+{
+	struct source *s = add_source(in, 0);
+
+	s->pipe_opts = o;
+	s->pipe_slots = slots;
 }
 
 /* ---- reading records ------------------------------------------------- */
@@ -169,29 +180,62 @@ blank(const char *s)
 	return 1;
 }
 
-/* The next value of s as parallel reads it (-r skips blank ones, -E ends the source). */
+/* s ends in perl's \s (a line -L continues). */
+static int
+ends_blank(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && strchr(" \t\n\r\f\v", s[n - 1]) != NULL;
+}
+
+/*
+ * The next value of s as parallel reads it: -E ends the source, -r skips
+ * blank values, and under -L a value that ends in a blank goes on with the
+ * next one (what is pending is the last value at the end).
+ */
 static int
 read_value(struct inputs *in, struct source *s, char **out)
 {
 	size_t dlen;
 	const char *d = delim(in, &dlen);
+	char *prepend = NULL;
 	int r;
 
 	if (s->eof)
 		return 0;
+	if (s->pipe) {
+		if ((r = pipe_next(s->pipe, out)) <= 0)
+			s->eof = 1;
+		return r;
+	}
 	for (;;) {
 		r = read_raw(s->f, d, dlen, out);
-		if (r < 0)
+		if (r < 0) {
+			free(prepend);
 			return err_sys(EXIT_USAGE, "input '%s'", s->file ? s->file : ":::");
+		}
 		if (r == 0 || (in->o.eof && strcmp(*out, in->o.eof) == 0)) {
 			if (r > 0)
 				free(*out);
-			*out = NULL;
+			*out = prepend;
 			s->eof = 1;
-			return 0;
+			return prepend != NULL;
+		}
+		if (prepend) {
+			char *joined = xasprintf("%s%s", prepend, *out);
+
+			free(prepend);
+			free(*out);
+			*out = joined;
+			prepend = NULL;
 		}
 		if (in->o.skip_empty && blank(*out)) {
 			free(*out);
+			continue;
+		}
+		if (in->o.line_cont && ends_blank(*out)) {
+			prepend = *out;
 			continue;
 		}
 		return 1;
@@ -210,12 +254,20 @@ open_source(struct inputs *in, struct source *s)
 	const char *d;
 	struct sbuf b;
 
+	if (s->pipe_opts) {
+		s->pipe = xcalloc(1, sizeof *s->pipe);
+		return pipe_open(s->pipe, s->pipe_opts, s->pipe_slots);
+	}
 	if (s->file) {
 		struct stat st;
 
-		if (strcmp(s->file, "-") == 0)
+		if (strcmp(s->file, "-") == 0) {
 			s->f = stdin;
-		else if ((s->f = fopen(s->file, "r")) == NULL)
+			/* as parallel warns: a forgotten ::: would wait here in silence */
+			if (isatty(0) && isatty(2))
+				warnx_("reading inputs from the terminal (no ::: or :::: was given): type them one a "
+				    "line, then Ctrl-D");
+		} else if ((s->f = fopen(s->file, "r")) == NULL)
 			return err_sys(EXIT_USAGE, "input file '%s'", s->file);
 		/* a directory opens, then fails at the first read: after the joblog was started */
 		if (s->f != stdin && fstat(fileno(s->f), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -250,6 +302,11 @@ open_source(struct inputs *in, struct source *s)
 static void
 close_source(struct source *s)
 {
+	if (s->pipe) {
+		pipe_close(s->pipe);
+		free(s->pipe);
+		s->pipe = NULL;
+	}
 	if (s->f && s->f != stdin)
 		fclose(s->f);
 	s->f = NULL;

@@ -25,8 +25,14 @@ struct record {
 	int n;
 };
 
+struct pipe_src;
+struct pipe_opts;
+
 struct source {
 	char *file;           /* :::: FILE, -a FILE ("-" stdin); NULL: ::: values */
+	struct pipe_src *pipe; /* --pipe: the blocks' files are the values (farm/pipe.h) */
+	const struct pipe_opts *pipe_opts;
+	int pipe_slots;
 	int linked;           /* :::+ / ::::+: zipped with the source before it */
 	char **vals;          /* ::: values as given; then every value once read whole */
 	size_t n, cap;
@@ -47,6 +53,7 @@ struct input_opts {
 	int skip_empty;       /* -r: values of white space only are skipped */
 	const char *eof;      /* -E STR: a value equal to STR ends its source */
 	int skip_first;       /* --skip-first-line: the first source's first value is dropped */
+	int line_cont;        /* -L: a value ending in white space goes on with the next one */
 };
 
 struct inputs {
@@ -74,6 +81,8 @@ void inputs_free(struct inputs *in);
 struct source *inputs_add_args(struct inputs *in, int linked);
 void source_add_value(struct source *s, const char *v);
 void inputs_add_file(struct inputs *in, const char *name, int linked);
+/* --pipe: the one source, whose values are the paths of the data's blocks (farm/pipe.h). */
+void inputs_add_pipe(struct inputs *in, const struct pipe_opts *o, int slots);
 
 /*
  * Open the sources (none: stdin), read the headers and the sources held in

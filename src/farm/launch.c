@@ -16,15 +16,21 @@
 #include "farm/stop.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/str.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* ---- slots ----------------------------------------------------------- */
 
@@ -91,16 +97,21 @@ resolve(struct farm *f, const char *name)
 
 static void
 task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
-    struct job_vals *v)
+    struct job_vals *v, int *status)
 {
-	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg};
+	*status = 0;
+	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg,
+	    f->total_tasks, status};
+	/* --pipe: the value is the block's file, the task's stdin, not an argument (but --cat's {}) */
+	if (f->o->pipe.on && !f->o->pipe.tee && !f->o->pipe.cat)
+		v->n = 0;
 }
 
 /* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
 static char *
 task_line(const struct farm *f, const struct job_vals *v)
 {
-	return tmpl_build(&f->cmd, v);
+	return tmpl_build_cmd(&f->cmd, v);
 }
 
 /*
@@ -326,6 +337,20 @@ open_results(struct farm *f, struct run *r, const struct job_vals *v)
 	return rc;
 }
 
+int
+launch_results_done(struct farm *f, const struct task *t)
+{
+	struct results_paths p;
+	struct job_vals v;
+	int status, done;
+
+	task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
+	results_paths(f, t, &v, &p);
+	done = access(p.out, F_OK) == 0;
+	results_paths_free(&p);
+	return done;
+}
+
 /* --dry-run --results: as parallel, each task's directory with its seq and an empty stderr. */
 static int
 dry_results(struct farm *f, const struct task *t, const struct job_vals *v)
@@ -352,7 +377,8 @@ task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
 	if (f->o->results && open_results(f, r, v) < 0)
 		return -1;
 	if (f->o->ungroup && !f->o->results) {
-		child[0] = 1;
+		/* with --json stdout carries the summary alone: a task's stdout is stderr */
+		child[0] = f->o->json ? 2 : 1;
 		child[1] = 2;
 		return 0;
 	}
@@ -381,11 +407,104 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xasprintf("PARALLEL_SEQ=%llu", r->task->seq);
 	extra[n++] = xasprintf("PARALLEL_JOBSLOT=%d", r->slot);
 	extra[n++] = xasprintf("PARALLEL_PID=%ld", (long)getpid());
+	/* the host is this one: parallel's ":" (what --plus's {host} and {sshlogin} give) */
+	extra[n++] = xstrdup("PARALLEL_SSHHOST=:");
+	extra[n++] = xstrdup("PARALLEL_SSHLOGIN=:");
 	if (f->o->slot_var)
 		extra[n++] = xasprintf("%s=%d", f->o->slot_var, r->slot - 1);
 	if (r->g->mps)
 		n += farm_mps_env(r->g, f->o->sm_pct, f->o->mem, extra + n);
 	return n;
+}
+
+/*
+ * A task's stdin: /dev/null, or under --pipe its block (--tee: all of
+ * stdin) through a pipe, as parallel gives it (a program may tell a pipe
+ * from a file: wc pads its counts otherwise). cat(1) writes the file into
+ * the pipe and exits (a task that stops reading ends it by SIGPIPE). -1
+ * with err set.
+ */
+static int
+task_stdin(struct farm *f, const struct task *t)
+{
+	const char *file = f->o->pipe.tee ? f->o->tee_file : f->o->pipe.on && !f->o->pipe.cat &&
+	    t->a.nflat > 0 ? t->a.flat[0] : NULL;
+	char *argv[] = {"cat", NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int fd, p[2], rc;
+	pid_t pid;
+
+	if (!file)
+		return f->devnull;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(EXIT_ENV, "--pipe: %s", file);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		close(fd);
+		return err_sys(EXIT_ENV, "pipe");
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	/* the farm's blocked signals are not cat's: SIGPIPE ends it when the task stops reading */
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &none);
+	sigaddset(&none, SIGPIPE);
+	posix_spawnattr_setsigdefault(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(&pid, "cat", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(fd);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		errno = rc;
+		return err_sys(EXIT_ENV, "--pipe: cat");
+	}
+	return p[0];
+}
+
+/* --filter: does every filter hold for this task (perl's truth)? Errors: *status TMPL_FAILED. */
+static int
+filters_pass(struct farm *f, const struct job_vals *v, int *status)
+{
+	int pass = 1;
+
+	for (int i = 0; i < f->o->nfilters && pass && !(*status & TMPL_FAILED); i++) {
+		char *code = tmpl_build(&f->filt[i], v);
+
+		if (perl_test(&f->perl, code, &pass) < 0)
+			*status |= TMPL_FAILED;
+		free(code);
+	}
+	return pass;
+}
+
+/*
+ * A task's environment: gpupack's without the variables the farm sets
+ * (filtered once: filtering it for every task was half of what a task cost
+ * gpupack), then the task's own.
+ */
+static char **
+task_envp(struct farm *f, char **extra, int nextra)
+{
+	char **env;
+
+	if (!f->base_env) {
+		f->base_env = spawn_env(NULL, 0, f->keys, f->nkeys);
+		while (f->base_env[f->nbase_env])
+			f->nbase_env++;
+	}
+	env = xmalloc((f->nbase_env + (size_t)nextra + 1) * sizeof *env);
+	memcpy(env, f->base_env, f->nbase_env * sizeof *env);
+	memcpy(env + f->nbase_env, extra, (size_t)nextra * sizeof *env);
+	env[f->nbase_env + (size_t)nextra] = NULL;
+	return env;
 }
 
 /* The tag every output line of the task starts with (--tag, --tagstring); NULL: none. */
@@ -409,7 +528,11 @@ launch_timeout(const struct farm *f)
 		return f->o->timeout;
 	if (f->nruntimes == 0)
 		return 1e6;      /* parallel: no median yet, no limit to speak of */
-	return f->o->timeout_pct / 100.0 * f->median;
+	/*
+	 * at least 2 s: parallel's timeouts are that accurate (its tutorial), so
+	 * a task of a few ms that a busy machine delays is not ended for it
+	 */
+	return fmax(2.0, f->o->timeout_pct / 100.0 * f->median);
 }
 
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
@@ -418,20 +541,30 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 {
 	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
 	const char *path;
-	int nextra, child[2] = {-1, -1}, rc = 0;
+	int nextra, child[2] = {-1, -1}, rc = 0, in;
 	struct spawn_req req;
 	struct job_vals v;
+	int status;
 
 	r->task = t;
-	task_vals(f, t, r->slot, r->g->t.uuid, &v);
+	task_vals(f, t, r->slot, r->g->t.uuid, &v, &status);
 	line = task_line(f, &v);
 	r->tag = task_tag(f, &v);
+	/* a perl replacement string: its error ends the run; skip() runs the task as true (parallel) */
+	r->skipped = (status & TMPL_SKIP) != 0 || !filters_pass(f, &v, &status);
+	if (status & TMPL_FAILED) {
+		free(line);
+		free(r->tag);
+		r->tag = NULL;
+		r->task = NULL;
+		return -1;
+	}
 	r->out[0].tag = r->out[1].tag = r->tag;
 	r->out[0].mid = r->out[1].mid = 0;
 	nextra = task_env(f, r, extra);
 	for (int i = 0; i < f->o->nenv; i++)
 		extra[nextra + i] = f->o->env[i];
-	envp = spawn_env(extra, nextra + f->o->nenv, f->keys, f->nkeys);
+	envp = task_envp(f, extra, nextra + f->o->nenv);
 	*e = 0;
 	if (task_fds(f, r, &v, child) < 0) {
 		*e = errno;
@@ -441,7 +574,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	if (f->o->verbose && !f->o->results) {
 		/* -v: the command line is the first line of the task's output */
 		if (f->o->ungroup) {
-			dprintf(1, "%s\n", line);
+			dprintf(f->o->json ? 2 : 1, "%s\n", line);
 		} else {
 			obuf_add(&r->out[0], r->tag ? r->tag : "", r->tag ? strlen(r->tag) : 0);
 			obuf_add(&r->out[0], line, strlen(line));
@@ -450,16 +583,22 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	}
 	if (f->o->print_commands)
 		dprintf(2, "%s\n", line);
-	argv = line_argv(f, line, &path);
+	argv = line_argv(f, r->skipped ? "true" : line, &path);
 	sh_argv[0] = f->shell;
 	sh_argv[2] = line;
-	req = (struct spawn_req){path, argv, envp, f->devnull, child[0], child[1], f->shell,
+	if ((in = task_stdin(f, t)) < 0) {
+		rc = -1;
+		goto out;
+	}
+	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
 	r->start = now;
 	r->pid = spawn_task(&req);
+	if (in != f->devnull)
+		close(in);
 	if (r->pid < 0) {
 		*e = errno;
 		rc = -1;
@@ -513,8 +652,9 @@ dry_run(struct farm *f)
 		struct job_vals v;
 		char *line, *tag;
 		struct obuf out[2];
+		int status;
 
-		task_vals(f, t, 1, f->g[0].t.uuid, &v);
+		task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
 		if (f->o->results) {
 			/* parallel prints nothing then: each task's directory has its seq and an empty stderr */
 			if (dry_results(f, t, &v) < 0) {
@@ -528,6 +668,11 @@ dry_run(struct farm *f)
 		}
 		line = task_line(f, &v);
 		tag = task_tag(f, &v);
+		if (status & TMPL_FAILED) {
+			warnx_("%s", err_msg());
+			f->fatal = err_code();
+			f->stop = 1;
+		}
 		obuf_init(&out[0]);
 		obuf_init(&out[1]);
 		out[0].tag = tag;
@@ -626,7 +771,16 @@ launch_fill(struct farm *f, double now)
 			r->alone = 1;
 			r->g->solo = 1;
 		} else if (f->o->delay > 0 && now < f->next_start - 0.008) {
-			/* --delay: the loop wakes when the next start is due */
+			/*
+			 * --delay: the loop wakes when the next start is due; but not
+			 * after the last task: one more is looked for now, and kept
+			 * first in line (none: the run ends with its running tasks).
+			 */
+			if (!f->retry && !f->suspects && (t = queue_next(f)) != NULL)
+				queue_requeue(f, t);
+			return;
+		} else if (!hostlimit_ready(&f->o->host, now)) {
+			/* --load, --noswap, --memfree: the loop looks again within a second */
 			return;
 		} else if ((r = pick_slot(f, now)) == NULL || (t = queue_next(f)) == NULL) {
 			return;

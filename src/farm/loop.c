@@ -33,6 +33,18 @@ output_failed(struct run *r, int e, const char *what)
 	r->out_what = what;
 }
 
+/* What failed when a task's output could not spill to a temporary file. */
+static const char *
+spill_what(void)
+{
+	static char what[PATH_MAX + 64];
+	const char *dir = getenv("TMPDIR");
+
+	snprintf(what, sizeof what, "temporary file for task output in %s",
+	    dir && *dir ? dir : "/tmp");
+	return what;
+}
+
 /*
  * --results: what the task wrote goes to its file as it comes. After a
  * write error the rest is read and dropped (the task runs on, unrecorded).
@@ -82,7 +94,7 @@ drain(struct farm *f, struct run *r, int i)
 		/* no room for what it prints (TMPDIR full, no descriptor): it is not recorded */
 		e = errno;
 		err_clear();
-		output_failed(r, e, "task output (its temporary file)");
+		output_failed(r, e, spill_what());
 		break;
 	}
 	close_fd(&r->fd[i]);
@@ -225,7 +237,7 @@ poll_timeout(struct farm *f, double now)
 	for (int i = 0; i < f->ng; i++)
 		if (f->g[i].fault_at > 0)
 			sooner(&next, now + 0.2);
-	if (f->o->bar || f->o->eta)
+	if (f->prog.mode != PROGRESS_NONE)
 		sooner(&next, now + 0.5);
 	/* a start that found no process or descriptor to spare: try again then */
 	if (f->short_until > 0 && f->stop == 0)
@@ -233,6 +245,9 @@ poll_timeout(struct farm *f, double now)
 	/* --delay: wake when the next task may start */
 	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
 		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
+	/* --load, --noswap, --memfree held a task back: look at the host again */
+	if (hostlimit_on(&f->o->host) && f->stop == 0 && (!f->st.inputs_done || f->retry))
+		sooner(&next, now + 1.0);
 	/* -j auto's next look at the devices, while there is something to decide */
 	if (auto_next(f) > 0 && (f->st.running > 0 || f->retry || !f->st.inputs_done))
 		sooner(&next, auto_next(f));
@@ -286,13 +301,28 @@ wait_events(struct farm *f)
 
 /* ---- the run --------------------------------------------------------- */
 
+/* The line again, at most every 0.2 s, and at once when task output cleared it. */
 static void
 progress(struct farm *f, double now)
 {
-	if (!(f->o->bar || f->o->eta) || now - f->last_draw < 0.2)
+	struct run *newest = NULL;
+	struct sbuf arg;
+
+	if (f->prog.mode == PROGRESS_NONE || (now - f->last_draw < 0.2 && f->prog.drawn))
 		return;
 	f->last_draw = now;
-	progress_draw(&f->st, f->g, f->ng, f->o->bar, now);
+	/* the bar shows the input of the task started last, as parallel's */
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task && (!newest || f->r[i].start > newest->start))
+			newest = &f->r[i];
+	sbuf_init(&arg);
+	for (int i = 0; newest && i < newest->task->a.nflat; i++) {
+		if (i > 0)
+			sbuf_addc(&arg, ' ');
+		sbuf_add(&arg, newest->task->a.flat[i]);
+	}
+	progress_draw(&f->prog, &f->st, f->g, f->ng, now, arg.buf);
+	sbuf_free(&arg);
 }
 
 static int
@@ -354,16 +384,15 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	f.st.t_end = clock_mono();
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		f.st.max_rss_kib = ru.ru_maxrss;
-	if (o->bar || o->eta)
-		progress_clear();
 	deliver_flush(&f, 1);
+	progress_end(&f.prog, &f.st, f.g, f.ng, f.st.t_end);
 	if (f.dropped > 0 && f.stop_at > 0)
 		warnx_("%llu %s the stop ended %s not recorded: --resume runs %s again", f.dropped,
 		    plural(f.dropped, "task", "tasks"), plural(f.dropped, "is", "are"),
 		    plural(f.dropped, "it", "them"));
 	/* a farm over nodes exits with the whole farm's status (farm/nodes.h) */
 	f.st.exit_status = nodes_exit_status(&f, exit_status(&f));
-	if (o->bar || o->eta || o->summary)
+	if (o->bar || o->eta || o->progress || o->summary)
 		progress_summary(&f.st, f.g, f.ng, stderr);
 	if (o->json && !f.out_broken)
 		progress_json(&f.st, f.g, f.ng, stdout);

@@ -5,6 +5,7 @@
  */
 #include "farm/cost.h"
 #include "farm/farm.h"
+#include "farm/slot.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/units.h"
@@ -233,6 +234,42 @@ jobs_per_device(const struct farm_opts *o, int share)
 	if (v < 1)
 		v = 1;
 	return v > FARM_JOBS_MAX ? FARM_JOBS_MAX : (int)v;
+}
+
+void
+jobs_note(const struct farm_opts *o, int share, const struct group *g, int ng)
+{
+	struct sbuf b;
+	int base = jobs_default(share), same = 1;
+	double raw = o->jobs_form == JOBS_PCT ? base * o->jobs_arg / 100 : o->jobs_form == JOBS_PLUS ?
+	    base + o->jobs_arg : base - o->jobs_arg;
+
+	if (o->jobs_form != JOBS_PCT && o->jobs_form != JOBS_PLUS && o->jobs_form != JOBS_MINUS &&
+	    o->jobs_form != JOBS_MAX)
+		return;
+	for (int i = 1; i < ng; i++)
+		same &= g[i].cap == g[0].cap;
+	sbuf_init(&b);
+	sbuf_add(&b, "-j ");
+	if (o->jobs_form == JOBS_MAX)
+		sbuf_add(&b, "0:");
+	else
+		sbuf_printf(&b, "%s%g%s:", o->jobs_form == JOBS_PLUS ? "+" : o->jobs_form == JOBS_MINUS ?
+		    "-" : "", o->jobs_arg, o->jobs_form == JOBS_PCT ? "%" : "");
+	if (same && ng > 0)
+		sbuf_printf(&b, " %d %s per device", g[0].cap, plural((unsigned)g[0].cap, "task", "tasks"));
+	else
+		for (int i = 0; i < ng; i++)
+			sbuf_printf(&b, "%s %d on device %d", i ? "," : "", g[i].cap, g[i].gpu_index);
+	if (o->jobs_form == JOBS_MAX)
+		sbuf_add(&b, " (as many as fit)");
+	else if (o->jobs_form == JOBS_PCT)
+		sbuf_printf(&b, " (%g%% of %s's %d, rounded up)", o->jobs_arg, share_name(share), base);
+	else
+		sbuf_printf(&b, " (%s's %d %s %g%s)", share_name(share), base, o->jobs_form == JOBS_PLUS ?
+		    "plus" : "less", o->jobs_arg, raw < 1 ? ", at least 1" : "");
+	warnx_("%s", b.buf);
+	sbuf_free(&b);
 }
 
 int

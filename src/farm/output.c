@@ -116,6 +116,37 @@ obuf_read(struct obuf *b, int fd)
 	}
 }
 
+ssize_t
+obuf_pread(const struct obuf *b, char *buf, size_t n, uint64_t off)
+{
+	ssize_t got;
+
+	if (off < b->len) {
+		size_t take = b->len - off < n ? b->len - (size_t)off : n;
+
+		memcpy(buf, b->mem + off, take);
+		return (ssize_t)take;
+	}
+	if (b->spill < 0)
+		return 0;
+	do
+		got = pread(b->spill, buf, n, (off_t)(off - b->len));
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+int
+obuf_ends_line(const struct obuf *b)
+{
+	char c = '\n';
+
+	if (b->total == 0)
+		return 1;
+	if (b->spill >= 0 && b->total > b->len)
+		return obuf_pread(b, &c, 1, b->total - 1) == 1 ? c == '\n' : 1;
+	return b->len ? b->mem[b->len - 1] == '\n' : 1;
+}
+
 int
 obuf_write(const struct obuf *b, int fd)
 {

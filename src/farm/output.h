@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define OUTPUT_MEM_MAX (1u << 20)
 
@@ -35,6 +36,10 @@ int obuf_read(struct obuf *b, int fd);
 int obuf_write_lines(struct obuf *b, int fd, int last);
 /* Append bytes (used by tests and by obuf_read). */
 int obuf_add(struct obuf *b, const char *p, size_t n);
+/* Up to n bytes of what b captured, from offset off: the count, 0 at the end, -1 with errno. */
+ssize_t obuf_pread(const struct obuf *b, char *buf, size_t n, uint64_t off);
+/* Does what b captured end with a newline (or is it empty)? */
+int obuf_ends_line(const struct obuf *b);
 /* Write everything captured to fd. -1 with errno on a write error (EPIPE and the like). */
 int obuf_write(const struct obuf *b, int fd);
 

@@ -1,16 +1,19 @@
 /*
- * progress: the bar, the ETA and the summary. Busy share is the time a
- * device had at least one task running over the run's makespan: the figure
- * that says whether packing kept a GPU fed.
+ * progress: the bar, the ETA and the summary (see progress.h). Busy share
+ * is the time a device had at least one task running over the run's
+ * makespan: the figure that says whether packing kept a GPU fed.
  */
 #include "farm/progress.h"
 #include "farm/control.h"
 #include "farm/farm.h"
+#include "util/fs.h"
 #include "util/json.h"
 #include "util/str.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static double
@@ -73,81 +76,285 @@ auto_json(struct json *j, const struct group *g, double now)
 	json_obj_end(j);
 }
 
-static void
-add_eta(struct sbuf *b, const struct farm_stats *s, double now)
+unsigned long long
+progress_total(const struct farm_stats *s)
 {
-	unsigned long long left, ended = s->done + s->failed;
-	double el = now - s->t0;
+	unsigned long long all = s->total ? s->total : s->inputs_done ? s->inputs : 0, not_here;
 
-	if (!s->inputs_done || ended == 0) {
-		sbuf_add(b, " eta ?");
-		return;
-	}
-	left = s->inputs - s->skipped - s->others - ended;
-	sbuf_printf(b, " eta %.0fs", el / (double)ended * (double)left);
-}
-
-void
-progress_line(const struct farm_stats *s, const struct group *g, int ng, int bar, double now,
-    char *buf, size_t size)
-{
-	unsigned long long total = s->inputs - s->skipped - s->others, ended = s->done + s->failed;
-	struct sbuf b;
-
-	sbuf_init(&b);
-	if (bar && s->inputs_done && total > 0) {
-		int fill = (int)(20 * ended / total);
-
-		sbuf_printf(&b, "%3d%% [", (int)(100 * ended / total));
-		for (int i = 0; i < 20; i++)
-			sbuf_addc(&b, i < fill ? '#' : '.');
-		sbuf_addc(&b, ']');
-	}
-	sbuf_printf(&b, " %llu/%s%llu done, %d running, %llu failed", ended,
-	    s->inputs_done ? "" : ">=", total, s->running, s->failed);
-	add_eta(&b, s, now);
-	sbuf_add(&b, " |");
-	for (int i = 0; i < ng; i++)
-		if (g[i].cap > 0)
-			sbuf_printf(&b, " %d:%d/%d", g[i].gpu_index, g[i].running, g[i].jobs);
-	str_copy(buf, b.buf, size);
-	sbuf_free(&b);
+	not_here = s->skipped + s->others;
+	if (all == 0 || all < not_here)
+		return 0;
+	all -= not_here;
+	/* -X groups records the count could not foresee: never fewer than have ended */
+	return all < s->done + s->failed ? s->done + s->failed : all;
 }
 
 /*
- * The line is redrawn in place with a carriage return and an erase: only
- * on a terminal. Into a file or a pipe those would be junk, and the final
- * summary line says what the run did.
+ * parallel's compute_eta: the average time per task, smoothed towards it
+ * as the run goes on; an ETA that rose by less than 10% keeps the last one.
+ * The average is over the time since the run started (parallel's since the
+ * first task ended, in whole seconds: an ETA of 0 s until then).
  */
+long
+progress_eta(struct progress *p, const struct farm_stats *s, double now)
+{
+	unsigned long long total = progress_total(s), ended = s->done + s->failed;
+	double pct, avg;
+	long eta;
+
+	if (ended == 0 || total == 0)
+		return 0;
+	pct = (double)ended / (double)total;
+	if (pct > 1)
+		pct = 1;
+	avg = (now - s->t0) / (double)ended;
+	if (p->smoothed == 0)
+		p->smoothed = avg;
+	p->smoothed = (1 - pct) * p->smoothed + pct * avg;
+	eta = (long)((double)(total - (ended < total ? ended : total)) * p->smoothed);
+	if ((double)eta * 0.9 < (double)p->last_eta && p->last_eta < eta)
+		eta = p->last_eta;
+	else
+		p->last_eta = eta;
+	return eta;
+}
+
+void
+progress_dhms(long s, char *buf, size_t size)
+{
+	long d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60, sec = s % 60;
+
+	if (d)
+		snprintf(buf, size, "%ldd%02ldh%02ldm%02lds", d, h, m, sec);
+	else if (h)
+		snprintf(buf, size, "%ldh%02ldm%02lds", h, m, sec);
+	else if (m)
+		snprintf(buf, size, "%ldm%02lds", m, sec);
+	else
+		snprintf(buf, size, "%lds", sec);
+}
+
+void
+progress_label(const struct group *g, int ng, int i, char *buf, size_t size)
+{
+	int same = 0, nth = 0;
+
+	for (int k = 0; k < ng; k++)
+		if (g[k].gpu_index == g[i].gpu_index) {
+			same++;
+			if (k < i)
+				nth++;
+		}
+	if (same > 1)
+		snprintf(buf, size, "%d.%d", g[i].gpu_index, nth);
+	else
+		snprintf(buf, size, "%d", g[i].gpu_index);
+}
+
+/* each device's tasks running / the count it may run now */
+static void
+devices(struct sbuf *b, const struct group *g, int ng)
+{
+	char label[32];
+	int first = 1;
+
+	for (int i = 0; i < ng; i++) {
+		if (g[i].cap <= 0)
+			continue;
+		progress_label(g, ng, i, label, sizeof label);
+		sbuf_printf(b, "%s%s:%d/%d", first ? "" : " ", label, g[i].running, g[i].jobs);
+		first = 0;
+	}
+}
+
+/*
+ * parallel's --bar: "pct% done:left=ETA arg" across the terminal, in
+ * reverse video as far as the run got; gpupack puts its devices after the
+ * ETA. With the total not known yet: what ended, what was read so far.
+ */
+static void
+bar_line(struct progress *p, const struct farm_stats *s, const struct group *g, int ng, double now,
+    const char *arg, int cols, struct sbuf *out)
+{
+	unsigned long long total = progress_total(s), ended = s->done + s->failed;
+	struct sbuf t;
+	char eta[32];
+	int width = cols > 1 ? cols - 1 : 1, fill = 0;
+	double pct = 0;
+
+	sbuf_init(&t);
+	if (total > 0) {
+		pct = ended >= total ? 1 : (double)ended / (double)total;
+		progress_dhms(progress_eta(p, s, now), eta, sizeof eta);
+		sbuf_printf(&t, "%d%% %llu:%llu=%s ", (int)(pct * 100), ended, total - (ended < total ? ended :
+		    total), eta);
+	} else {
+		sbuf_printf(&t, "%llu done of >=%llu ", ended, s->inputs - s->skipped - s->others);
+	}
+	if (s->failed)
+		sbuf_printf(&t, "%llu failed ", s->failed);
+	sbuf_addc(&t, '[');
+	devices(&t, g, ng);
+	sbuf_add(&t, "] ");
+	sbuf_add(&t, arg ? arg : "");
+	/* the text cut or padded to the width; newlines and tabs of an input shown as spaces */
+	for (size_t i = 0; i < t.len; i++)
+		if (t.buf[i] == '\n' || t.buf[i] == '\t' || t.buf[i] == '\r')
+			t.buf[i] = ' ';
+	if (t.len > (size_t)width) {
+		t.len = (size_t)width;
+		t.buf[t.len] = '\0';
+	}
+	while (t.len < (size_t)width)
+		sbuf_addc(&t, ' ');
+	fill = (int)(width * pct);
+	sbuf_add(out, "\033[7m");
+	sbuf_addn(out, t.buf, (size_t)fill);
+	sbuf_add(out, "\033[0m");
+	sbuf_addn(out, t.buf + fill, t.len - (size_t)fill);
+	sbuf_free(&t);
+}
+
+/* parallel's --eta and --progress status: "ETA: 5s Left: 3 AVG: 1.20s  0:2/9/100%/1.1s ..." */
+static void
+status_line(struct progress *p, const struct farm_stats *s, const struct group *g, int ng, double now,
+    int cols, struct sbuf *out)
+{
+	unsigned long long total = progress_total(s), ended = s->done + s->failed, started = 0;
+	char label[32];
+
+	if (p->mode == PROGRESS_ETA) {
+		long eta = progress_eta(p, s, now);
+		double avg = ended ? (now - s->t0) / (double)ended : 0;
+
+		if (total)
+			sbuf_printf(out, "ETA: %lds Left: %llu AVG: %.2fs  ", eta, total - (ended < total ?
+			    ended : total), avg);
+		else
+			sbuf_printf(out, "ETA: ?s Left: ? AVG: %.2fs  ", avg);
+	}
+	for (int i = 0; i < ng; i++)
+		started += g[i].tasks;
+	for (int i = 0; i < ng && started; i++) {
+		unsigned long completed = g[i].tasks - (unsigned long)g[i].running;
+
+		if (g[i].cap <= 0)
+			continue;
+		progress_label(g, ng, i, label, sizeof label);
+		sbuf_printf(out, "%s:%d/%lu/%d%%/%.1fs ", label, g[i].running, completed,
+		    (int)(g[i].tasks * 100 / started), completed ? (now - s->t0) / (double)completed : 0);
+	}
+	if (cols > 1 && out->len > (size_t)cols - 1) {
+		out->len = (size_t)cols - 1;
+		out->buf[out->len] = '\0';
+	}
+}
+
+void
+progress_line(struct progress *p, const struct farm_stats *s, const struct group *g, int ng,
+    double now, const char *arg, int cols, struct sbuf *out)
+{
+	if (p->mode == PROGRESS_BAR)
+		bar_line(p, s, g, ng, now, arg, cols, out);
+	else
+		status_line(p, s, g, ng, now, cols, out);
+}
+
+/* ---- the terminal ------------------------------------------------------- */
+
 static int
-terminal(void)
+is_tty(struct progress *p, int fd)
 {
-	static int tty = -1;
+	if (p->tty[fd] == 0)
+		p->tty[fd] = isatty(fd) ? 1 : -1;
+	return p->tty[fd] > 0;
+}
 
-	if (tty < 0)
-		tty = isatty(2);
-	return tty;
+static int
+columns(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (c && atoi(c) > 0)
+		return atoi(c);
+	return 80;
+}
+
+/* --eta, --progress: parallel's header lines, devices for its computers */
+static void
+header(struct progress *p, const struct group *g, int ng, struct sbuf *b)
+{
+	char label[32];
+
+	p->header_done = 1;
+	if (p->mode == PROGRESS_BAR)
+		return;
+	sbuf_add(b, "Devices / slots\n");
+	for (int i = 0; i < ng; i++) {
+		progress_label(g, ng, i, label, sizeof label);
+		sbuf_printf(b, "%s:%s / %d\n", label, g[i].t.uuid, g[i].cap);
+	}
+	sbuf_add(b, "\nDevice:tasks running/tasks completed/%of started tasks/Average seconds to "
+	    "complete\n");
+}
+
+static void
+draw(struct progress *p, const struct farm_stats *s, const struct group *g, int ng, double now,
+    const char *arg, const char *end)
+{
+	struct sbuf b;
+
+	sbuf_init(&b);
+	if (p->midline)
+		sbuf_addc(&b, '\n');
+	p->midline = 0;
+	if (!p->header_done)
+		header(p, g, ng, &b);
+	sbuf_add(&b, "\r");
+	progress_line(p, s, g, ng, now, arg, columns(), &b);
+	sbuf_add(&b, "\033[K");
+	sbuf_add(&b, end);
+	if (write_all(2, b.buf, b.len) == 0)
+		p->drawn = !*end;
+	sbuf_free(&b);
 }
 
 void
-progress_draw(const struct farm_stats *s, const struct group *g, int ng, int bar, double now)
+progress_draw(struct progress *p, const struct farm_stats *s, const struct group *g, int ng,
+    double now, const char *arg)
 {
-	char line[512];
-
-	if (!terminal())
+	if (p->mode == PROGRESS_NONE || !is_tty(p, 2))
 		return;
-	progress_line(s, g, ng, bar, now, line, sizeof line);
-	fprintf(stderr, "\r%s\033[K", line);
-	fflush(stderr);
+	draw(p, s, g, ng, now, arg, "");
 }
 
 void
-progress_clear(void)
+progress_pause(struct progress *p)
 {
-	if (!terminal())
+	if (!p->drawn)
 		return;
-	fprintf(stderr, "\r\033[K");
-	fflush(stderr);
+	p->drawn = 0;
+	if (write_all(2, "\r\033[K", 4) < 0)
+		return;
+}
+
+void
+progress_wrote(struct progress *p, int fd, int nl)
+{
+	if (p->mode != PROGRESS_NONE && is_tty(p, 2) && is_tty(p, fd))
+		p->midline = !nl;
+}
+
+void
+progress_end(struct progress *p, const struct farm_stats *s, const struct group *g, int ng,
+    double now)
+{
+	if (p->mode == PROGRESS_NONE || !is_tty(p, 2))
+		return;
+	draw(p, s, g, ng, now, "", "\n");
 }
 
 void
@@ -159,9 +366,14 @@ progress_summary(const struct farm_stats *s, const struct group *g, int ng, FILE
 	fprintf(f, "gpupack: run: %llu %s, %llu failed, %llu skipped, makespan %.3f s, %.1f tasks/s, "
 	    "share %s; busy:", ended, plural(ended, "task", "tasks"), s->failed, s->skipped, m,
 	    m > 0 ? (double)ended / m : 0, share_name(s->share));
-	for (int i = 0; i < ng; i++)
-		if (g[i].cap > 0)
-			fprintf(f, " %s %.0f%%", g[i].t.uuid, 100 * progress_busy_share(&g[i], s));
+	for (int i = 0; i < ng; i++) {
+		char label[32];
+
+		if (g[i].cap <= 0)
+			continue;
+		progress_label(g, ng, i, label, sizeof label);
+		fprintf(f, " %s:%.0f%%", label, 100 * progress_busy_share(&g[i], s));
+	}
 	fprintf(f, "\n");
 }
 

@@ -11,11 +11,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 task_free(struct farm *f, struct task *t)
 {
-	(void)f;
+	/* --pipe: the task's block goes with it */
+	if (f->o->pipe.on && !f->o->pipe.tee && t->a.nflat > 0)
+		unlink(t->a.flat[0]);
 	targs_free(&t->a);
 	free(t);
 }
@@ -198,11 +201,19 @@ next_input(struct farm *f, struct task **t)
 			f->st.others++;
 		} else if (!journal_skip(&f->j, seq)) {
 			*t = new_task(seq, &a);
-			return 1;
+			/* --resume --results DIR: a task whose files are there ran (parallel's test) */
+			if (!(f->o->resume && f->o->results && launch_results_done(f, *t)))
+				return 1;
+			a = (*t)->a;
+			free(*t);
+			*t = NULL;
+			f->st.skipped++;
 		} else {
 			f->st.skipped++;
 		}
 		/* not run here: -k must not wait for its output */
+		if (f->o->pipe.on && !f->o->pipe.tee && a.nflat > 0)
+			unlink(a.flat[0]);
 		targs_free(&a);
 		if (f->o->keep_order) {
 			struct obuf none[2];

@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static void
 farm_signal_set(sigset_t *set)
@@ -156,8 +157,18 @@ check_options(struct farm *f)
 	if (o->ungroup && (o->tag || o->line_buffer))
 		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
 		    "be tagged or line-buffered (use --line-buffer alone)");
-	if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog || !strcmp(o->joblog, "-")))
-		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE");
+	/* --results NAME.csv (.tsv, .json): one file, not a directory (farm/results.h) */
+	if (results_kind(o->results) != RESULTS_DIR) {
+		f->results_name = o->results;
+		o->results = NULL;
+	}
+	/* parallel's --resume also skips tasks whose --results directory is there */
+	if (o->resume && !o->resume_failed && o->results && (!o->joblog || !strcmp(o->joblog, "-")))
+		o->joblog = NULL;
+	else if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog ||
+	    !strcmp(o->joblog, "-")))
+		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE "
+		    "(--resume: or --results DIR)");
 	/* -k prints whole outputs in order: --line-buffer has nothing to add (as in parallel) */
 	if (o->keep_order || o->results)
 		o->line_buffer = 0;
@@ -166,6 +177,7 @@ check_options(struct farm *f)
 
 static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ=", "GPUPACK_SLOT=",
 	"GPUPACK_GPU=", GUARD_ENV "=", "PARALLEL_SEQ=", "PARALLEL_JOBSLOT=", "PARALLEL_PID=",
+	"PARALLEL_SSHHOST=", "PARALLEL_SSHLOGIN=",
 	"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY=", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=",
 	"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="};
 #define NFIXED_KEYS ((int)(sizeof fixed_keys / sizeof fixed_keys[0]))
@@ -232,8 +244,9 @@ setup_identity(const struct farm_opts *o)
 
 	snprintf(flags, sizeof flags, "line q%d X%d", o->quote_all, o->context);
 	h = journal_hash(h, flags, strlen(flags) + 1);
-	if (o->replace)
-		h = journal_hash(h, o->replace, strlen(o->replace) + 1);
+	for (int i = 0; i < RPL_N; i++)
+		if (o->rpl[i])
+			h = journal_hash(h, o->rpl[i], strlen(o->rpl[i]) + 1);
 	for (int i = 0; i < o->ncmd; i++)
 		h = journal_hash(h, o->cmd[i], strlen(o->cmd[i]) + 1);
 	for (int i = 0; i < o->ts.in.nsrc; i++)
@@ -269,13 +282,23 @@ static int
 compile_templates(struct farm *f)
 {
 	struct farm_opts *o = f->o;
-	struct tmpl_opts to = {o->replace, o->quote_all, o->context, 1, o->trim, o->ts.in.names,
-		o->ts.in.nnames, 0};
-	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->replace ? o->replace : "{}"))};
+	struct tmpl_opts to = {.rpl = o->rpl, .quote_all = o->quote_all, .context = o->context,
+		.append = 1, .trim = o->trim, .names = o->ts.in.names, .nnames = o->ts.in.nnames};
+	char *tag[1] = {(char *)(o->tagstring ? o->tagstring : (o->rpl[RPL_ALL] ? o->rpl[RPL_ALL] : "{}"))};
 	char *res[1] = {(char *)o->results};
 
+	to.quote_line = o->shellquote;
+	/* --pipe: a task's data is its stdin; {} is appended only to --cat's (its block's file) */
+	to.append = !o->pipe.on || o->pipe.tee || o->pipe.cat;
+	to.plus = o->plus;
+	to.rpl_defs = o->rpl_defs;
+	to.nrpl_defs = o->nrpl_defs;
+	to.parens = o->parens;
+	to.perl = &f->perl;
+	to.max_jobs = f->nr;
 	if (tmpl_compile(&f->cmd, o->cmd, o->ncmd, &to) < 0)
 		return -1;
+	to.quote_line = 0;
 	to.append = 0;
 	to.raw = 1;
 	to.quote_all = 0;
@@ -286,6 +309,13 @@ compile_templates(struct farm *f)
 			return -1;
 		f->results_tmpl = f->rest.has_rpl;
 	}
+	/* --filter: perl, run by the run's perl */
+	f->filt = o->nfilters ? xcalloc((size_t)o->nfilters, sizeof *f->filt) : NULL;
+	for (int i = 0; i < o->nfilters; i++)
+		if (tmpl_compile(&f->filt[i], &o->filters[i], 1, &to) < 0)
+			return -1;
+	if (o->nfilters && f->perl.pid == 0 && perl_open(&f->perl, f->nr) < 0)
+		return -1;
 	return 0;
 }
 
@@ -303,6 +333,36 @@ start_slots(const struct farm *f)
 		n += f->o->jobs_auto && !f->g[i].ctl ? (f->g[i].cap < start ? f->g[i].cap : start) :
 		    f->g[i].jobs;
 	return n;
+}
+
+/*
+ * --bar, --eta, --progress: the total, for a percentage and an ETA from
+ * the start: --total-jobs, or the inputs read ahead while they hold less
+ * than FARM_READ_AHEAD bytes (else it is known at their end).
+ */
+static int
+progress_setup(struct farm *f)
+{
+	const struct farm_opts *o = f->o;
+	unsigned long long n = 0;
+	int rc;
+
+	f->prog.mode = o->bar ? PROGRESS_BAR : o->eta ? PROGRESS_ETA : o->progress ? PROGRESS_PLAIN :
+	    PROGRESS_NONE;
+	if (f->prog.mode == PROGRESS_NONE)
+		return 0;
+	if (o->total_jobs > 0) {
+		f->st.total = (unsigned long long)o->total_jobs;
+		return 0;
+	}
+	if (f->total_tasks > 0 || f->o->retry_failed) {
+		f->st.total = f->total_tasks;
+		return 0;
+	}
+	rc = tasks_count_upto(&f->o->ts, FARM_READ_AHEAD, &n);
+	if (rc > 0)
+		f->st.total = n;
+	return rc < 0 ? -1 : 0;
 }
 
 /* --results DIR: an existing directory, or none yet (made as tasks start). */
@@ -386,6 +446,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	rc = select_targets(f, &sys, &t, &n);
 	if (rc == 0)
 		rc = make_groups(f, &sys, t, n);
+	if (rc == 0 && !f->o->dry_run && isatty(2))
+		jobs_note(f->o, f->o->share, f->g, f->ng);
 	if (rc == 0 && !f->o->dry_run)
 		rc = auto_setup(f, &sys);
 	free(t);
@@ -403,13 +465,22 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
+	/* --pipe-part's default blocks: 10 per slot of the run; --tee: stdin, for every task */
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->ts.in.nsrc > 0)
+		f->o->ts.in.src[0].pipe_slots = f->nr;
+	if (f->o->pipe.tee && !f->o->dry_run && pipe_tee_file(&f->o->tee_file) < 0)
+		return -1;
 	if ((!f->o->retry_failed && tasks_open(&f->o->ts) < 0) || compile_templates(f) < 0)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
 	f->o->ts.slots = start_slots(f);
+	/* parallel counts the tasks first for --halt N% and a perl string's total_jobs() */
 	if (f->o->retry_failed)
 		f->total_tasks = f->nrf;
-	else if (f->o->halt_pct > 0 && tasks_count(&f->o->ts, &f->total_tasks) < 0)
+	else if ((f->o->halt_pct > 0 || tmpl_needs_total(&f->cmd) || tmpl_needs_total(&f->tagt)) &&
+	    tasks_count(&f->o->ts, &f->total_tasks) < 0)
+		return -1;
+	if (progress_setup(f) < 0)
 		return -1;
 	if (shell_pick(f->shell, sizeof f->shell, &from) < 0)
 		return -1;
@@ -427,6 +498,9 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	if (!f->nodes && queue_peek(f) < 0)
 		return -1;
 	if (begin(f) < 0)
+		return -1;
+	if (f->results_name && !f->o->dry_run && results_file_open(&f->resfile, f->results_name,
+	    f->o->ts.in.names, f->o->ts.in.nnames) < 0)
 		return -1;
 	env_keys(f);
 	return 0;
@@ -468,7 +542,13 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
+	for (int i = 0; f->filt && i < f->o->nfilters; i++)
+		tmpl_free(&f->filt[i]);
+	free(f->filt);
+	perl_close(&f->perl);
+	results_file_close(&f->resfile);
 	free(f->runtimes);
+	free(f->base_env);
 	free(f->keys);
 	free(f->r);
 	free(f->g);

@@ -26,6 +26,8 @@
 #include "farm/joblock.h"
 #include "farm/nodes.h"
 #include "farm/output.h"
+#include "farm/perl.h"
+#include "farm/results.h"
 #include "farm/progress.h"
 #include "farm/slot.h"
 #include "util/str.h"
@@ -63,6 +65,7 @@ struct run {
 	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
 	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
+	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };
 
 /* Finished output waiting for its turn under -k, and the record written after it. */
@@ -101,6 +104,7 @@ struct farm {
 	struct tmpl cmd;         /* the command template */
 	struct tmpl tagt;        /* --tag / --tagstring */
 	struct tmpl rest;        /* --results DIR when it holds replacement strings */
+	struct tmpl *filt;       /* --filter, each (perl, values inserted as they are) */
 	int results_tmpl;        /* rest is in use */
 	char shell[PATH_MAX];    /* what runs command lines that need a shell */
 	char exec_name[256], exec_path[PATH_MAX];
@@ -116,14 +120,20 @@ struct farm {
 	unsigned long long started;     /* attempts started (parallel's total_started) */
 	const char **keys;
 	int nkeys;
+	char **base_env;         /* gpupack's environment less keys: every task's start (launch.c) */
+	size_t nbase_env;
 	struct held *held;
 	unsigned long long next_print;
 	int out_broken;          /* stdout was closed (EPIPE): not written to again */
 	int out_failed;          /* output could not be written or kept: said once, no new task */
 	double last_draw;
+	struct progress prog;    /* --bar, --eta, --progress: the line on stderr (farm/progress.h) */
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 	struct journal_cmd *rf;  /* --retry-failed: the tasks to run again, in Seq order */
 	size_t nrf, rf_at;       /* how many; the next one */
+	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
+	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
+	struct results_file resfile; /* that file, once open (path non-NULL) */
 };
 
 /*
@@ -180,6 +190,8 @@ void finish_release(struct farm *f, struct run *r, double now);
 void finish_output_failed(struct farm *f, const char *what, int e);
 /* A task counted done or failed whose record was not written after all. */
 void finish_uncount(struct farm *f, int ok);
+/* --resume --results DIR: did task t run before (its stdout file is there, parallel's test)? */
+int launch_results_done(struct farm *f, const struct task *t);
 
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */

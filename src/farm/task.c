@@ -140,6 +140,33 @@ tasks_count(struct task_src *ts, unsigned long long *total)
 	return 0;
 }
 
+static size_t
+rec_bytes(const struct record *r)
+{
+	size_t n = sizeof *r + (size_t)r->n * sizeof *r->v;
+
+	for (int i = 0; i < r->n; i++)
+		n += strlen(r->v[i]) + 1;
+	return n;
+}
+
+int
+tasks_count_upto(struct task_src *ts, size_t max, unsigned long long *total)
+{
+	size_t held = 0;
+	int rc;
+
+	for (size_t i = ts->qhead; i < ts->qn; i++)
+		held += rec_bytes(&ts->q[i]);
+	while (held < max && (rc = read_ahead(ts)) == 1)
+		held += rec_bytes(&ts->q[ts->qn - 1]);
+	if (held >= max)
+		return 0;
+	if (rc < 0)
+		return -1;
+	return tasks_count(ts, total) < 0 ? -1 : 1;
+}
+
 static void
 push_rec(struct targs *a, size_t *cap, struct record r)
 {

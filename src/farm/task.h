@@ -49,6 +49,14 @@ int tasks_open(struct task_src *ts);
 int tasks_next(struct task_src *ts, struct targs *a, unsigned long long *seq);
 /* Read every record ahead to count the tasks (parallel does for --halt N% and --shuf). */
 int tasks_count(struct task_src *ts, unsigned long long *total);
+/* --bar, --eta: inputs read ahead to know the total, at most this many bytes of them */
+#define FARM_READ_AHEAD (64u << 20)
+/*
+ * Read records ahead, while they hold less than max bytes, to count the
+ * tasks (--bar, --eta): 1 the input ended (*total is the count), 0 it did
+ * not (the records read stay queued), -1 error.
+ */
+int tasks_count_upto(struct task_src *ts, size_t max, unsigned long long *total);
 void targs_free(struct targs *a);
 void tasks_free(struct task_src *ts);
 

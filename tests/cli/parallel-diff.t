@@ -26,7 +26,10 @@ if ! command -v parallel >/dev/null 2>&1 || ! parallel --version 2>/dev/null | g
 	rm -rf "$T"
 	exit 0
 fi
-mkdir -p "$HOME/.parallel" 2>/dev/null && touch "$HOME/.parallel/will-cite" 2>/dev/null
+# a home of its own: no ~/.parallel/config of the user changes either side
+export HOME="$T/home"
+mkdir -p "$HOME/.parallel" && touch "$HOME/.parallel/will-cite"
+unset XDG_CONFIG_HOME XDG_CONFIG_DIRS PARALLEL_HOME
 SIM="$TOPO/h100-80gb.topo"
 unset PARALLEL PARALLEL_SHELL
 export LC_ALL=C
@@ -47,17 +50,43 @@ printf 'r1\r\nr2\r\n' >"$F/crlf"
 printf '%s\n' 'it'\''s' 'a"b' '$HOME' '`id`' '*' '-n' '--x' 'ü∂' ' lead' 'trail ' 'a\b' >"$F/awk"
 for f in x y z; do printf '%s\n%s\n' "$f" "$f$f" | gzip >"$F/in/$f.gz"; done
 head -c 100000 /dev/zero | tr '\0' v >"$F/big"
+# the tutorial's files (man parallel_tutorial, "Prerequisites")
+printf 'A\nB\nC\n' >"$F/abc-file"
+printf 'D\nE\nF\n' >"$F/def-file"
+printf 'A\0B\0C\0' >"$F/abc0-file"
+printf 'A_B_C_' >"$F/abc_-file"
+printf 'f1\tf2\nA\tB\nC\tD\n' >"$F/tsv-file.tsv"
+seq 8 >"$F/num8"
+seq 128 >"$F/num128"
+seq 30000 >"$F/num30000"
+seq 300000 >"$F/num300000"
+(echo %head1; echo %head2; seq 10) >"$F/num_%header"
+printf 'HHHHAAABBBCCC' >"$F/fixedlen"
+# files for the examples (man parallel_examples)
+mkdir -p "$F/ex/sub" "$F/ex/destdir"
+for f in a b c; do echo "<p>$f FOO BAR</p>" >"$F/ex/$f.html"; echo "log $f" >"$F/ex/$f.log"; done
+echo "<p>sub</p>" >"$F/ex/sub/s.html"
+for f in p q; do echo "$f$f" | gzip >"$F/ex/$f.gz"; done
+printf 'aardvark\nbabble\ncab\ndab\neach\n' >"$F/ex/in.txt"
+printf 'Name\tE-mail\nJoe\tjoe@x\nAnn\tann@y\n' >"$F/ex/addressbook.tsv"
+printf 'ex/a.html\nex/none\nex/b.log\n' >"$F/ex/file_list"
+printf 'echo one\necho two\n' >"$F/ex/jobs_to_run"
+printf 'r1\nr2\nr3\n' >"$F/ex/xlist"
+printf 'x\ny\n' >"$F/ex/ylist"
 
 P_=0 D_=0 R_=0 FAILED=""
 norm_tree() {
 	# every file under $1 but the fixtures: joblogs by their stable columns, others whole
 	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do
-		case $f in ./abc | ./123 | ./lines | ./paths | ./nul | ./csv | ./tsv | ./kv | ./cmds | ./crlf | \
-			./awk | ./big | ./in/*.gz) continue ;; esac
-		case $f in *.gpupack) continue ;; esac
-		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime'; then
+		[ -e "$F/$f" ] && cmp -s "$F/$f" "$f" && continue
+		case $f in *.gpupack | */.parallel/tmp/*) continue ;; esac
+		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime	JobRuntime	Send	Receive	Exitval	Signal	Command$'; then
 			printf '== %s (joblog)\n' "$f"
-			awk -F'\t' 'NR > 1 { print $1 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n
+			awk -F'\t' 'NR > 1 { print $1 "\t" $6 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n
+		elif head -n 1 "$f" | grep -q '^Seq[,	]Host[,	]Starttime\|^{ "Seq": '; then
+			printf '== %s (--results file)\n' "$f"
+			no_times <"$f"
+			echo
 		else
 			printf '== %s\n' "$f"
 			cat "$f"
@@ -66,51 +95,81 @@ norm_tree() {
 	done)
 }
 
+# the Starttime and JobRuntime of --results FILE.csv, .tsv, .json
+no_times() {
+	sed -E 's/^([0-9]+[,	][^,	]*[,	])[0-9.]+([,	])[0-9. ]+([,	])/\1T\2R\3/;
+		s/"Starttime": [0-9.]+, "JobRuntime": [0-9.]+/"Starttime": T, "JobRuntime": R/'
+}
+
 P_parallel() { timeout 60 parallel "$@"; }
 P_gpupack() { timeout 60 $GPUPACK --sim "$SIM" run --share timeslice "$@"; }
 
-# side p|g: run $CASE (a snippet calling P) in a fresh copy of the fixtures; stdout, rc, files
+# Cases are queued, then run JOBS at a time (each side in its own copy of
+# the fixtures, parallel and gpupack at once), then compared in order.
+N_=0
+declare -a C_NAME C_CASE C_STDIN C_ORDER
+queue() {
+	# PARALLEL_DIFF_ONLY=REGEX: only the cases whose names match (while working on them)
+	[ -n "${PARALLEL_DIFF_ONLY:-}" ] && ! printf '%s' "$1" | grep -Eq -- "$PARALLEL_DIFF_ONLY" && return
+	C_NAME[N_]=$1 C_CASE[N_]=$2 C_STDIN[N_]=$3 C_ORDER[N_]=$4
+	N_=$((N_ + 1))
+}
+
+# side I p|g: run case I's snippet (calling P) in a fresh copy of the fixtures; stdout, rc, files
 side() {
-	local dir="$T/run.$1"
+	local i=$1 dir="$T/c$1.$2"
 	rm -rf "$dir"
-	cp -r "$F" "$dir"
-	if [ "$1" = p ]; then P() { P_parallel "$@"; }; else P() { P_gpupack "$@"; }; fi
-	(cd "$dir" && eval "$CASE" <"${STDIN:-/dev/null}" >"$T/out.$1" 2>"$T/err.$1"; echo $? >"$T/rc.$1")
-	norm_tree "$dir" >"$T/tree.$1"
+	cp -rp "$F" "$dir"
+	if [ "$2" = p ]; then P() { P_parallel "$@"; }; else P() { P_gpupack "$@"; }; fi
+	(cd "$dir" && eval "${C_CASE[i]}" <"${C_STDIN[i]:-/dev/null}" >"$dir.out" 2>"$dir.err"; echo $? >"$dir.rc")
+	# the case's own directory (pwd) is named alike on both sides
+	sed -i "s|$dir|DIR|g" "$dir.out"
+	norm_tree "$dir" >"$dir.tree"
+	rm -rf "$dir"
+}
+
+run_all() {
+	local i max=${PARALLEL_DIFF_JOBS:-3}
+	for ((i = 0; i < N_; i++)); do
+		while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do wait -n; done
+		if [ "${GPUPACK_TEST_PASS:-}" = san ]; then
+			side "$i" g &
+		else
+			(side "$i" p & side "$i" g & wait) &
+		fi
+	done
+	wait
 }
 
 compare() {
-	local name=$1 order=$2
+	local i=$1 name=${C_NAME[$1]} a="$T/c$1.p" b="$T/c$1.g"
 	if [ "${GPUPACK_TEST_PASS:-}" = san ]; then
-		side g
-		if ! grep -Eq 'Sanitizer|runtime error' "$T/err.g"; then
+		if ! grep -Eq 'Sanitizer|runtime error' "$b.err"; then
 			ok 0 "$name (gpupack under the sanitizers)"
 			P_=$((P_ + 1))
 		else
 			ok 1 "$name (gpupack under the sanitizers)"
-			grep -E -A 6 'Sanitizer|runtime error' "$T/err.g" | head -n 12 | sed 's/^/#   /'
+			grep -E -A 6 'Sanitizer|runtime error' "$b.err" | head -n 12 | sed 's/^/#   /'
 		fi
 		return
 	fi
-	side p
-	side g
-	if [ "$order" = sorted ]; then
-		LC_ALL=C sort "$T/out.p" >"$T/o.p"
-		LC_ALL=C sort "$T/out.g" >"$T/o.g"
+	if [ "${C_ORDER[i]}" = sorted ]; then
+		LC_ALL=C sort "$a.out" >"$a.o"
+		LC_ALL=C sort "$b.out" >"$b.o"
 	else
-		cp "$T/out.p" "$T/o.p"
-		cp "$T/out.g" "$T/o.g"
+		cp "$a.out" "$a.o"
+		cp "$b.out" "$b.o"
 	fi
-	if cmp -s "$T/o.p" "$T/o.g" && cmp -s "$T/rc.p" "$T/rc.g" && cmp -s "$T/tree.p" "$T/tree.g"; then
+	if cmp -s "$a.o" "$b.o" && cmp -s "$a.rc" "$b.rc" && cmp -s "$a.tree" "$b.tree"; then
 		ok 0 "$name"
 		P_=$((P_ + 1))
 	else
 		ok 1 "$name"
 		FAILED="$FAILED|$name"
-		diag "  exit: parallel $(cat "$T/rc.p"), gpupack $(cat "$T/rc.g")"
-		diff "$T/o.p" "$T/o.g" | head -n 8 | sed 's/^/#   /'
-		diff "$T/tree.p" "$T/tree.g" | head -n 8 | sed 's/^/#   tree /'
-		head -n 2 "$T/err.g" | sed 's/^/#   gpupack stderr: /'
+		diag "  exit: parallel $(cat "$a.rc"), gpupack $(cat "$b.rc")"
+		diff "$a.o" "$b.o" | head -n 8 | sed 's/^/#   /'
+		diff "$a.tree" "$b.tree" | head -n 8 | sed 's/^/#   tree /'
+		head -n 2 "$b.err" | sed 's/^/#   gpupack stderr: /'
 	fi
 }
 
@@ -124,9 +183,9 @@ order_of() {
 
 quote_args() { local a q=""; for a in "$@"; do q="$q $(printf '%q' "$a")"; done; printf '%s' "$q"; }
 
-t() { local name=$1; shift; CASE="P$(quote_args "$@")" STDIN= compare "$name" "$(order_of "$@")"; }
-tin() { local name=$1 file=$2; shift 2; CASE="P$(quote_args "$@")" STDIN="$F/$file" compare "$name" "$(order_of "$@")"; }
-ts() { CASE=$2 STDIN= compare "$1" "$(order_of $2)"; }
+t() { local name=$1; shift; queue "$name" "P$(quote_args "$@")" "" "$(order_of "$@")"; }
+tin() { local name=$1 file=$2; shift 2; queue "$name" "P$(quote_args "$@")" "$F/$file" "$(order_of "$@")"; }
+ts() { queue "$1" "$2" "" "$(order_of $2)"; }
 
 refused() {
 	local name=$1; shift
@@ -381,19 +440,379 @@ t "--results FILE with a replacement string" --results 'r/{}.out' echo ::: a b
 t "--results: exit status kept" --results res 'exit {}' ::: 0 1
 t "--results and --joblog" --results res --joblog jl echo ::: a
 
+t "--results FILE.csv" -j1 --results out.csv 'echo {}; echo err{} >&2; exit {2}' ::: a 'b,"c' ::: 0 1
+t "--results FILE.tsv" -j1 --results out.tsv 'printf "x\ty\n"; echo {}' ::: a "$(printf 'b\tc')"
+t "--results FILE.json" -j1 --results out.json echo ::: a 'b"c' ::: 1
+t "--results FILE.CSV (any case)" -j1 --results out.CSV echo ::: a
+t "--results FILE.csv with --header" -j1 --header : --results out.csv echo ::: x 1 2 ::: y a
+t "--results FILE.csv: ten values (V9, W0)" -j1 --results out.csv echo ::: 1 ::: 2 ::: 3 ::: 4 ::: 5 ::: 6 ::: 7 ::: 8 ::: 9 ::: 10
+ts "--results -.csv on stdout" 'P -j1 --results -.csv seq ::: 10 ::: 12 13 | no_times'
+ts "--results -.json on stdout" 'P -j1 --results -.json echo ::: a b | no_times'
+t "the examples' my.csv for R" -j1 --results my.csv seq ::: 10 20 30
+ts "--resume --results DIR without --joblog" 'P --results res echo ::: a b; rm -r res/1/b; P --resume --results res "echo again {}" ::: a b c'
+ts "--resume --results DIR/ template" 'P --results "r/{}/" echo ::: a b; P --resume --results "r/{}/" "echo again {}" ::: a b c'
+
 # === lengths ==============================================================================
 t "a 100 KB value is refused as parallel refuses it" echo :::: big
 t "a 100 KB value through a pipe line" 'echo {} | wc -c' :::: big
 t "60 KB fits" -k 'echo {} | wc -c' ::: "$(head -c 60000 /dev/zero | tr '\0' x)"
 
+# === options from profiles, $PARALLEL; more of parallel's options ========================
+ts "\$PARALLEL's options" 'PARALLEL="-k --tag" P echo ::: a b'
+ts "\$PARALLEL: a word that is not an option starts the command" 'PARALLEL="-k echo" P ::: a b'
+ts "\$PARALLEL with quotes" 'PARALLEL="-k --tagstring '"'"'<{}>'"'"'" P echo ::: a'
+ts "~/.parallel/config" 'mkdir -p h/.parallel; printf "# mine\n-k --tag\n" >h/.parallel/config; HOME=$PWD/h P echo ::: a b'
+ts "-J profile instead of config" 'mkdir -p h/.parallel; echo --tag >h/.parallel/tg; echo -v >h/.parallel/config; HOME=$PWD/h P -k -J tg echo ::: a b'
+ts "--profile, two of them" 'mkdir -p h/.parallel; echo --tag >h/.parallel/a; echo --dry-run >h/.parallel/b; HOME=$PWD/h P -k --profile a --profile b echo ::: x'
+ts "a missing profile is ignored" 'mkdir -p h/.parallel; HOME=$PWD/h P -k -J nosuch echo ::: a'
+ts "--plain ignores config and \$PARALLEL" 'mkdir -p h/.parallel; echo --tag >h/.parallel/config; HOME=$PWD/h PARALLEL=-v P -k --plain echo ::: a'
+ts "the command line after \$PARALLEL" 'PARALLEL=--tag P -k --tagstring x echo ::: a'
+t "-L 2" -k -L 2 echo ::: a b c d e
+tin "-L: a line ending in a blank goes on" lines -k -L1 echo '[{}]'
+t "-L 2 with -X" -k -L2 -X echo 'x{}y' ::: a b c d e
+t "-l: one line" -k -l echo ::: a 'b ' c
+t "--max-lines=2" -k --max-lines=2 echo ::: a b c
+t "--shellquote" --shellquote ::: 'a b' "c'd" '$x'
+t "--shellquote a command" --shellquote echo '{}' ::: 'x y'
+ts "--shellquote a line from stdin" 'echo "perl -e '"'"'print \"@ARGV\\n\"'"'"'" | P --shellquote'
+t "--max-line-length-allowed" --max-line-length-allowed
+t "--number-of-cores" --number-of-cores
+t "--number-of-threads" --number-of-threads
+t "--number-of-sockets" --number-of-sockets
+t "--number-of-cpus" --number-of-cpus
+ts "--minversion" 'P --minversion 20130722 && echo at least'
+ts "--minversion too new" 'P --minversion 20990101 || echo older $?'
+t "--extensionreplace" -k --extensionreplace ,, echo ,, ::: A/B.C
+t "--er" -k --er ,, echo ,, {} ::: A/B.C
+t "--basenamereplace" -k --basenamereplace ,, echo ,, ::: A/B.C
+t "--bnr" -k --bnr ,, echo ,, ::: A/B.C
+t "--dirnamereplace" -k --dirnamereplace ,, echo ,, ::: A/B.C
+t "--basenameextensionreplace" -k --basenameextensionreplace ,, echo ,, ::: A/B.C
+t "--seqreplace" -k --seqreplace ,, echo ,, ::: A B C
+t "--slotreplace" -j1 --slotreplace ,, echo ,, ::: A B C
+t "--replace=,, as -I" -k --replace=,, echo ,, ::: a
+t "-e STR as -E" -k -estop echo ::: a stop b
+t "--colsep trims the columns" -k --colsep , echo '[{1}]' '[{2}]' ::: 'a.png, 0.5' ' b ,c '
+tin "--colsep on CR-NL lines" crlf -k --colsep , echo '[{1}]'
+t "--colsep --trim n keeps the blanks" -k --colsep , --trim n echo '[{1}]' '[{2}]' ::: ' a , b '
+t "--colsep --trim l" -k --colsep , --trim l echo '[{1}]' '[{2}]' ::: ' a , b '
+t "--colsep: {} joins the trimmed columns" -k --colsep , echo '[{}]' ::: ' a , b '
+t "--header without --colsep splits at tabs" -k --header : echo {a} {2} ::: a "$(printf 'x\ty')"
+
+# === perl replacement strings: {= =}, --plus (the tutorial's) ===============================
+t "{= perl =}: two extensions off" -k echo '{= s:\.[^.]+$::;s:\.[^.]+$::; =}' ::: foo.tar.gz
+t "total_jobs()" -k echo Job {#} of "{= '\$_=total_jobs()' =}" ::: 1 2 3 4 5
+t "Q() shell-quotes" -k echo {} shell quoted is "{= '\$_=Q(\$_)' =}" ::: '*/!#$'
+t "skip()" -k echo "{= 'if(\$_==3) { skip() }' =}" ::: 1 2 3 4 5
+t "@arg" -k echo "{= 'if(\$arg[1]==\$arg[2]) { skip() }' =}" ::: 1 2 3 ::: 1 2 3
+t "{=2 perl =} positional" -k echo '{=2 s:\.[^.]+$::;s:\.[^.]+$::; =} {1}' ::: bar ::: foo.tar.gz
+t "\$job->seq() and slot()" -j1 echo '{= $_=$job->seq() =}' '{= $_=slot() =}' ::: a b
+t "uq(): inserted unquoted" -k echo '{= $_="a b";uq() =}' ::: x
+t "{= =} in --tagstring" -k --tagstring '{= $_=uc($_) =}' echo ::: a b
+t "{= =} with -X" -j1 -X echo '{= $_.="x" =}' ::: a b c
+t "skip() in the joblog" -k --joblog jl echo '{= $_ eq "B" and skip() =}' ::: A B C
+t "a perl variable across tasks" -j1 echo '{= $::n++; $_=$::n =}' ::: a b c
+t "--plus {} = {+/}/{/}" -k --plus echo {} {+/}/{/} {.}.{+.} {+/}/{/.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "--plus {..} {+..} {...} {+...}" -k --plus echo {..}.{+..} {+/}/{/..}.{+..} {...}.{+...} {+/}/{/...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "--plus {##}" -k --plus echo Job {#} of {##} ::: 1 2 3 4 5
+t "--plus {:-x}" -k --plus echo '{:-myval}' ::: ''
+t "--plus {:2} {:2:3}" -k --plus echo '{:2}' '{:2:3}' ::: abcAaAdef
+t "--plus {#bc} {#abc}" -k --plus echo '{#bc}' '{#abc}' ::: abcAaAdef
+t "--plus {%de} {%def}" -k --plus echo '{%de}' '{%def}' ::: abcAaAdef
+t "--plus {/def/ghi}" -k --plus echo '{/def/ghi}' ::: abcAaAdef
+t "--plus {^a} {^^a}" -k --plus echo '{^a}' '{^^a}' ::: abcAaAdef
+t "--plus {,A} {,,A}" -k --plus echo '{,A}' '{,,A}' ::: AbcAaAdef
+t "--plus {##a*} {%%b*} {/#a/Y} {/%c/Z} {//b/W}" -k --plus echo '{##a*}' '{%%b*}' '{/#a/Y}' '{/%c/Z}' '{//b/W}' ::: abcabc
+t "--plus {%_demo}" -k --plus echo {%_demo} ::: mycode_demo keep_demo_here
+t "--plus {#demo_}" -k --plus echo {#demo_} ::: demo_mycode keep_demo_here
+t "--plus {/demo_/}" -k --plus echo {/demo_/} ::: demo_mycode remove_demo_here
+t "--plus {choose_k}" -k --plus echo {choose_k} ::: A B C D ::: A B C D
+t "--plus 2{2choose_k} 1{1choose_k}" -k --plus echo 2{2choose_k} 1{1choose_k} ::: A B C D ::: A B C D
+t "--plus {uniq}" -k --plus echo {uniq} ::: A B C ::: A B C ::: A B C
+t "--plus {1uniq}+{2uniq}+{3uniq}" -k --plus echo {1uniq}+{2uniq}+{3uniq} ::: A B C ::: A B C ::: A B C
+t "--plus {0#} {0%}" -k --plus echo {0#} ::: a b c d e f g h i j k
+t "--plus 'mkdir {..}'" -k --plus 'mkdir -p {..}; echo {..}' ::: x.tar.gz y.tar.gz
+t "--plus {host}" -k --plus echo {host} ::: a
+
+t "--rpl a shorthand" -k --rpl '.. s:\.[^.]+$::;s:\.[^.]+$::;' echo '..' ::: foo.tar.gz
+t "--rpl {..}, positional too" -k --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{2..} {1}' ::: bar ::: foo.tar.gz
+t "--rpl with a group: {%string}" -k --rpl '{%(.+?)} s/$$1$//;' echo {%.tar.gz}.zip ::: foo.tar.gz
+t "--rpl with two groups" -k --rpl '{/(.+?)/(.*?)} s/$$1/$$2/;' echo {/tar.gz/zip} ::: foo.tar.gz
+t "--rpl: a lazy group, twice in a word" -k --rpl '{%(.+?)} s/$$1$//;' echo {%.gz}.{%.tar.gz} ::: a.tar.gz
+t "--plus {%x} twice in a word" -k --plus echo {%.gz}-{%z} ::: a.gz
+t "--parens" -k --parens ,,,, echo ',, s:\.[^.]+$::;s:\.[^.]+$::; ,,' ::: foo.tar.gz
+t "--tagstring with a perl counter" -j1 --tagstring '\033[30;3{=$_=++$::color%8=}m' seq {} ::: 1 2 3
+t "--rpl {color} in --tagstring" -j1 --rpl '{color} $_="\033[30;3".(++$::color%8)."m"' --tagstring {color} seq {} ::: 1 2 3
+t "the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 ::: 0 5 ::: 0 1 2
+t "log rotate: {= \$_++ =}" -k -j1 echo mv log.{} log.'{= $_++ =}' ::: 3 2 1
+
+# === man parallel_tutorial, in its order ===================================================
+t "tut: ::: A B C" echo ::: A B C
+t "tut: -a abc-file" -a abc-file echo
+tin "tut: stdin" abc-file echo
+t "tut: two sources" echo ::: A B C ::: D E F
+t "tut: -a twice" -a abc-file -a def-file echo
+ts "tut: -a - -a def-file" 'cat abc-file | P -a - -a def-file echo'
+ts "tut: :::: - def-file" 'cat abc-file | P echo :::: - def-file'
+t "tut: ::: and :::: mixed" echo ::: A B C :::: def-file
+t "tut: --link" --link echo ::: A B C ::: D E F
+t "tut: --link wraps" --link echo ::: A B C D E ::: F G
+t "tut: :::+ links ABC to GHI" echo :::: abc-file :::+ G H I :::: def-file
+t "tut: ::::+ links GHI to DEF" echo :::: abc-file ::: G H I ::::+ def-file
+t "tut: :::+ too short" echo ::: A B C D E :::+ F G
+t "tut: --arg-sep" --arg-sep ,, echo ,, A B C :::: def-file
+t "tut: --arg-file-sep" --arg-file-sep // echo ::: A B C // def-file
+t "tut: -d _" -d _ echo :::: abc_-file
+t "tut: -d '\0'" -d '\0' echo :::: abc0-file
+t "tut: -0" -0 echo :::: abc0-file
+t "tut: -E stop" -k -E stop echo ::: A B stop C D
+ts "tut: --no-run-if-empty" '(echo 1; echo; echo 2) | P -k --no-run-if-empty echo'
+t "tut: the arguments are commands" -k ::: ls 'echo foo' pwd
+ts "tut: an exported bash function" 'my_func() { echo in my_func $1; }; export -f my_func; P my_func ::: 1 2 3'
+t "tut: {} appended" echo ::: A/B.C
+t "tut: {}" echo {} ::: A/B.C
+t "tut: {.}" echo {.} ::: A/B.C
+t "tut: {/}" echo {/} ::: A/B.C
+t "tut: {//}" echo {//} ::: A/B.C
+t "tut: {/.}" echo {/.} ::: A/B.C
+t "tut: {#}" echo {#} ::: A B C
+t "tut: {%} with -j 1" -j 1 echo {%} ::: A B C
+t "tut: -I ,," -I ,, echo ,, ::: A/B.C
+t "tut: {= two extensions =}" echo '{= s:\.[^.]+$::;s:\.[^.]+$::; =}' ::: foo.tar.gz
+t "tut: total_jobs(), unquoted {= =}" -k echo Job {#} of {= '$_=total_jobs()' =} ::: 1 2 3 4 5
+t "tut: Q()" echo {} shell quoted is {= '$_=Q($_)' =} ::: '*/!#$'
+t "tut: skip()" echo {= 'if($_==3) { skip() }' =} ::: 1 2 3 4 5
+t "tut: @arg" echo {= 'if($arg[1]==$arg[2]) { skip() }' =} ::: 1 2 3 ::: 1 2 3
+t "tut: --parens" --parens ,,,, echo ',, s:\.[^.]+$::;s:\.[^.]+$::; ,,' ::: foo.tar.gz
+t "tut: --rpl .." --rpl '.. s:\.[^.]+$::;s:\.[^.]+$::;' echo '..' ::: foo.tar.gz
+t "tut: --rpl {..}" --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{..}' ::: foo.tar.gz
+t "tut: --rpl {%(.+?)}" --rpl '{%(.+?)} s/$$1$//;' echo {%.tar.gz}.zip ::: foo.tar.gz
+t "tut: --rpl {/(.+?)/(.*?)}" --rpl '{/(.+?)/(.*?)} s/$$1/$$2/;' echo {/tar.gz/zip} ::: foo.tar.gz
+t "tut: {1} and {2}" echo {1} and {2} ::: A B ::: C D
+t "tut: {1/} {1//} {1/.} {1.}" echo /={1/} //={1//} /.={1/.} .={1.} ::: A/B.C D/E.F
+t "tut: negative positions" echo 1={1} 2={2} 3={3} -1={-1} -2={-2} -3={-3} ::: A B ::: C D ::: E F
+t "tut: {=2 perl =}" echo '{=2 s:\.[^.]+$::;s:\.[^.]+$::; =} {1}' ::: bar ::: foo.tar.gz
+t "tut: --rpl {2..}" --rpl '{..} s:\.[^.]+$::;s:\.[^.]+$::;' echo '{2..} {1}' ::: bar ::: foo.tar.gz
+t "tut: --colsep '\t'" --colsep '\t' echo 1={1} 2={2} :::: tsv-file.tsv
+t "tut: --header :" --header : echo f1={f1} f2={f2} ::: f1 A B ::: f2 C D
+t "tut: --header : --colsep" --header : --colsep '\t' echo f1={f1} f2={f2} :::: tsv-file.tsv
+t "tut: --plus {}" --plus echo {} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/}" --plus echo {+/}/{/} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {.}.{+.}" --plus echo {.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/.}.{+.}" --plus echo {+/}/{/.}.{+.} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {..}.{+..}" --plus echo {..}.{+..} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/..}.{+..}" --plus echo {+/}/{/..}.{+..} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {...}.{+...}" --plus echo {...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {+/}/{/...}.{+...}" --plus echo {+/}/{/...}.{+...} ::: dir/sub/file.ex1.ex2.ex3
+t "tut: --plus {##}" -k --plus echo Job {#} of {##} ::: 1 2 3 4 5
+ts "tut: --plus's bash-like strings" 'myvar=abcAaAdef; P -k --plus echo {:-myval} ::: ""; P -k --plus echo {:2} {:2:3} {#bc} {#abc} {%de} {%def} {/def/ghi} {^a} {^^a} ::: "$myvar"; myvar=AbcAaAdef; P -k --plus echo "{,A}" "{,,A}" ::: "$myvar"'
+ts "tut: --xargs: 30000 on 2 lines" 'cat num30000 | P --xargs echo | wc -l'
+ts "tut: --xargs -s 10000: 17 lines" 'cat num30000 | P --xargs -s 10000 echo | wc -l'
+ts "tut: -m on 4 slots: 5 lines" 'cat num30000 | P --jobs 4 -m echo | wc -l'
+t "tut: -m spread over 4 jobs" -k --jobs 4 -m echo ::: 1 2 3 4 5 6 7 8 9 10
+t "tut: -m pre-{}-post" --jobs 4 -m echo pre-{}-post ::: A B C D E F G
+t "tut: -X pre-{}-post" --jobs 4 -X echo pre-{}-post ::: A B C D E F G
+t "tut: -N3" -N3 echo ::: A B C D E F G H
+t "tut: -N3 positional" -N3 echo 1={1} 2={2} 3={3} ::: A B C D E F G H
+t "tut: -N0" -N0 echo foo ::: 1 2 3
+t "tut: perl's @ARGV unquoted prints nothing" perl -e 'print "@ARGV\n"' ::: This wont work
+t "tut: -q perl" -q perl -e 'print "@ARGV\n"' ::: This works
+t "tut: quoting with \\'" perl -e \''print "@ARGV\n"'\' ::: This works, too
+t "tut: a \\-quoted command" perl\ -e\ \'print\ \"@ARGV\\n\"\' ::: This also works
+t "tut: --trim r" --trim r echo pre-{}-post ::: ' A '
+t "tut: --trim l" --trim l echo pre-{}-post ::: ' A '
+t "tut: --trim lr" --trim lr echo pre-{}-post ::: ' A '
+t "tut: echo ={}" echo \={} ::: zsh bash ls
+t "tut: --tag" --tag echo foo-{} ::: A B C
+t "tut: --tagstring" --tagstring {}-bar echo foo-{} ::: A B C
+t "tut: --dryrun" --dryrun echo {} ::: A B C
+t "tut: --verbose (on stderr)" --verbose echo {} ::: A B C
+t "tut: output grouped" -j2 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: --linebuffer" -j2 --linebuffer 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: -k" -j2 -k 'printf "%s-start\n%s" {} {}; sleep {};printf "%s\n" -middle;echo {}-end' ::: 0.4 0.2 0.1
+t "tut: --results outdir" --results outdir echo ::: A B C
+t "tut: --header : --results outdir" --header : --results outdir echo ::: f1 A B ::: f2 C D
+t "tut: -N0 -j64 :::: num128" -N0 -j64 true :::: num128
+t "tut: --jobs 200%" -N0 --jobs 200% true :::: num8
+t "tut: --jobs 0" -N0 --jobs 0 true :::: num8
+ts "tut: --jobs FILE" 'echo 50% >my_jobs; P -N0 --jobs my_jobs echo x :::: num8'
+t "tut: --use-cpus-instead-of-cores" --use-cpus-instead-of-cores -N0 echo y :::: num8
+t "tut: --shuf" --shuf echo ::: 1 2 3 ::: a b c ::: A B C
+t "tut: --delay" --delay 0.1 echo Starting {} ::: 1 2 3
+t "tut: --timeout" --timeout 1 'sleep {}; echo {}' ::: 0.1 0.2 3 4
+t "tut: --eta (on stderr)" --eta echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --progress (on stderr)" --progress echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --bar (on stderr)" --bar echo ::: 1 3 2 2 1 3 3 2 1
+t "tut: --joblog exit" --joblog log exit ::: 1 2 3 0
+ts "tut: --resume" 'P --joblog log exit ::: 1 2 3 0; P --resume --joblog log exit ::: 1 2 3 0 0 0'
+ts "tut: --resume-failed" 'P --joblog log exit ::: 1 2 3 0; P --resume --joblog log exit ::: 1 2 3 0 0 0; P --resume-failed --joblog log exit ::: 1 2 3 0 0 0'
+ts "tut: --retry-failed" 'P --joblog log exit ::: 1 2 3 0; P --resume-failed --joblog log exit ::: 1 2 3 0 0 0; P --retry-failed --joblog log'
+t "tut: --halt soon,fail=1 (-j1)" -j1 --halt soon,fail=1 echo {}\; exit {} ::: 0 0 1 2 3
+t "tut: --halt now,fail=1 (-j1)" -j1 --halt now,fail=1 echo {}\; exit {} ::: 0 0 1 2 3
+t "tut: --halt soon,fail=20% (-j1)" -j1 --halt soon,fail=20% echo {}\; exit {} ::: 0 1 2 3 4 5 6 7 8 9
+t "tut: --halt now,success=1 (-j1)" -j1 --halt now,success=1 echo {}\; exit {} ::: 1 2 3 0 4 5 6
+ts "tut: --retries 3" 'P -k --retries 3 "echo tried {} >>runs; echo completed {}; exit {}" ::: 1 2 0; sort runs; rm runs'
+t "tut: --load (a high one: this machine is shared)" --load 1000 echo load is less than {} job per cpu ::: 1
+t "tut: --noswap" --noswap echo the system is not swapping ::: now
+t "tut: --memfree 1G" --memfree 1G echo will run if more than 1 GB is ::: free
+t "tut: --nice 17" --nice 17 echo this is being run with nice -n ::: 17
+t "tut: -S : (this machine)" -S : echo running on ::: the_local_machine
+ts "tut: --profile nicetimeout" 'mkdir -p .home/.parallel; echo "--nice 17" >.home/.parallel/nicetimeout; echo "--timeout 300%" >>.home/.parallel/nicetimeout; HOME=$PWD/.home P -k --profile nicetimeout echo ::: A B C'
+ts "tut: --profile dryverbose" 'mkdir -p .home/.parallel; echo "-vv --dry-run" >.home/.parallel/dryverbose; HOME=$PWD/.home P -k --profile dryverbose echo ::: A B C'
+ts "tut: --minversion" 'P --minversion 20130722 && echo Your version is at least 20130722.'
+t "tut: --number-of-cores" --number-of-cores
+t "tut: --max-line-length-allowed" --max-line-length-allowed
+
+# === man parallel_examples (what needs no network, no remote host) ========================
+ts "ex: find | gzip --best" 'find ex -name "*.html" | P gzip --best; ls -R ex | sort'
+ts "ex: -q0 perl -i -pe" 'find ex -type f -name "*.html" -print0 | P -q0 perl -i -pe "s/FOO BAR/FUBAR/g"; cat ex/a.html'
+ts "ex: gzip ::: *.html" 'cd ex && P gzip --best ::: *.html && ls'
+ts "ex: mv {} destdir" 'cd ex && ls | grep -E "\.log$" | P mv {} destdir && ls destdir'
+ts "ex: -m mv {} destdir" 'cd ex && ls | grep -E "\.log$" | P -m mv {} destdir && ls destdir'
+ts "ex: printf %s\\0 | -0 -m mv" 'cd ex && printf "%s\0" *.log | P -0 -m mv {} destdir && ls destdir'
+ts "ex: seq -w | rm pict{}.jpg" 'cd ex && touch pict00.jpg pict07.jpg pict42.jpg && seq -w 0 99 | P rm -f pict{}.jpg; ls pict* 2>&1 | wc -l'
+ts "ex: perl -pe | -m rm" 'cd ex && touch pict00.jpg pict07.jpg && seq -w 0 99 | perl -pe "s/(.*)/pict\$1.jpg/" | P -m rm -f; ls | grep -c pict'
+ts "ex: -X rm pict{}.jpg" 'cd ex && touch pict00.jpg pict99.jpg && seq -w 0 99 | P -X rm -f pict{}.jpg; ls | grep -c pict'
+ts "ex: cp {} thumb_{}" 'cd ex && ls *.html | P cp {} thumb_{} && ls thumb_*'
+ts "ex: find | {.}_thumb" 'cd ex && find . -name "*.html" | P cp {} {.}_thumb.html && find . -name "*_thumb*" | sort'
+ts "ex: zcat {} \">\"{.}" 'cd ex && P zcat {} ">"{.} ::: *.gz && cat p q'
+ts "ex: \"zcat {} >{.}\"" 'cd ex && P "zcat {} >{.}" ::: *.gz && cat p q'
+ts "ex: echo -n {}\" \"; ls {}|wc -l" 'cd ex && ls | P -k "echo -n {}\" \"; ls {}|wc -l"'
+ts "ex: (...) >{}.dir" 'cd ex && ls | P "(echo -n {}\" \"; ls {}|wc -l) >{}.dir" && cat *.dir'
+ts "ex: a small script over words" 'cd ex && find . | P -k "a={}; name=\${a##*/};" "upper=\$(echo \"\$name\" | tr \"[:lower:]\" \"[:upper:]\");" "echo \"\$name - \$upper\""'
+ts "ex: mv to lower case" 'mkdir lc && cd lc && touch ABC Def && ls | P "mv {} \"\$(echo {} | tr \"[:upper:]\" \"[:lower:]\")\"" && ls'
+ts "ex: files that do not exist" 'cat ex/file_list | P "if [ ! -e {} ] ; then echo {}; fi"'
+ts "ex: sort into dirs by first letter" 'cd ex && P "mkdir -p {=s/(.).*/\$1/=}; mv {} {=s/(.).*/\$1/=}" ::: *.html && ls -R | sort'
+t "ex: missing {1}:{2} files" -k [ -f {1}:{2} ] "||" echo {1}:{2} does not exist ::: 00 01 02 ::: 00 05
+ts "ex: doit, doubleit" 'doit() { echo Doing it for $1; echo Done with $1; }; export -f doit; P doit ::: 1 2 3; doubleit() { echo Doing it for $1 $2; echo Done with $1 $2; }; export -f doubleit; P doubleit ::: 1 2 3 ::: a b'
+ts "ex: tester" 'tester() { if (eval "$@") >&/dev/null; then perl -e "printf \"\\033[30;102m[ OK ]\\033[0m @ARGV\\n\"" "$@"; else perl -e "printf \"\\033[30;101m[FAIL]\\033[0m @ARGV\\n\"" "$@"; fi; }; export -f tester; P tester exit ::: 1 0 2 0'
+ts "ex: log rotate" 'cd ex && for i in "" .1 .2 .3; do echo l$i >log$i; done; seq 3 -1 1 | P -j1 mv log.{} log.'"'"'{= $_++ =}'"'"'; mv log log.1; cat log.1 log.2 log.3 log.4'
+ts "ex: zcat | bzip2 && rm" 'cd ex && P "zcat {} | bzip2 >{.}.bz2 && rm {}" ::: *.gz && ls'
+ts "ex: find | lame {} -o mydir/{/.}.mp3 (echo)" 'find ex -name "*.html" | P -k echo lame {} -o mydir/{/.}.mp3'
+ts "ex: --plus mkdir {..}; tar -C {..}" 'mkdir t1 && echo x >t1/f && tar czf t1.tar.gz t1 && rm -r t1 && P --plus "mkdir {..}; tar -C {..} -xf {}" ::: *.tar.gz && ls -R t1; rm t1.tar.gz'
+t "ex: --plus {%_demo}" --plus echo {%_demo} ::: mycode_demo keep_demo_here
+t "ex: --plus {#demo_}" --plus echo {#demo_} ::: demo_mycode keep_demo_here
+t "ex: --plus {/demo_/}" --plus echo {/demo_/} ::: demo_mycode remove_demo_here
+ts "ex: getit with dates" 'getit() { date=$(date -d "today -$1 days" +%Y%m%d); num=$2; echo wget https://www.example.com/path/to/${date}_${num}.jpg; }; export -f getit; P getit ::: $(seq 3) ::: $(seq -w 4)'
+ts "ex: -q with a url in a variable" 'base=https://map1a.example.com/wmts.cgi; tile="TILEROW={1}&TILECOL={2}"; url="$base?$tile"; P -k -q echo "$url" -O {1}_{2}.jpg ::: 0 1 ::: 0 1 2'
+ts "ex: --tagstring {#} --lb" 'printf "v1\nv2\nv3\n" | P -k --tagstring {#} --lb -j10 echo --playlist-start {#} --playlist-end {#} '"'"'"https://$url"'"'"''
+ts "ex: prepend the modified date" 'cd ex && touch -d "2020-01-02 03:04:05" a.log b.log && P mv {} '"'"'{= $a=pQ($_); $b=$_;'"'"' '"'"'$_=qx{date -r "$a" +%FT%T}; chomp; $_="$_ $b" =}'"'"' ::: a.log b.log && ls'
+t "ex: the digital clock" -k echo {1}'{=3 $_=$_%2?":":" "=}'{2}{3} ::: 0 1 2 ::: 0 5 ::: 0 1 2 3
+ts "ex: aggregating content" 'P --header : echo x{X}y{Y}z{Z} \> x{X}y{Y}z{Z} ::: X 1 2 ::: Y 01 02 03 ::: Z 1 2; P eval '"'"'cat {=s/y01/y*/=} > {=s/y01//=}'"'"' ::: *y01*; cat x1z1 x2z2'
+ts "ex: tar xvf | perl | echo" 'mkdir tt && touch tt/a tt/b && tar cf t.tar tt && rm -r tt && tar xvf t.tar | perl -ne "print \$l;\$l=\$_;END{print \$l}" | P echo; rm t.tar'
+ts "ex: a while-read loop" 'cat ex/xlist | P "echo step1 {} scale {.}.jpg ; echo step2 {.}" | sort'
+ts "ex: a loop body as a function" 'doit() { x=$1; echo doing $x; }; export -f doit; cat ex/xlist | P doit'
+t "ex: nested for-loops from files" echo do_something {1} {2} :::: ex/xlist ex/ylist
+ts "ex: colours by sizes | sort" 'P echo {1} {2} ::: red green blue ::: S M L XL XXL | sort'
+ts "ex: --tag diff | sort -nk3" 'cd ex && P --tag "diff {1} {2} | wc -l" ::: a.html b.html ::: a.html b.html | sort -nk3'
+t "ex: --header : {colour} {size}" --header : echo {colour} {size} ::: colour red green blue ::: size S M L XL XXL
+ts "ex: addressbook.tsv --colsep --header" 'cat ex/addressbook.tsv | P --colsep "\t" --header : echo {Name} {E-mail}'
+t "ex: {choose_k} of three" --plus echo {choose_k} ::: A B C D ::: A B C D ::: A B C D
+t "ex: {uniq}" --plus echo {uniq} ::: A B C ::: A B C ::: A B C
+ts "ex: ::::+ from a to b" 'P echo {1} - {2} ::::+ <(head -n -1 ex/in.txt) <(tail -n +2 ex/in.txt)'
+ts "ex: :::+ from an array" 'a=(aardvark babble cab dab each); P echo {1} - {2} ::: "${a[@]::${#a[@]}-1}" :::+ "${a[@]:1}"'
+ts "ex: --results diffcount" 'cd ex && P --results ../diffcount "diff -U 0 {1} {2} | tail -n +3 |grep -v '"'"'^@'"'"'|wc -l" ::: a.html b.html ::: a.html b.html'
+ts "ex: touch pict{}.jpg, and -X" 'cd ex && seq -w 0 20 | P touch pict{}.jpg && seq -w 21 40 | P -X touch pict{}.jpg && ls | grep -c pict'
+ts "ex: \${ARR[@]} unquoted" 'ARR=("My brother'"'"'s 12\" records are worth <\$\$\$>"'"'"'!'"'"' Foo Bar); P -k echo ::: ${ARR[@]}'
+ts "ex: \"\${ARR[@]}\"" 'ARR=("My brother'"'"'s 12\" records are worth <\$\$\$>"'"'"'!'"'"' Foo Bar); P -k echo ::: "${ARR[@]}"'
+ts "ex: -q echo \"\$VAR\"" 'VAR="My brother'"'"'s 12\" records are worth <\$\$\$>"; P -q echo "$VAR" ::: "!"; export VAR; P echo '"'"'"$VAR"'"'"' ::: "!"'
+ts "ex: \"'\$VAR'\"" 'VAR="My 12\" records are worth <\$\$\$>"; P echo "'"'"'$VAR'"'"'" ::: "!"'
+ts "ex: myfunc and \$VAR" 'VAR="My brother'"'"'s 12\" records are worth <\$\$\$>"; export VAR; myfunc() { echo "$VAR" "$1"; }; export -f myfunc; P myfunc ::: "!"'
+ts "ex: -k append_string" 'cat ex/xlist | P -k echo {} append_string'
+ts "ex: -k -j150% -n 1000 -m grep" 'cd ex && find . -type f | sort | P -k -j150% -n 1000 -m grep -H -n FOO {}'
+t "ex: --results my.csv" -j1 --results my.csv seq ::: 10 20 30
+ts "ex: -n0 runs the same 10 times" 'seq 10 | P -n0 echo my_command my_args'
+ts "ex: commands from stdin" 'P -j 100 <ex/jobs_to_run'
+t "ex: sort by colour (nested)" -k echo {1} {2} ::: red green ::: S M
+
+# === man parallel's examples (what needs no network, no remote host, no --pipe) =============
+ts "man: {} + 1 is {= \$_++ =}" 'seq 10 | P -k echo {} + 1 is {= '"'"'$_++'"'"' =}'
+ts "man: job {#} of total_jobs()" 'seq 50 | P -k echo job {#} of {= '"'"'$_=total_jobs()'"'"' =}'
+ts "man: the equivalent forms of :::" '(echo file1; echo file2) | P echo gzip; P echo gzip ::: file1 file2; P echo gzip {} ::: file1 file2; P --arg-sep ,, echo gzip {} ,, file1 file2; P --arg-sep ,, echo gzip ,, file1 file2; P ::: "echo gzip file1" "echo gzip file2"'
+ts "man: :::, :::: and -a mixed" 'P -k echo {1} {2} {3} ::: 6 7 ::: 4 5 ::: 1 2 3; P -k echo {1} {2} {3} :::: <(seq 6 7) <(seq 4 5) :::: <(seq 1 3); P -k -a <(seq 6 7) echo {1} {2} {3} :::: <(seq 4 5) :::: <(seq 1 3); P -k -a <(seq 6 7) -a <(seq 4 5) echo {1} {2} {3} ::: 1 2 3; seq 6 7 | P -k -a - -a <(seq 4 5) echo {1} {2} {3} ::: 1 2 3; seq 4 5 | P -k echo {1} {2} {3} :::: <(seq 6 7) - ::: 1 2 3'
+t "man: :::+ twice" echo ::: a b c :::+ 1 2 3 ::: X Y :::+ 11 22
+t "man: --colsep '-' with two sources" echo {4} {3} {2} {1} --colsep '-' ::: A-B C-D ::: e-f g-h
+t "man: --colsep - two sources (as written)" --colsep '-' echo {4} {3} {2} {1} ::: A-B C-D ::: e-f g-h
+ts "man: --csv needs Text::CSV here too" 'echo "\"1 big, 2 small\",\"2\"\"x4\"\" plank\",12.34" | P --csv echo {1} of {2} at {3}; echo rc=$?'
+ts "man: --colsep , splits the quoted field" 'echo "\"1 big, 2 small\",\"2\"\"x4\"\" plank\",12.34" | P --colsep "," echo {1} of {2} at {3}'
+t "man: --filter" -k --filter '{1} < {2}+1' echo ::: 1 2 3 ::: 1 2 3
+ts "man: -j0 and \$foo++" 'seq 20 | P -j1 echo '"'"'{= $_ = $foo++; =}'"'"' | head -n 5'
+t "man: -j4 sleep; echo" -j4 sleep {}\; echo {} ::: 0.2 0.1 0.4 0.3
+t "man: -j4 -k sleep; echo" -j4 -k sleep {}\; echo {} ::: 0.2 0.1 0.4 0.3
+t "man: -j0 echo; sleep; echo" -j0 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: -j0 --lb" -j0 --lb 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: -j0 -k --lb" -j0 -k --lb 'echo {};sleep {};echo {}' ::: 0.1 0.3 0.2 0.4
+t "man: {1} {2} crossed" echo {1} {2} ::: 1 2 3 ::: a b c
+t "man: --link {1} {2}" --link echo {1} {2} ::: 1 2 3 ::: a b c
+t "man: --link recycles" --link echo {1} {2} {3} ::: 1 2 ::: I II III ::: a b c d e f g
+ts "man: --minversion && --halt now,done=50%" 'P --minversion 20170422 && echo halt done=50% supported from version 20170422 && P -j1 --halt now,done=50% echo ::: $(seq 100)'
+ts "man: -N7 from /etc/passwd" 'head -n 3 /etc/passwd | tr ":" "\n" | P -k -N7 echo chown {1} {6}'
+ts "man: --process-slot-var=name" 'seq 10 | P -j1 --process-slot-var=name echo '"'"'$name'"'"' {}'
+t "man: --parens ,,,," --parens ,,,, echo foo is ,,s/I/O/g,, ::: FII
+t "man: --header : --results foo" --header : --results foo echo {a} {b} ::: a I II ::: b III IIII
+t "man: --results foo" --results foo echo {1} {2} ::: I II ::: III IIII
+t "man: --results my_{}" --results my_{} echo ::: foo bar baz
+t "man: --results my_{}/" --results my_{}/ echo ::: foo bar baz
+ts "man: --resume --joblog -j10" 'P --joblog log -j10 echo ::: 1 2 3; P --resume --joblog log -j10 echo ::: 1 2 3 4 5'
+ts "man: --resume-failed -j10" 'P --joblog log -j10 exit ::: 0 1 0; P --resume-failed --joblog log -j10 exit ::: 0 0 0 0'
+ts "man: --retry-failed ignores the command" 'P --joblog log -j10 exit ::: 0 1 2; P --retry-failed --joblog log -j10 this part is ignored'
+t "man: --rpl {%(.*?)}" --rpl '{%(.*?)} s/$$1//' echo {%.tar.gz} ::: my.tar.gz
+t "man: --rpl {:%(.+?)}" --rpl '{:%(.+?)} s:$$1(\.[^/]+)*$::' echo {:%_file} ::: my_file.tar.gz
+t "man: -n3 --rpl {/:%(.*?)}" -k -n3 --rpl '{/:%(.*?)} s:.*/(.*)$$1(\.[^/]+)*$:$1:' echo job {#}: {2} {2.tar.gz} {/:%_1} ::: /tmp/file_1.tar.gz /tmp/file_2.c /tmp/file_3.txt
+t "man: --rpl {(.*?)/(.*?)}" --rpl '{(.*?)/(.*?)} $_="$$2$_$$1"' echo {=/=}.html ::: foo
+ts "man: --shell-quote twice" 'echo "a b" | P --shell-quote | P --shell-quote'
+t "man: --shuf --halt soon,done=1% (count)" -j1 --shuf --halt soon,done=1% true ::: $(seq 10) ::: $(seq 10)
+ts "man: -N2 \$PARALLEL_SEQ" 'seq 10 | P -k -N2 echo seq:\$PARALLEL_SEQ arg1:{1} arg2:{2}'
+ts "man: \$VAR of the calling shell" 'VAR="two  spaces"; echo test | P echo {} $VAR'
+ts "man: \$VAR quoted" 'VAR="two  spaces"; echo test | P echo {} \'"'"'"$VAR"\'"'"''
+ts "man: VAR set in the line" 'echo test | P VAR=this_is_set_after_starting \; echo {} \$VAR'
+ts "man: VAR with spaces" 'echo test | P VAR='"'"'"two  spaces  between	each  word"'"'"' echo {} \'"'"'"$VAR"\'"'"''
+ts "man: \$\$ of each shell differs" 'seq 3 | P echo \$\$ | sort -u | wc -l'
+ts "man: \\\\\\\$VAR" 'echo test | P echo {} \\\$VAR'
+ts "man: -q echo {} \$VAR" 'echo test | P -q echo {} \$VAR'
+ts "man: perl -ne with \\ quoting" 'cd ex && ls | P perl -ne '"'"'/^\\S+\\s+\\S+\$/\ and\ print\ \$ARGV,\"\\n\"'"'"''
+ts "man: perl -ne with \\' quoting" 'cd ex && ls | P perl -ne \'"'"'/^\S+\s+\S+$/ and print $ARGV,"\n"'"'"'\'
+ts "man: -q perl -ne" 'cd ex && ls | P -q perl -ne '"'"'/^\S+\s+\S+$/ and print $ARGV,"\n"'"'"''
+ts "man: -q \"zcat {} >{.}\" fails" 'cd ex && ls *.gz | P -q "zcat {} >{.}"; echo rc=$?'
+ts "man: -q bash -c wc -c <(echo {})" 'cd ex && ls | P -k -q bash -c '"'"'wc -c <(echo {})'"'"''
+ts "man: -N2 with a shell" 'seq 10 | P -k -N2 '"'"'echo {1} {2}'"'"''
+ts "man: -j1 -k -v ls" 'cd ex && printf "a.html\nsub\n" | P -j1 -k -v ls'
+ts "man: -vkd, echo a{}b forms" 'echo 1,2,3 | P -vkd, "echo '"'"'a{}b'"'"'"; echo 1,2,3 | P -vkd, echo a{}b; echo 1,2,3 | P -vkd, "echo '"'"'a'"'"'{}'"'"'b'"'"'"; echo 1,2,3 | P -vkd, "echo '"'"'a'"'"'"{}"'"'"'b'"'"'"'
+ts "man: -J nice_profile" 'mkdir -p .home/.parallel && echo "--nice 17" >.home/.parallel/nice_profile && HOME=$PWD/.home P -k -J nice_profile echo bzip2 -9 ::: a b'
+ts "man: -J pre_perl" 'mkdir -p .home/.parallel && echo "-vv --pipe perl -e '"'"'print \"pre\"'"'"'" >/dev/null; mkdir -p .home/.parallel && echo "-k" >.home/.parallel/pre_perl && HOME=$PWD/.home P -J pre_perl echo ::: x y'
+
+# === --pipe: the tutorial's section, the examples' and the man page's =====================
+ts "tut: --pipe wc" 'cat num300000 | P -k --pipe wc'
+ts "tut: --pipe --block 200k" 'cat num300000 | P -k --pipe --block 200k wc'
+ts "tut: --pipe -N14000" 'cat num300000 | P -k --pipe -N140000 wc'
+ts "tut: --pipe -L75" 'cat num300000 | P -k --pipe -L75 wc'
+ts "tut: fixed length records" 'cat fixedlen | P -k --pipe --header .{4} --block 3 --recend "" "echo start; cat; echo"'
+ts "tut: --recend ', '" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recend ", " --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --recstart /" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recstart / --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --recend and --recstart" 'echo /foo, bar/, /baz, qux/, | P -kN1 --recend ", " --recstart / --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --regexp --recend ,_+" 'echo foo,bar,_baz,__qux, | P -kN1 --regexp --recend ,_+ --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --rrs" 'echo foo,bar,_baz,__qux, | P -kN1 --rrs --regexp --recend ,_+ --pipe echo JOB{#}\;cat\;echo END'
+ts "tut: --header regex --pipe -N3" 'cat num_%header | P -k --header "(%.*\n)*" --pipe -N3 echo JOB{#}\;cat'
+ts "tut: --header 2 --pipe -N3" 'cat num_%header | P -k --header 2 --pipe -N3 echo JOB{#}\;cat'
+t "tut: --pipepart" -k --pipepart -a num300000 --block 300k wc
+ts "tut: --pipe -j4 (each task its blocks)" 'cat num300000 | P --pipe -j4 --block 100k wc | awk "{ s += \$1 } END { print s }"'
+ts "ex: --pipe --recend '' -k gzip" 'cat num300000 | P --pipe --recend "" -k gzip -9 | gzip -dc | wc -l'
+ts "ex: --pipe --files sort | sort -m" 'shuf -n 20000 --random-source=num300000 num300000 >big; cat big | P --pipe --block 20k --files sort | P -Xj1 sort -m {} "\;" rm {} | md5sum'
+ts "ex: mygenerator | --pipe --block sh" 'seq 3000 | perl -pe "print \"echo This is fast job number \"" | P --pipe --block 10k sh | sort | md5sum'
+ts "ex: grouping lines by a customer" 'printf "1 a 53\n2 b 65\n3 b 82\n4 c 96\n5 c 67\n6 c 13\n" | perl -ape '"'"'$F[1] ne $l and print "SEPARATOR"; $l = $F[1]'"'"' | P -k --recend SEPARATOR --rrs --pipe -N1 wc'
+ts "ex: FASTA records" 'printf ">Sequence name1\nACGT\nTTGA\n>Sequence name2\nGGCC\n" | P -k --pipe -N1 --recstart ">" --rrs '"'"'read a; echo Name: "$a"; echo $(tr -d "\n")'"'"''
+ts "man: --pipe --tee -v wc {}" 'seq 1000 | P -k --pipe --tee -v wc {} ::: -w -l -c'
+ts "man: --pipe --tee --tag" 'seq 1000 | P -k --pipe --tee --tag "grep {} | wc -l" ::: 3 5 7'
+ts "man: --pipe-part --block -10" 'P --pipe-part -a num300000 --block -10 -j5 wc | awk "{ s += \$1 } END { print s, NR >= 10 }"'
+ts "man: --pipe -N2 the_program" 'seq 6 | P -k --pipe -N2 "echo \$(wc -l) lines"'
+
 # === refused, with the alternative =========================================================
-refused "--pipe" --pipe wc -l
+refused "--round-robin" --pipe --round-robin wc -l
 refused "-S host" -S server echo ::: a
 refused "--sshlogin" --sshlogin server echo ::: a
-refused "{= perl =}" echo '{= s/a/b/ =}' ::: a
-refused "--plus" --plus echo {..} ::: a.b.c
 refused "--retries 0 (parallel: forever)" --retries 0 false ::: a
 refused "--delay auto" --delay 1auto echo ::: a
+refused "--delay -1" --delay -1 echo ::: a
 
 # === documented differences ===============================================================
 G2="$TOPO/h200-141gb-x2.topo"
@@ -405,4 +824,6 @@ doc "{gpu} and {slot} are gpupack's (parallel leaves {gpu} as it is)" \
 doc "no default -j from the CPU count: -j auto, the farm chooses per device (from 2 under timeslice)" \
 	'[ "$($GPUPACK --sim "$SIM" run --share timeslice --json true ::: a | jq -r ".devices[0].jobs, .devices[0].auto.start" | paste -sd " ")" = "auto 2" ]'
 
+run_all
+for ((i = 0; i < N_; i++)); do compare "$i"; done
 diag "parallel-diff: identical $P_, documented-different $D_, refused $R_${FAILED:+; different:$FAILED}"

@@ -68,8 +68,9 @@ is "$got" "1-2" "a CRLF header names its last column without the \\r"
 
 # --- output beyond memory with nowhere to spill it: said, not silently dropped ---------------
 run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice 'yes | head -c 1500000; true' ::: 1
-like "$err" "warning: temporary file for task output in $T/none: No such file or directory" \
-	"a task's output over 1 MiB with TMPDIR missing: a warning names it"
+like "$err" "temporary file for task output in $T/none: No such file or directory" \
+	"a task's output over 1 MiB with TMPDIR missing: the error names the directory"
+is "$rc" 255 "output that could not be kept: exit 255 (stopped), the task is not recorded"
 
 # --- a command found on PATH: the first executable file of that name, as the shell finds it --
 mkdir -p "$T/pa" "$T/pb"

@@ -65,8 +65,8 @@ PEERS=3
 run R -j 4 --retries 1 --json --joblog jl1 sh task.sh ::: 1 2 3 k 4 5 6
 is "$rc" 0 "the control daemon killed mid-run: no task lost (--retries 1: no retry)"
 ok "$([ -e killed ]; echo $?)" "(the daemon was killed)"
-is "$(clients "$out")" 6 "every client task ended done, as a client of an MPS daemon"
-is "$(outside "$out")" 0 "none ran without MPS"
+is "$(clients "$err")" 6 "every client task ended done, as a client of an MPS daemon"
+is "$(outside "$err")" 0 "none ran without MPS"
 ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .reruns >= 1 and
 	.devices[0].mps_restarts >= 1' >/dev/null; echo $?)" "the tasks it took ran again, no --retries spent"
 like "$err" "MPS on $U0: its control daemon \\(pid [0-9]+\\) died; daemon restarted \\(1 of 3\\)" \
@@ -94,7 +94,7 @@ SH
 rm -f fault
 run env FAKE_MPS_SPARE_SERVER="$T/spare" $G run --gpus 0 -j 4 --retries 1 --json sh srvkill.sh ::: 1 2 3 k 4 5 6 7 8
 is "$rc" 0 "the server killed beside one no record names: no task lost"
-is "$(outside "$out")" 0 "none ran without MPS"
+is "$(outside "$err")" 0 "none ran without MPS"
 ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .devices[0].mps_restarts == 1' \
 	>/dev/null; echo $?)" "one restart: the old daemon's other server was ended with it"
 is "$(printf '%s\n' "$err" | grep -c 'MPS on')" 1 "one line, for the one restart"
@@ -104,8 +104,8 @@ is "$(count_daemons)" 0 "nothing left running"
 rm -f hung fault
 run env GPUPACK_MPS_TIMEOUT=2 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 h 3 4
 is "$rc" 0 "a hung control daemon: no task lost, the run ends (--retries 1: no retry, no --timeout)"
-is "$(clients "$out")" 4 "every client task done, under MPS"
-is "$(outside "$out")" 0 "none ran without MPS"
+is "$(clients "$err")" 4 "every client task done, under MPS"
+is "$(outside "$err")" 0 "none ran without MPS"
 like "$err" "its control daemon did not answer" "the hang is noticed by its deadline"
 ok "$(summary "$out" | jq -e '.retries == 0 and .failed == 0 and .devices[0].mps_restarts >= 1' \
 	>/dev/null; echo $?)" "restarted, nothing charged"
@@ -115,7 +115,7 @@ is "$(count_daemons)" 0 "and nothing left running"
 rm -f hung fault
 run env GPUPACK_MPS_TIMEOUT=2 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: 1 2 s 3 4
 is "$rc" 0 "a hung server: no task lost"
-is "$(clients "$out")" 4 "every client task done, under MPS"
+is "$(clients "$err")" 4 "every client task done, under MPS"
 like "$err" "did not answer" "noticed by the deadline"
 is "$(count_daemons)" 0 "and nothing left running"
 

@@ -29,7 +29,7 @@ is "$(awk -F'\t' 'NR > 1 { print $1 }' jobs.2.log | sort -n | tr '\n' ' ')" "3 6
 run env SLURM_PROCID=1 SLURM_NTASKS=2 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice \
 	-k --json --shard slurm echo {} ::: a b c d e
 is "$rc" 0 "--shard slurm: exit 0"
-is "$(printf '%s\n' "$out" | head -n 2 | tr '\n' ' ')" "b d " "--shard slurm: task 1 of 2 runs the second and fourth"
+is "$(printf '%s\n' "$err" | head -n 2 | tr '\n' ' ')" "b d " "--shard slurm: task 1 of 2 runs the second and fourth"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.shard + " " + (.tasks | tostring) + " " + (.skipped | tostring)')" \
 	"1/2 2 0" "the JSON summary names the shard and counts its own tasks only"
 run env SLURM_PROCID=0 SLURM_NTASKS=2 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice \

@@ -145,10 +145,11 @@ is "$rc" 1 "with the exit status of the tasks"
 
 # --- summary -------------------------------------------------------------------------
 run R --json -j 2 --shell 'echo task; exit {}' ::: 0 0 1
-json=$(printf '%s\n' "$out" | tail -n 1)
+json=$out
 is "$(printf '%s' "$json" | jq -r '[.tasks, .done, .failed, .exit_status, .devices[0].uuid, .devices[0].slots] | @tsv')" \
-	"$(printf '3\t2\t1\t1\t%s\t2' "$UUID")" "--json: one object after the outputs"
-is "$(printf '%s\n' "$out" | grep -c '^task$')" 3 "task outputs first"
+	"$(printf '3\t2\t1\t1\t%s\t2' "$UUID")" "--json: one object, alone on stdout"
+is "$(printf '%s\n' "$err" | grep -c '^task$')" 3 "the tasks' stdout on stderr"
+is "$(R --json -u -k 'echo u{}' ::: 1 2 2>/dev/null | jq -r .tasks)" 2 "--json -u: the tasks' stdout on stderr too"
 printf '%s' "$json" | jq -e '.devices[0].busy_share > 0 and .devices[0].busy_share <= 1 and .makespan_s > 0' >/dev/null
 ok $? "busy share and makespan"
 run R --summary true ::: 1 2
@@ -160,7 +161,7 @@ run R --summary true ::: 1
 like "$err" "^gpupack: run: 1 task, 0 failed" "1 task, not 1 tasks"
 if command -v script >/dev/null 2>&1; then
 	out=$(script -qec "$GPUPACK --sim '$TOPO/h100-80gb.topo' run --share timeslice --bar 'sleep 0.6; : {}' ::: 1 2" /dev/null)
-	like "$out" "done" "--bar draws on a terminal"
+	like "$out" "100% 2:0=0s" "--bar draws on a terminal"
 else
 	ok 0 "# skip script(1) is not installed"
 fi
@@ -169,7 +170,8 @@ fi
 printf 'keep\n' >kept.log
 for args in "--share none true" "--sm 50 true" "-j x true" "--halt sometimes true" "--bogus true" \
 	"--timeout -1 true" "--mem 10 true" "--env 1X=2 true" "--share exclusive -j 2 true" \
-	"--retries 0 true" "--pipe true" "-S host true" "echo {=s/a/b/=}"; do
+	"--retries 0 true" "--round-robin true" "-S host true" "echo {=s/(/b/=}" "--delay -1 true" \
+	"--rpl x true"; do
 	# shellcheck disable=SC2086
 	run R --joblog kept.log $args ::: 1
 	is "$rc" 255 "usage error: '$args'"
@@ -195,8 +197,8 @@ rss() { tail -n 1 | jq -r .max_rss_kib; }
 # make check's sanitizer pass: 200,000 (10x, not 50x; the first pass streams the million)
 many=1000000
 [ "${GPUPACK_TEST_PASS:-}" = san ] && many=200000
-small=$(seq 20000 | R --dry-run --json echo {} {.} | rss)
-big=$(seq $many | R --dry-run --json echo {} {.} | rss)
+small=$(seq 20000 | R --dry-run --json echo {} {.} 2>/dev/null | rss)
+big=$(seq $many | R --dry-run --json echo {} {.} 2>/dev/null | rss)
 # flat: at most a quarter more plus 1 MiB (allocator noise), where growth with the count would be 10-50x
 ok $((big > small + small / 4 + 1024)) "$many inputs in the memory of 20,000 (max RSS $big KiB vs $small KiB)"
 n=$(seq $many | R --dry-run -k echo {#} | tail -n 1)

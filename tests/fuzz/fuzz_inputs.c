@@ -25,7 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct task_src ts;
 	struct tmpl t;
 	char *words[] = {"echo", "{}"};
-	struct tmpl_opts to = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts to = {.append = 1};
 	char *colsep = NULL;
 	unsigned flags;
 	size_t rest, per, limit = 1;

@@ -43,8 +43,8 @@ check_roundtrip(const char *value)
 {
 	char *words[] = {"cmd", "{}"};
 	char *vals[] = {(char *)value};
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
-	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0};
+	struct tmpl_opts o = {.append = 1};
+	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0, 0, NULL};
 	struct tmpl t;
 	char *line, **argv;
 
@@ -59,12 +59,15 @@ check_roundtrip(const char *value)
 	tmpl_free(&t);
 }
 
+/* -I {x} */
+static const char *const rename_all[RPL_N] = {"{x}"};
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text, *nl, **words, **vals = NULL;
 	int nwords, nvals = 0;
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {.append = 1};
 	struct tmpl t;
 	struct job_vals v;
 	struct cmdline_len len;
@@ -77,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.raw = (data[0] >> 4) & 1;
 	o.append = !((data[0] >> 5) & 1);
 	if ((data[0] >> 6) & 1)
-		o.I = "{x}";
+		o.rpl = rename_all;
 	text = xstrndup((const char *)data + 1, size - 1);
 	nl = strchr(text, '\n');
 	if (nl)
@@ -88,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tmpl_compile(&t, words, nwords, &o) == 0) {
 		char *line;
 
-		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1};
+		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1, 0, NULL};
 		line = tmpl_build(&t, &v);
 		shell_argv_free(shell_direct_argv(line));
 		free(line);

@@ -6,6 +6,7 @@
  */
 #include "tap.h"
 #include "farm/cmdline.h"
+#include "farm/perl.h"
 #include "farm/shell.h"
 #include "util/err.h"
 
@@ -26,7 +27,7 @@ line(const struct tmpl_opts *o, char **words, char **vals, int nrec)
 		nv++;
 	if (tmpl_compile(&t, words, nw, o) < 0)
 		return NULL;
-	v = (struct job_vals){vals, nv, nrec, 7, 3, "GPU-abc", 0};
+	v = (struct job_vals){vals, nv, nrec, 7, 3, "GPU-abc", 0, 0, NULL};
 	l = tmpl_build(&t, &v);
 	tmpl_free(&t);
 	return l;
@@ -37,7 +38,7 @@ line(const struct tmpl_opts *o, char **words, char **vals, int nrec)
 static void
 check(const char *name, char **words, char **vals, const char *want)
 {
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {.append = 1};
 	char *got = line(&o, words, vals, 1);
 
 	is_str(got, want, "%s", name);
@@ -76,41 +77,47 @@ test_lines(void)
 static void
 test_options(void)
 {
-	struct tmpl_opts o = {NULL, 1, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {.quote_all = 1, .append = 1};
 	char *got;
 	char *names[] = {"a", "b"};
+	const char *I[RPL_N] = {",,"};
+	struct perl perl = {0};
 
 	got = line(&o, W("echo", "a b", "{}", "|"), W("c d"), 1);
 	is_str(got, "echo 'a b' 'c d' '|'", "-q quotes the words too");
 	free(got);
-	o = (struct tmpl_opts){",,", 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){.rpl = I, .append = 1};
 	got = line(&o, W("echo", ",,", "{}"), W("a"), 1);
 	is_str(got, "echo a {}", "-I ,, replaces {}");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 1, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){.context = 1, .append = 1};
 	got = line(&o, W("echo", "pre{}post", "{1}"), W("1", "2", "3"), 3);
 	is_str(got, "echo pre1post pre2post pre3post 1", "-X: the context repeats per value");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	o = (struct tmpl_opts){.append = 1};
 	got = line(&o, W("echo", "pre{}post"), W("1", "2", "3"), 3);
 	is_str(got, "echo pre1 2 3post", "-m: values side by side");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_BOTH, NULL, 0, 0};
+	o = (struct tmpl_opts){.append = 1, .trim = TRIM_BOTH};
 	got = line(&o, W("echo", "[{}]"), W("  a b \t"), 1);
 	is_str(got, "echo ['a b']", "--trim lr");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, names, 2, 0};
+	o = (struct tmpl_opts){.append = 1, .names = names, .nnames = 2};
 	got = line(&o, W("echo", "{b}", "{a.}"), W("x.y", "z"), 1);
 	is_str(got, "echo z x", "--header names");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 0, TRIM_NONE, NULL, 0, 1};
+	o = (struct tmpl_opts){.raw = 1};
 	got = line(&o, W("{}"), W("a b", "c"), 1);
 	is_str(got, "a b c", "a tag: values as they are");
 	free(got);
-	o = (struct tmpl_opts){NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
-	ok(line(&o, W("echo", "{= s/a/b/ =}"), W("a"), 1) == NULL && err_code() == EXIT_USAGE,
-	    "{= perl =} is refused");
+	o = (struct tmpl_opts){.append = 1, .perl = &perl};
+	got = line(&o, W("echo", "{= s/a/b/ =}", "{=1 $_ .= total_jobs() =}"), W("a"), 1);
+	is_str(got, "echo b a0", "{= perl =} runs in perl (total_jobs(): 0, not counted)");
+	free(got);
+	ok(line(&o, W("echo", "{= s/( =}"), W("a"), 1) == NULL && err_code() == EXIT_USAGE,
+	    "{= perl that does not compile =} is refused");
 	err_clear();
+	perl_close(&perl);
 }
 
 static void

@@ -179,7 +179,7 @@ tasks(struct task_src *ts, int slots)
 {
 	char *words[] = {"echo"};
 	struct tmpl t;
-	struct tmpl_opts o = {NULL, 0, 0, 1, TRIM_NONE, NULL, 0, 0};
+	struct tmpl_opts o = {.append = 1};
 	struct targs a;
 	unsigned long long seq;
 	struct sbuf b;

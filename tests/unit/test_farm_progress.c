@@ -1,6 +1,7 @@
 /* test_farm_progress: the --bar / --eta line and the busy share the summaries report. */
 #include "tap.h"
 #include "farm/progress.h"
+#include "util/str.h"
 
 #include <string.h>
 
@@ -26,55 +27,137 @@ test_busy_share(void)
 	is_int((int)(100 * progress_busy_share(&g, &s) + 0.5), 0, "no makespan: 0");
 }
 
+/* The line without its reverse video (the bar's fill is where the escape ends). */
 static void
-test_line(void)
+line(struct progress *p, const struct farm_stats *s, const struct group *g, double now, const char *arg,
+    char *buf, size_t size, int *fill)
+{
+	struct sbuf b;
+	char *on, *off;
+
+	sbuf_init(&b);
+	progress_line(p, s, g, 2, now, arg, 61, &b);
+	on = strstr(b.buf, "\033[7m");
+	off = strstr(b.buf, "\033[0m");
+	*fill = on && off ? (int)(off - on - 4) : -1;
+	if (on && off) {
+		memmove(off, off + 4, strlen(off + 4) + 1);
+		memmove(on, on + 4, strlen(on + 4) + 1);
+	}
+	/* trailing blanks: the padding to the width */
+	for (size_t n = strlen(b.buf); n > 0 && b.buf[n - 1] == ' '; n--)
+		b.buf[n - 1] = '\0';
+	str_copy(buf, b.buf, size);
+	sbuf_free(&b);
+}
+
+static void
+test_bar(void)
 {
 	struct farm_stats s = {0};
+	struct progress p = {PROGRESS_BAR, 0, 0, 0, 0, 0, {0}};
 	struct group g[2];
 	char buf[512];
+	int fill;
 
 	memset(g, 0, sizeof g);
-
 	g[0].cap = 2;
 	g[0].jobs = 2;
 	g[0].running = 1;
-	g[0].gpu_index = 0;
 	g[1].cap = 0;   /* a device with no slot is not shown */
 	g[1].gpu_index = 1;
-	s.t0 = 0;
-	s.inputs = 10;
-	s.inputs_done = 1;
+	s.inputs = 3;
+	s.total = 10;
 	s.done = 4;
 	s.failed = 1;
 	s.running = 1;
-	progress_line(&s, g, 2, 1, 10, buf, sizeof buf);
-	is_str(buf, " 50% [##########..........] 5/10 done, 1 running, 1 failed eta 10s | 0:1/2",
-	    "--bar: half done, 5 tasks in 10 s, 5 left");
-	s.done = 1;
-	s.failed = 0;
-	progress_line(&s, g, 2, 1, 20, buf, sizeof buf);
-	is_str(buf, " 10% [##..................] 1/10 done, 1 running, 0 failed eta 180s | 0:1/2",
-	    "--bar: a tenth, 1 task in 20 s: 9 left take 180 s");
-	s.inputs_done = 0;
-	progress_line(&s, g, 2, 1, 20, buf, sizeof buf);
-	is_str(buf, " 1/>=10 done, 1 running, 0 failed eta ? | 0:1/2",
-	    "input not read to its end: no bar, no estimate");
-	s.inputs_done = 1;
-	s.done = 0;
-	progress_line(&s, g, 2, 0, 20, buf, sizeof buf);
-	is_str(buf, " 0/10 done, 1 running, 0 failed eta ? | 0:1/2", "nothing ended yet: no estimate");
+	line(&p, &s, g, 10, "a b", buf, sizeof buf, &fill);
+	is_str(buf, "50% 5:5=10s 1 failed [0:1/2] a b", "--bar: half done in 10 s, 5 left: 10 s more");
+	is_int(fill, 30, "reverse video over half the width");
 	s.done = 10;
+	s.failed = 0;
+	line(&p, &s, g, 20, "", buf, sizeof buf, &fill);
+	is_str(buf, "100% 10:0=0s [0:1/2]", "--bar: all done");
+	is_int(fill, 60, "reverse video over the whole width");
+	s.total = 0;
+	s.done = 1;
+	line(&p, &s, g, 20, "x", buf, sizeof buf, &fill);
+	is_str(buf, "1 done of >=3 [0:1/2] x", "total not known: no percentage, no estimate");
+	is_int(fill, 0, "and no fill");
+	s.total = 12;
 	s.skipped = 2;
+	s.done = 0;
+	p = (struct progress){PROGRESS_BAR, 0, 0, 0, 0, 0, {0}};
+	line(&p, &s, g, 20, "x", buf, sizeof buf, &fill);
+	is_str(buf, "0% 0:10=0s [0:1/2] x", "skipped inputs are not counted; nothing ended: 0 s");
+	s.inputs_done = 1;
 	s.inputs = 12;
-	progress_line(&s, g, 2, 1, 20, buf, sizeof buf);
-	is_str(buf, "100% [####################] 10/10 done, 1 running, 0 failed eta 0s | 0:1/2",
-	    "skipped inputs are not counted");
+	s.total = 0;
+	s.done = 5;
+	line(&p, &s, g, 20, "x", buf, sizeof buf, &fill);
+	is_str(buf, "50% 5:5=20s [0:1/2] x", "the total is known at the input's end");
+	s.done = 9;
+	line(&p, &s, g, 21, "x", buf, sizeof buf, &fill);
+	is_str(buf, "90% 9:1=2s [0:1/2] x", "the estimate smoothed towards the average");
+}
+
+static void
+test_eta(void)
+{
+	struct farm_stats s = {0};
+	struct progress p = {PROGRESS_ETA, 0, 0, 0, 0, 0, {0}};
+	struct group g[2];
+	struct sbuf b;
+
+	memset(g, 0, sizeof g);
+	g[0].cap = g[1].cap = 2;
+	g[0].jobs = g[1].jobs = 2;
+	g[0].running = 1;
+	g[0].tasks = 3;
+	g[1].tasks = 1;
+	g[1].gpu_index = 1;
+	s.total = 8;
+	s.done = 3;
+	s.running = 1;
+	sbuf_init(&b);
+	progress_line(&p, &s, g, 2, 6, "", 200, &b);
+	is_str(b.buf, "ETA: 10s Left: 5 AVG: 2.00s  0:1/2/75%/3.0s 1:0/1/25%/6.0s ",
+	    "--eta: parallel's status, a device for each computer");
+	sbuf_free(&b);
+	p.mode = PROGRESS_PLAIN;
+	sbuf_init(&b);
+	progress_line(&p, &s, g, 2, 6, "", 200, &b);
+	is_str(b.buf, "0:1/2/75%/3.0s 1:0/1/25%/6.0s ", "--progress: the same without the ETA");
+	sbuf_free(&b);
+}
+
+static void
+test_names(void)
+{
+	struct group g[3];
+	char buf[32];
+
+	memset(g, 0, sizeof g);
+	g[1].gpu_index = 3;
+	g[2].gpu_index = 3;
+	progress_label(g, 3, 0, buf, sizeof buf);
+	is_str(buf, "0", "a whole GPU by its index");
+	progress_label(g, 3, 2, buf, sizeof buf);
+	is_str(buf, "3.1", "the second MIG device of GPU 3");
+	progress_dhms(3, buf, sizeof buf);
+	is_str(buf, "3s", "3s");
+	progress_dhms(245, buf, sizeof buf);
+	is_str(buf, "4m05s", "4m05s");
+	progress_dhms(90061, buf, sizeof buf);
+	is_str(buf, "1d01h01m01s", "1d01h01m01s");
 }
 
 int
 main(void)
 {
 	test_busy_share();
-	test_line();
+	test_bar();
+	test_eta();
+	test_names();
 	return done_testing();
 }
