@@ -23,6 +23,14 @@ int host_cpu_read(struct host_cpu *c);
 double host_cpu_busy(const struct host_cpu *before, const struct host_cpu *after);
 /* MemAvailable in bytes; -1 (err set) when it cannot be read. */
 int host_mem_available(uint64_t *bytes);
+/*
+ * CPU time a process and its descendants used (seconds: theirs, and their
+ * children's that were waited for) and the time their main threads waited
+ * ready to run for a CPU (*wait, seconds; -1 where the kernel does not keep
+ * it: no /proc/PID/schedstat). -1 when the process is gone. Under
+ * $GPUPACK_PROC_DIR, that directory's PID/stat and PID/schedstat.
+ */
+int host_task_cpu(pid_t pid, double *cpu, double *wait);
 /* The process group of a live process (from the real /proc, never $GPUPACK_PROC_DIR); -1 if gone. */
 pid_t host_pgid(pid_t pid);
 
