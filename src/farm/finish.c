@@ -46,6 +46,7 @@ finish_terminate(struct run *r, double now)
 	r->kill_at = now + FARM_KILL_GRACE;
 	if (!r->g->mps) {
 		kill(-r->pid, SIGTERM);
+		auto_wake(r);
 		return;
 	}
 	farm_mps_terminate(r->g, r->pid);

@@ -8,6 +8,7 @@
  * under -u) and its own process group. --dry-run prints each command
  * instead.
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/shell.h"
@@ -466,8 +467,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now)
 	}
 	r->term_at = r->kill_at = 0;
 	r->exited = r->timed_out = r->terminated = r->halted = 0;
-	r->gpu_mem = 0;
-	r->on_gpu = 0;
+	auto_started(f, r, now);
 	r->command = line;
 	line = NULL;
 	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);

@@ -21,6 +21,7 @@
 #include "farm/farm.h"
 #include "farm/guard.h"
 #include "farm/cmdline.h"
+#include "farm/ctlnode.h"
 #include "farm/task.h"
 #include "farm/journal.h"
 #include "farm/nodes.h"
@@ -55,8 +56,8 @@ struct run {
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
 	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
-	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
-	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
+	struct ctlnode_task ct;  /* -j auto: its CPU, its device memory, the gate's answer (farm/ctlnode.h) */
+	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 };
 
@@ -160,6 +161,7 @@ void health_started(struct group *g, double now);
 double health_next(const struct farm *f);
 /* An attempt on an MPS device failed: was its daemon or server the cause? 1: r->lost is set. */
 int health_task_failed(struct farm *f, struct run *r, double now);
+
 
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,6 +130,7 @@ struct tree {
 	int seen;
 	unsigned long long ticks, wait_ns;
 	int wait_ok;
+	pid_t pids[TREE_MAX];     /* the processes seen */
 };
 
 static int
@@ -140,7 +142,7 @@ tree_add(struct tree *t, pid_t pid, int depth)
 
 	if (t->seen >= TREE_MAX)
 		return 0;
-	t->seen++;
+	t->pids[t->seen++] = pid;
 	snprintf(path, sizeof path, "%s/%ld/stat", t->root, (long)pid);
 	/* "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime" */
 	if (small_read(path, buf, sizeof buf) <= 0 || !(p = strrchr(buf, ')')) ||
@@ -174,7 +176,7 @@ int
 host_task_cpu(pid_t pid, double *cpu, double *wait)
 {
 	const char *dir = getenv("GPUPACK_PROC_DIR");
-	struct tree t = {dir && *dir ? dir : "/proc", 0, 0, 0, 1};
+	struct tree t = {dir && *dir ? dir : "/proc", 0, 0, 0, 1, {0}};
 	long hz = sysconf(_SC_CLK_TCK);
 
 	*cpu = *wait = -1;
@@ -183,5 +185,64 @@ host_task_cpu(pid_t pid, double *cpu, double *wait)
 	*cpu = (double)t.ticks / (double)(hz > 0 ? hz : 100);
 	if (t.wait_ok)
 		*wait = (double)t.wait_ns / 1e9;
+	return 0;
+}
+
+int
+host_tree_locks(pid_t pid)
+{
+	struct tree t = {"/proc", 0, 0, 0, 1, {0}};
+	char *data, *line, *save = NULL;
+	int held = 0;
+
+	if (tree_add(&t, pid, 0) < 0)
+		return 0;
+	if (read_file("/proc/locks", &data, NULL) < 0) {
+		err_clear();
+		return -1;
+	}
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5 0 EOF"; a waiter's line has "->" after the number */
+	for (line = strtok_r(data, "\n", &save); line && !held; line = strtok_r(NULL, "\n", &save)) {
+		long owner;
+
+		if (strstr(line, "->") || sscanf(line, "%*d: %*s %*s %*s %ld", &owner) != 1)
+			continue;
+		for (int i = 0; i < t.seen && !held; i++)
+			held = owner == (long)t.pids[i];
+	}
+	free(data);
+	return held;
+}
+
+/* Is every process of the tree stopped ('T', 't'; gone counts as stopped)? */
+static int
+all_stopped(const struct tree *t)
+{
+	for (int i = 0; i < t->seen; i++) {
+		char path[64], buf[1024], *p;
+
+		snprintf(path, sizeof path, "/proc/%ld/stat", (long)t->pids[i]);
+		if (small_read(path, buf, sizeof buf) <= 0)
+			continue;
+		if ((p = strrchr(buf, ')')) && p[1] == ' ' && p[2] != 'T' && p[2] != 't' && p[2] != 'Z' &&
+		    p[2] != 'X')
+			return 0;
+	}
+	return 1;
+}
+
+int
+host_tree_stopped(pid_t pid, double timeout)
+{
+	struct tree t = {"/proc", 0, 0, 0, 1, {0}};
+	struct timespec pause = {0, 200000};
+
+	if (tree_add(&t, pid, 0) < 0)
+		return 1;
+	for (double waited = 0; waited <= timeout; waited += 0.0002) {
+		if (all_stopped(&t))
+			return 1;
+		nanosleep(&pause, NULL);
+	}
 	return 0;
 }

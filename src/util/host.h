@@ -31,6 +31,18 @@ int host_mem_available(uint64_t *bytes);
  * $GPUPACK_PROC_DIR, that directory's PID/stat and PID/schedstat.
  */
 int host_task_cpu(pid_t pid, double *cpu, double *wait);
+/*
+ * Does a process or one of its descendants hold a file lock (flock, POSIX
+ * or OFD: /proc/locks, always the real one)? 1 yes, 0 no, -1 unknown. A
+ * stopped process that holds one could stop others.
+ */
+int host_tree_locks(pid_t pid);
+/*
+ * Wait up to timeout seconds for a process and its descendants to be
+ * stopped (a signal's delivery is not done when kill returns): 1 when all
+ * are, 0 otherwise.
+ */
+int host_tree_stopped(pid_t pid, double timeout);
 /* The process group of a live process (from the real /proc, never $GPUPACK_PROC_DIR); -1 if gone. */
 pid_t host_pgid(pid_t pid);
 
