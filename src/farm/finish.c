@@ -185,6 +185,7 @@ finish_release(struct farm *f, struct run *r, double now)
 		r->g->solo = 0;
 	r->alone = 0;
 	r->hold_until = 0;
+	r->fault_t = 0;
 	group_end(r->g, now);
 	f->st.running--;
 }
@@ -222,7 +223,7 @@ retry(struct farm *f, struct run *r)
 	if (r->g->mps && farm_mps_fault(r->g, r->mps_off)) {
 		if (r->g->fault_at == 0)
 			r->g->fault_at = clock_mono();
-		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES) {
+		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES && !health_fault_contained(f, r)) {
 			t->fault_retries++;
 			t->suspect = 1;
 			f->st.fault_retries++;
@@ -261,8 +262,11 @@ finish_task(struct farm *f, struct run *r, double now)
 	if (!ok && nodes_hold(f, r, now))
 		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
 	/* an MPS device's daemon or server that failed under it took the attempt */
-	if (!ok && r->g->mps)
+	if (!ok && r->g->mps && r->fault_t == 0)
 		health_task_failed(f, r, now);
+	/* a GPU fault beside other clients: a moment to see whether it took them too (health.c) */
+	if (!ok && health_fault_hold(f, r, now))
+		return;
 	/* -j auto counts every end; a lost attempt says nothing about the packing */
 	oom = auto_ended(f, r, ok || r->lost);
 	if (!ok && r->lost) {

@@ -58,6 +58,7 @@ struct run {
 	double hold_until;       /* ended by a signal: its end waits until then (farm/nodes.h) */
 	struct ctlnode_task ct;  /* -j auto: its CPU, its device memory, the gate's answer (farm/ctlnode.h) */
 	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
+	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 };
 
@@ -161,7 +162,14 @@ void health_started(struct group *g, double now);
 double health_next(const struct farm *f);
 /* An attempt on an MPS device failed: was its daemon or server the cause? 1: r->lost is set. */
 int health_task_failed(struct farm *f, struct run *r, double now);
-
+/*
+ * An attempt that failed with a GPU fault in its server's log, beside
+ * other clients: 1 when it is held (its end decided once FARM_FAULT_HOLD
+ * shows whether the fault took the others too), else 0.
+ */
+int health_fault_hold(struct farm *f, struct run *r, double now);
+/* Did the fault that ended r stay its own (others that ran beside it ran on)? */
+int health_fault_contained(const struct farm *f, const struct run *r);
 
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */
