@@ -362,7 +362,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * most per step, and again only once the last cut took effect (tasks
 	 * ended down to it): what the tasks want falls only as they end.
 	 */
-	if (s->over > 0 && c->limit > 1 && s->running <= c->limit) {
+	if (s->over > 0 && c->limit > 1 && s->running <= c->limit && s->demand) {
 		int to = c->limit - s->over;
 
 		if (to < c->limit - (c->limit + 3) / 4)

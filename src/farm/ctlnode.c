@@ -283,15 +283,14 @@ admit_all(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 	free(mine);
 }
 
-/* Until a footprint is known, the few a device starts (its share of the CPUs where more). */
+/* Until a footprint is known, the most a device starts (its share of the CPUs where more). */
 static int
-blind_room(const struct ctlnode *n, const struct ctlnode_host *h, int dev, int started)
+blind_room(const struct ctlnode *n, const struct ctlnode_host *h, int started)
 {
 	int cap = CTLNODE_BLIND;
 
 	if (h->ncpu > 0 && n->ndev > 0 && h->ncpu / n->ndev > cap)
 		cap = h->ncpu / n->ndev;
-	(void)dev;
 	return cap > started ? cap - started : 0;
 }
 
@@ -318,7 +317,7 @@ dev_signals(const struct ctlnode *n, const struct ctlnode_host *h, const struct 
 	if (n->room) {
 		const struct ctlmem_room *r = &n->room[i];
 
-		s->mem_room = r->room == CTLMEM_ANY ? blind_room(n, h, i, s->running) : r->room;
+		s->mem_room = r->room == CTLMEM_ANY ? blind_room(n, h, s->running) : r->room;
 	}
 }
 
