@@ -450,13 +450,30 @@ auto_wake(struct run *r)
 	r->paused = 0;
 }
 
+/*
+ * Did other attempts run on r's device beside it: running still, or ended
+ * after it started (a loop slow to reap sees a task that ran out of memory
+ * beside others only after they ended)?
+ */
+static int
+had_company(const struct run *r)
+{
+	const struct group *g = r->g;
+	int n = 0;
+
+	for (int i = 0; i < 8; i++)
+		n += g->end_t[i] > r->start;
+	return g->running >= 2 || n > 0;
+}
+
 int
 auto_ended(struct farm *f, struct run *r, int ok)
 {
 	struct farm_auto *au = f->au;
 	struct group *g = r->g;
-	int said, full, n, gi = (int)(g - f->g);
+	int said, full, n, gi = (int)(g - f->g), company = had_company(r);
 
+	g->end_t[g->ended % 8] = clock_mono();
 	g->ended++;
 	r->paused = 0;
 	if (!g->ctl || !au)
@@ -467,7 +484,7 @@ auto_ended(struct farm *f, struct run *r, int ok)
 	said = oom_in_output(&r->out[1], r->file[1]);
 	full = g->mem_total && (double)g->mem_free < MEM_FULL_SHARE * (double)g->mem_total;
 	/* alone on the device, running out of memory was the task's own doing, not the packing's */
-	if (!(said || full) || g->running < 2)
+	if (!(said || full) || !company)
 		return 0;
 	/* step now, before the freed slot takes the rerun back into the same squeeze */
 	au->host.now = clock_mono();

@@ -115,6 +115,21 @@ epoch_measured(const struct ctl *c, const struct ctl_signals *s)
 	    s->now - c->settle_t >= EPOCH_MIN_SECONDS;
 }
 
+/*
+ * The rate a step up is checked against: the epoch's, once measured; else,
+ * where at least a count's worth of tasks ended in it over a second, that
+ * rougher one (a step with none would pass unchecked); else none (-1).
+ */
+static double
+baseline(const struct ctl *c, const struct ctl_signals *s)
+{
+	if (epoch_measured(c, s))
+		return epoch_rate(c, s);
+	if (s->ended >= c->epoch_ended + (unsigned long long)c->limit && s->now - c->epoch_t >= 1.0)
+		return (double)(s->ended - c->epoch_ended) / (s->now - c->epoch_t);
+	return -1;
+}
+
 static void
 note(struct ctl *c, const struct ctl_signals *s, double gpu, const char *why)
 {
@@ -419,7 +434,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 			if (near_gpu)
 				step = 1;
 			c->confirm_from = c->limit;
-			c->confirm_rate = epoch_measured(c, s) ? epoch_rate(c, s) : -1;
+			c->confirm_rate = baseline(c, s);
 		}
 		grow(c, s, gpu, proj, step);
 		return c->limit;

@@ -31,6 +31,7 @@ struct group {
 	struct ctl *ctl;          /* its controller; NULL under -j N */
 	int gi_id;                /* the MIG GPU instance's id (for samples); -1 for a whole GPU */
 	unsigned long long ended; /* attempts that ended here */
+	double end_t[8];          /* when the latest attempts ended here (a ring): who ran beside whom */
 	int oom;                  /* attempts that ran out of device memory since the controller's last step */
 	uint64_t mem_total, mem_free; /* at the last sample; 0: none yet */
 	uint64_t footprint;       /* the footprint a task is planned at (0: none known) */
