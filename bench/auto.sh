@@ -11,6 +11,7 @@
 #   CLASSES="python memory" bash bench/auto.sh
 #   BUDGET=460 bash bench/auto.sh             seconds for the whole call, build included
 #   MAXFIXED=6 AUTO2="python memory" ...      more fixed counts a class, a second auto run for more
+#   ENERGY="gpu python"                       the classes that also run -j auto:energy (default gpu)
 #   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
 #
 # The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
@@ -45,6 +46,7 @@ CLASSES=${CLASSES:-"python memory gpu fault phases"}
 GRID=${GRID:-"1 2 3 4 6 8 12 16 24 32 48"}
 CUT=${CUT:-1.15}
 AUTO2=${AUTO2:-"python"}
+ENERGY=${ENERGY:-"gpu"}
 MAXFIXED=${MAXFIXED:-4}
 FAKE=${FAKE:-0}
 export NCCL_NVLS_ENABLE=0
@@ -368,6 +370,13 @@ for c in $CLASSES; do
 		for j in "${!TRIED[@]}"; do
 			[ "${TRIED[$j]}" = slower ] && ratio="> $CUT" && bcell="every fixed count measured was cut"
 		done
+	fi
+	# the energy goal: the fewest joules per task within 5% of the fastest
+	if [[ " $ENERGY " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ]; then
+		farm "$c-energy" auto:energy 0
+		read -r te _ _ _ <<<"$FARM"
+		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
+		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
 	fi
 	acell=$(fmt "$ta")
 	[ "$fa" -gt "$FAILS" ] && acell="$acell ($((fa - FAILS)) failed)"
