@@ -199,7 +199,8 @@ put(const char *dir, const char *name, const char *text)
 static void
 test_task_cpu(const char *dir)
 {
-	double cpu, wait, hz = (double)sysconf(_SC_CLK_TCK);
+	double cpu = 0, wait = 0, hz = (double)sysconf(_SC_CLK_TCK);
+	int rc;
 
 	/* pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
 	put(dir, "500/stat", "500 (python3 (x) y) S 1 500 1 0 -1 0 0 0 0 0 300 100 50 50 20 0 1 0 99\n");
@@ -207,7 +208,8 @@ test_task_cpu(const char *dir)
 	put(dir, "500/task/500/children", "501 \n");
 	put(dir, "501/stat", "501 (sh) R 500 500 1 0 -1 0 0 0 0 0 100 0 0 0 20 0 1 0 100\n");
 	put(dir, "501/schedstat", "1000000000 500000000 9\n");
-	ok(host_task_cpu(500, &cpu, &wait) == 0 && cpu > 599.9 / hz && cpu < 600.1 / hz && wait > 1.99 &&
+	rc = host_task_cpu(500, &cpu, &wait);
+	ok(rc == 0 && cpu > 599.9 / hz && cpu < 600.1 / hz && wait > 1.99 &&
 	    wait < 2.01, "a task's tree: %.2f s of CPU (600 ticks), %.2f s waited for a CPU", cpu, wait);
 	put(dir, "501/schedstat", "garbage\n");
 	ok(host_task_cpu(500, &cpu, &wait) == 0 && wait == -1, "a descendant's wait unreadable: unknown");
