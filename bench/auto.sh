@@ -1,202 +1,392 @@
 #!/usr/bin/env bash
-# auto.sh: -j auto (the default) against fixed counts, on the GPU, for six
-# classes of farm. For each class, in one go: the makespan of the default
-# (auto, with no remembered count) and of -j 32 16 8 4 2 1 (mps, the default
-# share), and best-fixed / auto. -j 4 under mps was the default before auto.
+# auto.sh: -j auto (the default) against fixed counts on this machine's GPUs,
+# class by class, in one call: builds gpupack and gpupack-work (make), then for
+# each class runs the default (auto, nothing remembered), auto again with what
+# the first run remembered, and fixed -j counts, and writes a markdown report:
+# best fixed / auto per class, out-of-memory reruns, tasks that waited at the
+# GPU's door, joules per task at each count, the energy-best count beside the
+# fastest, and the auto runs' decisions.
 #
-#   bench/auto.sh [OUT.md]                 (default bench/results/auto.md)
-#   CLASSES="small python" JS="16 4" bench/auto.sh /tmp/x.md
-#   SHARE=timeslice bench/auto.sh /tmp/ts.md     (every run under --share timeslice)
+#   bash bench/auto.sh                        report in $OUT/auto.md (OUT=./auto-out)
+#   CLASSES="python memory" bash bench/auto.sh
+#   BUDGET=460 bash bench/auto.sh             seconds for the whole call, build included
+#   MAXFIXED=6 AUTO2="python memory" ...      more fixed counts a class, a second auto run for more
+#   ENERGY="gpu python"                       the classes that also run -j auto:energy (default gpu)
+#   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
 #
-# Needs build/gpupack, build/gpupack-work (make) and python3 with PyTorch.
-# The classes (bench/auto/classes.sh holds their commands):
-#   small   SGEMM n=512 tasks: small kernels, several fit on the GPU at once
-#   large   SGEMM n=4096 tasks: one task saturates the GPU
-#   python  PyTorch trainings whose wall time is mostly start-up (import torch,
-#           CUDA context): more tasks than the CPUs can start at once
-#   memory  tasks that each hold a sixth of the device's memory
-#   mixed   SGEMM n=4096 with 4 ms of CPU work after each iteration
-#   hetero  SGEMM n=1024 of very different lengths (a few 10x longer)
+# The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
+#   python   PyTorch trainings bound by their start-up (import torch, CUDA context)
+#   memory   PyTorch tasks holding 3-22 GiB each (admission by memory)
+#   gpu      SGEMM n=4096: one task fills the GPU
+#   fault    PyTorch trainings, two of which die of a GPU fault
+#   phases   SGEMM tasks, then PyTorch trainings
 #
-# Each class first runs one task untimed (a cold page cache would slow its
-# first timed run, auto's). A fixed count that is clearly not the best is cut: once it runs CUT (1.25)
-# times longer than the best run of its class so far, it is ended (two
-# SIGTERMs: gpupack ends its tasks and stops its MPS daemon) and reported as
-# "> T" (its makespan is at least that, so it cannot be the best). A run
-# whose tasks failed (a fixed count beyond memory) is reported with its
-# failures and is not a candidate for the best.
+# The fixed counts: -j N is per device. The grid 1 2 3 4 6 8 12 16 24 32 48
+# (neighbours at most 1.5x apart) is searched from the point nearest the count
+# auto settled on: both neighbours, then on in the direction that was faster
+# until a point is slower. A farm's makespan over the count is unimodal (rising
+# while more tasks overlap, falling past the GPU's, the CPUs' or memory's
+# knee: bench/results/*auto*.md, test_farm_control's farms), so this finds the
+# grid's best; every count measured is in the report. A fixed run slower than
+# CUT (1.15) x the class's best so far (auto included) is ended and reported
+# as "> T": it cannot be the best. A fixed count whose tasks fail (out of
+# memory), beyond the class's own failures, is no candidate. The budget is
+# checked before each run: a class that does not fit is reported as not run;
+# at most MAXFIXED (4) fixed counts a class (the search ends there).
+#
+# Never changes a card setting; every MPS daemon gpupack starts is stopped.
+# shellcheck disable=SC2030,SC2031 # the fake device's variables are exported in the runs' subshells on purpose
 set -u
 cd "$(dirname "$0")/.." || exit 1
-OUT=${1:-bench/results/auto.md}
-CLASSES=${CLASSES:-"small large python memory mixed hetero"}
-JS=${JS:-"32 16 8 4 2 1"}
-CUT=${CUT:-1.25}
-SHARE=${SHARE:-}
-G=${GPUPACK:-$PWD/build/gpupack}
-W=${GPUPACK_WORK:-$PWD/build/gpupack-work}
+START=$(date +%s)
+OUT=${OUT:-$PWD/auto-out}
+REPORT=${1:-$OUT/auto.md}
+BUDGET=${BUDGET:-460}
+CLASSES=${CLASSES:-"python memory gpu fault phases"}
+GRID=${GRID:-"1 2 3 4 6 8 12 16 24 32 48"}
+CUT=${CUT:-1.15}
+AUTO2=${AUTO2:-"python"}
+ENERGY=${ENERGY:-"gpu"}
+MAXFIXED=${MAXFIXED:-4}
+FAKE=${FAKE:-0}
+export NCCL_NVLS_ENABLE=0
+mkdir -p "$OUT" "$(dirname "$REPORT")"
 # short: the MPS pipe directory under each run's state directory must fit a unix socket path
 TMP=$(mktemp -d /tmp/ga.XXXXXX)
 chmod 700 "$TMP"
-RAW=$TMP/raw
+RAW=$OUT/auto-raw
 mkdir -p "$RAW"
 trap 'rm -rf "$TMP"' EXIT
-export NCCL_NVLS_ENABLE=0
+NRUN=0
 
-[ -x "$G" ] && [ -x "$W" ] || { echo "auto.sh: build gpupack and gpupack-work first (make)" >&2; exit 1; }
+say() { echo "$*" >&2; }
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+now() { date +%s.%N; }
+fmt() { awk -v x="$1" 'BEGIN { printf "%.1f", x }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+# --- the build and the machine -------------------------------------------------------------
+if [ "$FAKE" = 1 ]; then
+	TOOLS=(build/gpupack build/tests/tools/fake-work build/tests/tools/fake-mps-control
+	    build/tests/fakenvml/libnvidia-ml.so.1)
+else
+	TOOLS=(build/gpupack build/gpupack-work)
+fi
+t=$(date +%s)
+if ! make -j"$(nproc)" "${TOOLS[@]}" >"$OUT/auto-build.log" 2>&1; then
+	say "auto.sh: the build failed (see $OUT/auto-build.log)"
+	tail -n 20 "$OUT/auto-build.log" >&2
+	exit 1
+fi
+BUILD_S=$(($(date +%s) - t))
+G=$PWD/build/gpupack
+W=$PWD/build/gpupack-work
+NCPU=$(nproc)
+if [ "$FAKE" = 1 ]; then
+	NGPU=1
+	FAKE_DIR=$TMP/fake
+	FAKE_TASK=$TMP/fake-task
+	# a fake task: fake-work's farm task on the class's simulated device; FAULT_SEEDS fail
+	cat >"$FAKE_TASK" <<EOF
+#!/bin/sh
+case ",\${FAULT_SEEDS:-}," in *",\$1,"*) sleep 0.3; echo "fake: device-side assert triggered (CUDA error)" >&2; exit 1 ;; esac
+exec $PWD/build/tests/tools/fake-work farm \$FAKE_ARGS "\$1"
+EOF
+	chmod +x "$FAKE_TASK"
+	export GPUPACK_NVML_LIB=$PWD/build/tests/fakenvml/libnvidia-ml.so.1
+	export GPUPACK_MPS_CONTROL=$PWD/build/tests/tools/fake-mps-control
+	unset FAKENVML_MACHINE FAKENVML_FAIL FAKENVML_OLD FAKENVML_NPROCS
+	GPU_LINE="simulated (FAKE=1: fake-work on tests/tools/fakedev.h, the fake NVML)"
+else
+	NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+	GPU_LINE="$NGPU x $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
+	if [ "$NGPU" -lt 1 ]; then
+		say "auto.sh: no GPU (nvidia-smi -L lists none)"
+		exit 1
+	fi
+fi
 # shellcheck source=bench/auto/classes.sh
 . bench/auto/classes.sh
 
-NRUN=0
-now() { date +%s.%N; }
-fmt() { awk -v x="$1" 'BEGIN { printf "%.1f", x }'; }
+# --- one farm ---------------------------------------------------------------------------------
 
-# farm NAME JOBS LIMIT: run the class's farm once with -j JOBS ("" for the default), ended after
-# LIMIT seconds (0: no limit); prints "makespan ok failed cut"
+# farm NAME JOBS LIMIT [STATE]: the class's farm once (JOBS "" for the default), ended after LIMIT
+# seconds (0: none); its --json summary in $RAW/NAME.json. Sets FARM to "makespan ok failed cut".
 farm() {
-	local name=$1 jobs=$2 limit=$3 t0 t1 pid cut=0 st
+	local name=$1 jobs=$2 limit=$3 st=${4:-} t0 t1 pid cut=0 ok failed
 	NRUN=$((NRUN + 1))
-	st=$TMP/s$NRUN
-	rm -rf "$st"
+	[ -n "$st" ] || { st=$TMP/s$NRUN; rm -rf "$st"; }
 	t0=$(now)
-	# shellcheck disable=SC2086
-	GPUPACK_STATE_DIR=$st "$G" run ${SHARE:+--share $SHARE} ${jobs:+-j $jobs} --json --joblog "$RAW/$name-${jobs:-auto}.joblog" \
-		"${CMD[@]}" ::: "${INPUTS[@]}" >"$RAW/$name-${jobs:-auto}.out" 2>"$RAW/$name-${jobs:-auto}.err" &
+	(
+		[ -n "${FAULT_SEEDS:-}" ] && export FAULT_SEEDS
+		if [ "$FAKE" = 1 ]; then
+			export FAKENVML_DEVICE=$FAKE_DEVICE_DIR FAKE_DEVICE=$FAKE_DEVICE_DIR \
+			    GPUPACK_PROC_DIR=$FAKE_DEVICE_DIR/proc FAKE_ARGS
+		fi
+		export W
+		exec env GPUPACK_STATE_DIR="$st" "$G" run ${jobs:+-j "$jobs"} --json --joblog "$RAW/$name.joblog" \
+		    "${CMD[@]}" ::: "${INPUTS[@]}" >"$RAW/$name.out" 2>"$RAW/$name.err"
+	) &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$limit" != 0 ] && awk -v a="$(now)" -v b="$t0" -v l="$limit" 'BEGIN { exit !(a - b > l) }'; then
-			# not the best: end it the way a user would (twice: end the running tasks too)
+		if [ "$limit" != 0 ] && ! lt "$(awk -v a="$(now)" -v b="$t0" 'BEGIN { print a - b }')" "$limit"; then
+			# not the best: ended the way a user would (twice: the running tasks too)
 			cut=1
 			kill -TERM "$pid" 2>/dev/null
 			sleep 0.3
 			kill -TERM "$pid" 2>/dev/null
 			for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 			kill -KILL "$pid" 2>/dev/null
-			GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
 			break
 		fi
 		sleep 0.1
 	done
 	wait "$pid" 2>/dev/null
 	t1=$(now)
-	local ok failed
-	ok=$(awk -F'\t' 'NR > 1 && $7 == 0 && $8 == 0' "$RAW/$name-${jobs:-auto}.joblog" 2>/dev/null | wc -l)
-	failed=$(awk -F'\t' 'NR > 1 && ($7 != 0 || $8 != 0)' "$RAW/$name-${jobs:-auto}.joblog" 2>/dev/null | wc -l)
-	echo "$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }') $ok $failed $cut"
+	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
+	tail -n 1 "$RAW/$name.out" 2>/dev/null >"$RAW/$name.json"
+	ok=$(awk -F'\t' 'NR > 1 && $7 == 0 && $8 == 0' "$RAW/$name.joblog" 2>/dev/null | wc -l)
+	failed=$(awk -F'\t' 'NR > 1 && ($7 != 0 || $8 != 0)' "$RAW/$name.joblog" 2>/dev/null | wc -l)
+	# the raw output is big (every task's lines): the summary and the joblog stay
+	rm -f "$RAW/$name.out"
+	FARM="$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }') $ok $failed $cut"
 }
 
+# jget NAME EXPR: a figure from a run's --json summary (python3: no jq on the device)
+jget() {
+	python3 - "$RAW/$1.json" "$2" <<'PY' 2>/dev/null || echo "-"
+import json, statistics, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception:
+    print("-"); sys.exit(0)
+devs = [x for x in d.get("devices", []) if x.get("auto")]
+def med(v):
+    v = [x for x in v if x is not None]
+    return statistics.median(v) if v else None
+r = {
+    "jpt": d.get("j_per_task"),
+    "oom": d.get("rerun_reasons", {}).get("out of memory", 0),
+    "reruns": d.get("reruns"),
+    "settled": med([x["auto"]["settled"] for x in devs]),
+    "settled_all": " ".join(str(x["auto"]["settled"]) for x in devs),
+    "max": max([max(e["limit"] for e in x["auto"]["decisions"]) for x in devs], default=None),
+    "waited": sum(x["auto"].get("waited", 0) for x in devs),
+    "cores": med([x["auto"].get("cores_start") for x in devs]),
+}[sys.argv[2]]
+if r is None:
+    print("-")
+elif isinstance(r, float):
+    print("%.3g" % r)
+else:
+    print(r)
+PY
+}
+
+# --- the report --------------------------------------------------------------------------------
+SUMMARY=$TMP/summary
+DETAIL=$TMP/detail
 {
-	echo "# -j auto against fixed counts"
-	echo
-	echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-	echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
-	echo "- CPUs: $(nproc); host memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
-	echo "- command: \`bench/auto.sh\` (CLASSES=\"$CLASSES\" JS=\"$JS\" CUT=$CUT)"
-	echo "- share: ${SHARE:-mps (the default)}; each run with an empty state directory (no remembered count)"
-	echo
-	echo "| class | tasks | auto (s) | settled | $(for j in $JS; do printf -- '-j %s | ' "$j"; done)best fixed | best/auto | old default (-j 4)/auto |"
-	echo "|---|---|---|---|$(for _ in $JS; do printf -- '---|'; done)---|---|---|"
-} >"$TMP/table"
+	echo "| class | tasks | auto (s) | auto, remembered (s) | settled | OOM reruns | waited at the door | best fixed (s) | best fixed / auto | J/task auto | J/task best fixed | fewest J/task (fixed) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$SUMMARY"
+: >"$DETAIL"
 
 report() {
-mkdir -p "$(dirname "$OUT")"
-{
-	cat "$TMP/table"
-	echo
-	echo "Cut runs (\"> T\") were ended at CUT x the best makespan of their class so far: slower than that,"
-	echo "they cannot be the best. \"(N failed)\": tasks that failed (out of memory at that count)."
-	echo
-	echo "## The classes"
-	echo
-	echo '```'
-	sed -n '/^class_/,/^}/p' bench/auto/classes.sh
-	echo '```'
-	echo
-	echo "## Each auto run's decisions (from --json)"
-	for c in $CLASSES; do
-		[ -f "$RAW/$c-auto.out" ] || continue
+	{
+		echo "# -j auto against fixed counts"
 		echo
-		echo "### $c"
+		echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+		echo "- GPUs: $GPU_LINE"
+		echo "- CPUs: $NCPU; host memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "- command: \`bash bench/auto.sh\` (CLASSES=\"$CLASSES\" GRID=\"$GRID\" CUT=$CUT BUDGET=$BUDGET); build ${BUILD_S} s"
+		echo "- share: mps (the default). auto: an empty state directory (nothing remembered); auto,"
+		echo "  remembered: a second run with what the first remembered. -j N: N per device."
+		echo
+		cat "$SUMMARY"
+		echo
+		echo "\"> T\": a fixed count ended at CUT x the class's best so far (it cannot be the best)."
+		echo "\"(N failed)\": tasks that failed beyond the class's own (out of memory at that count): no candidate."
+		echo "OOM reruns: tasks that ran out of memory beside others, run again without spending --retries."
+		echo "J/task: the GPUs' energy counters over the farm (NVML total energy), per task."
+		cat "$DETAIL"
+	} >"$REPORT"
+}
+
+# detail CLASS: each count measured, and the auto run's decisions
+detail_class() {
+	local c=$1
+	{
+		echo
+		echo "## $c: $WHAT, ${#INPUTS[@]} tasks"
+		echo
+		echo "| -j | makespan (s) | J/task | failed |"
+		echo "|---|---|---|---|"
+		cat "$TMP/$c.rows"
 		echo
 		echo '```'
-		tail -n 1 "$RAW/$c-auto.out" | python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-print("makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"], d["reruns"], d.get("rerun_reasons")))
+		python3 - "$RAW/$c-auto.json" <<'PY' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("auto: makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"],
+      d["reruns"], d.get("rerun_reasons")))
 for x in d["devices"]:
     a = x.get("auto")
-    if not a: continue
-    print("device %s: start %d, max %d, final %d, settled %d, footprint %d MiB" % (x["uuid"], a["start"], a["max"], a["final"], a["settled"], a["footprint"] >> 20))
-    for e in a["decisions"]:
-        g = "-" if e["gpu"] is None else "%.2f" % e["gpu"]
-        cp = "-" if e["cpu"] is None else "%.2f" % e["cpu"]
-        r = "-" if e["rate"] is None else "%.2f" % e["rate"]
-        print("  %7.2f s  %3d  rate %6s  gpu %5s  cpu %5s  %s" % (e["t"], e["limit"], r, g, cp, e["why"]))' 2>&1
+    if not a:
+        continue
+    print("device %s: start %d, max %d, final %d, settled %d, footprint %d MiB, waited %d, cores %.2f/%.2f" % (
+        x["uuid"][:12], a["start"], a["max"], a["final"], a["settled"], a["footprint"] >> 20, a.get("waited", 0),
+        a.get("cores_start", 0), a.get("cores_run", 0)))
+    for e in a["decisions"][:40]:
+        f = lambda v: "-" if v is None else "%.2f" % v
+        print("  %7.2f s  %3d  rate %6s  gpu %5s  cpu %5s  %s" % (e["t"], e["limit"], f(e["rate"]), f(e["gpu"]),
+              f(e["cpu"]), e["why"]))
+PY
 		echo '```'
+	} >>"$DETAIL"
+}
+
+# --- the classes --------------------------------------------------------------------------------
+index_of() { local i=0; for j in $GRID; do [ "$j" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo -1; }
+grid_at() { local i=0; for j in $GRID; do [ $i = "$1" ] && { echo "$j"; return; }; i=$((i + 1)); done; }
+nearest() {
+	local best=0 bd=999999 i=0
+	for j in $GRID; do
+		d=$(awk -v a="$j" -v b="$1" 'BEGIN { d = a > b ? a / b : b / a; print int(d * 1000) }')
+		[ "$d" -lt "$bd" ] && { bd=$d; best=$i; }
+		i=$((i + 1))
 	done
-} >"$OUT"
-# every run's joblog, output and --json summary, for a closer look
-tar -C "$TMP" -czf "${OUT%.md}-raw.tgz" raw 2>/dev/null
+	echo $best
+}
+NG=$(echo "$GRID" | wc -w)
+
+# one fixed count of the class: its row; RES: its makespan, or slower, failed, time
+fixed() {
+	local c=$1 j=$2 lim t okn fn cut cell jpt
+	if [ -n "${TRIED[$j]:-}" ]; then RES=${TRIED[$j]}; return; fi
+	# at most MAXFIXED counts a class: the call's time is shared by the classes
+	if [ "${#TRIED[@]}" -ge "$MAXFIXED" ]; then RES="time"; return; fi
+	lim=$(awk -v b="$BEST" -v k="$CUT" 'BEGIN { print b * k }')
+	if [ "$(left)" -lt "$(awk -v l="$lim" 'BEGIN { printf "%d", l + 15 }')" ]; then
+		TRIED[$j]="time"
+		RES="time"
+		echo "| $j | not run: the call's time was spent | | |" >>"$TMP/$c.rows"
+		return
+	fi
+	farm "$c-j$j" "$j" "$lim"
+	read -r t okn fn cut <<<"$FARM"
+	jpt=$(jget "$c-j$j" jpt)
+	if [ "$cut" = 1 ]; then
+		cell="> $(fmt "$t")"
+		TRIED[$j]="slower"
+	elif [ "$fn" -gt "$FAILS" ] || [ $((okn + fn)) -lt "$N" ]; then
+		cell="$(fmt "$t") ($((fn - FAILS)) failed)"
+		TRIED[$j]="failed"
+	else
+		cell=$(fmt "$t")
+		TRIED[$j]=$t
+		if [ -z "$BESTJ" ] || lt "$t" "$BESTF"; then BESTF=$t; BESTJ=$j; BESTJPT=$jpt; fi
+		lt "$t" "$BEST" && BEST=$t
+		if [ "$jpt" != "-" ] && { [ -z "$EJ" ] || lt "$jpt" "$EJPT"; }; then EJ=$j; EJPT=$jpt; ET=$t; fi
+	fi
+	echo "| $j | $cell | $jpt | $((fn > FAILS ? fn - FAILS : 0)) |" >>"$TMP/$c.rows"
+	say "   -j $j: $cell (J/task $jpt)"
+	RES=${TRIED[$j]}
+}
+
+# The grid search from index i0: both neighbours, then on while faster. Up, tasks that fail (out
+# of memory) end it too; down, they do not: fewer may fit.
+search() {
+	local c=$1 i0=$2 i
+	fixed "$c" "$(grid_at "$i0")"
+	for dir in 1 -1; do
+		i=$((i0 + dir))
+		while [ "$i" -ge 0 ] && [ "$i" -lt "$NG" ]; do
+			fixed "$c" "$(grid_at "$i")"
+			case $RES in
+			slower | time) break ;;
+			failed) [ "$dir" = 1 ] && break ;;
+			*) [ "$(grid_at "$i")" = "$BESTJ" ] || break ;;
+			esac
+			i=$((i + dir))
+		done
+	done
+}
+
+# the untimed warm-up of the PyTorch classes: a cold page cache must not be the first timed run's
+WARMED=0
+warm() {
+	[ "$WARMED" = 1 ] && return
+	WARMED=1
+	NRUN=$((NRUN + 1))
+	(
+		[ "$FAKE" = 1 ] && export FAKENVML_DEVICE=$FAKE_DEVICE_DIR FAKE_DEVICE=$FAKE_DEVICE_DIR \
+		    GPUPACK_PROC_DIR=$FAKE_DEVICE_DIR/proc FAKE_ARGS
+		export W
+		GPUPACK_STATE_DIR=$TMP/warm "$G" run -j 1 "${CMD[@]}" ::: "${INPUTS[0]}" >/dev/null 2>&1
+		GPUPACK_STATE_DIR=$TMP/warm "$G" mps stop --all --force >/dev/null 2>&1
+	)
 }
 
 for c in $CLASSES; do
-	class_"$c" || { echo "auto.sh: no class $c" >&2; continue; }
-	n=${#INPUTS[@]}
-	echo "== $c: $n tasks: ${CMD[*]}" >&2
-	# one task first, untimed: the class's first timed run must not be the one that pays for a
-	# cold page cache (PyTorch's libraries, cuBLAS) and the driver's first contexts
-	GPUPACK_STATE_DIR=$TMP/warm "$G" run -j 1 "${CMD[@]}" ::: "${INPUTS[0]}" >/dev/null 2>&1
-	GPUPACK_STATE_DIR=$TMP/warm "$G" mps stop --all --force >/dev/null 2>&1
-	farm "$c" "" 0 >"$TMP/r" && read -r ta oka fa _ <"$TMP/r"
-	settled=$(tail -n 1 "$RAW/$c-auto.out" | python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-print(" ".join(str(x["auto"]["settled"]) for x in d["devices"] if x.get("auto")))' 2>/dev/null)
-	echo "   auto: $(fmt "$ta") s, $oka ok, $fa failed, settled $settled" >&2
-	best=$ta
-	bestj=
-	row=""
-	old=""
-	mincut=
-	for j in $JS; do
-		lim=$(awk -v b="$best" -v c="$CUT" 'BEGIN { print b * c }')
-		farm "$c" "$j" "$lim" >"$TMP/r" && read -r t okn fn cut <"$TMP/r"
-		if [ "$cut" = 1 ]; then
-			cell="> $(fmt "$t")"
-			if [ -z "$mincut" ] || awk -v a="$t" -v b="$mincut" 'BEGIN { exit !(a < b) }'; then mincut=$t; fi
-		elif [ "$fn" -gt 0 ] || [ "$okn" -lt "$n" ]; then
-			cell="$(fmt "$t") ($fn failed)"
-		else
-			cell=$(fmt "$t")
-			if [ -z "$bestj" ] || awk -v a="$t" -v b="$bestt" 'BEGIN { exit !(a < b) }'; then
-				bestj=$j
-				bestt=$t
-			fi
-			awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }' && best=$t
-		fi
-		[ "$j" = 4 ] && old=$cell
-		echo "   -j $j: $cell" >&2
-		row="$row$cell | "
-	done
-	if [ -n "$bestj" ]; then
-		ratio=$(awk -v b="$bestt" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')
-		bcell="$(fmt "$bestt") (-j $bestj)"
-	elif [ -n "$mincut" ]; then
-		# every fixed count was cut: each ran at least as long as the shortest cut, so best/auto
-		# is at least that over auto's
-		ratio="> $(awk -v b="$mincut" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')"
-		bcell="every fixed count cut"
+	unset FAULT_SEEDS
+	declare -A TRIED=()
+	if ! declare -f "class_$c" >/dev/null; then
+		say "auto.sh: no class $c"
+		continue
+	fi
+	class_"$c"
+	N=${#INPUTS[@]}
+	: >"$TMP/$c.rows"
+	say "== $c ($N tasks; $(left) s left)"
+	if [ "$(left)" -lt 60 ]; then
+		echo "| $c | $N | not run: the call's time was spent | | | | | | | | | |" >>"$SUMMARY"
+		report
+		continue
+	fi
+	warm
+	farm "$c-auto" "" 0 "$TMP/st-$c"
+	read -r ta oka fa _ <<<"$FARM"
+	settled=$(jget "$c-auto" settled)
+	say "   auto: $(fmt "$ta") s, $oka ok, $fa failed, settled $(jget "$c-auto" settled_all), max $(jget "$c-auto" max)"
+	ta2=-
+	if [[ " $AUTO2 " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 3 * t + 30 }')" ]; then
+		cp "$RAW/$c-auto.json" "$TMP/$c-auto1.json"
+		farm "$c-auto2" "" 0 "$TMP/st-$c"
+		read -r ta2 _ _ _ <<<"$FARM"
+		cp "$TMP/$c-auto1.json" "$RAW/$c-auto.json"
+		say "   auto, remembered: $(fmt "$ta2") s (settled $(jget "$c-auto2" settled_all))"
+		ta2=$(fmt "$ta2")
+	fi
+	BEST=$ta BESTJ='' BESTF='' BESTJPT=- EJ='' EJPT='' ET=
+	[ "$settled" = - ] && settled=4
+	search "$c" "$(nearest "$settled")"
+	if [ -n "$BESTJ" ]; then
+		ratio=$(awk -v b="$BESTF" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')
+		bcell="$(fmt "$BESTF") (-j $BESTJ)"
 	else
 		ratio="-"
-		bcell="none completed"
+		bcell="none measured"
+		for j in "${!TRIED[@]}"; do
+			[ "${TRIED[$j]}" = slower ] && ratio="> $CUT" && bcell="every fixed count measured was cut"
+		done
 	fi
-	oldv=${old#> }
-	oldv=${oldv%% *}
-	oldr=$(awk -v o="$oldv" -v a="$ta" 'BEGIN { if (o + 0 > 0) printf "%.3f", o / a; else print "-" }')
-	case $old in ">"*) oldr="> $oldr" ;; *failed*) oldr="$oldr (with failures)" ;; esac
+	# the energy goal: the fewest joules per task within 5% of the fastest
+	if [[ " $ENERGY " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ]; then
+		farm "$c-energy" auto:energy 0
+		read -r te _ _ _ <<<"$FARM"
+		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
+		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
+	fi
 	acell=$(fmt "$ta")
-	[ "$fa" -gt 0 ] && acell="$acell ($fa failed)"
-	echo "| $c | $n | $acell | $settled | $row$bcell | $ratio | $oldr |" >>"$TMP/table"
-	echo "RESULT $c: auto $(fmt "$ta") s (settled $settled), best fixed $bcell, best/auto $ratio, old default/auto $oldr"
-	# the report so far: a call cut short still leaves the classes it finished
+	[ "$fa" -gt "$FAILS" ] && acell="$acell ($((fa - FAILS)) failed)"
+	ecell=-
+	[ -n "$EJ" ] && ecell="$EJPT (-j $EJ, $(fmt "$ET") s)"
+	echo "| $c | $N | $acell | $ta2 | $(jget "$c-auto" settled_all) | $(jget "$c-auto" oom) | $(jget "$c-auto" waited) | $bcell | $ratio | $(jget "$c-auto" jpt) | $BESTJPT | $ecell |" >>"$SUMMARY"
+	echo "RESULT $c: auto $(fmt "$ta") s, best fixed $bcell, best/auto $ratio"
+	detail_class "$c"
 	report
 done
-cat "$TMP/table"
-
+report
+cat "$SUMMARY"
+say "auto.sh: report in $REPORT ($(($(date +%s) - START)) s)"

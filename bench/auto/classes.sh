@@ -1,47 +1,74 @@
-# classes.sh: the farms of bench/auto.sh, one function each: CMD (the command
-# template) and INPUTS (the values of ::: ). Sized for an H100 or H200 with
-# 16 CPUs: each class's GPU work is a few seconds to a few tens of seconds,
-# so that -j 1 (the slowest) stays affordable. $W is gpupack-work; the input
-# ({}) of a gpupack-work task only names it (bench/auto/task drops it).
-# shellcheck shell=bash disable=SC2034
+# classes.sh: the farms of bench/auto.sh, one function each, sized by the
+# GPUs of the machine ($NGPU) so that each run takes 5 to 25 s on H100s: CMD (the command template), INPUTS (the values of :::),
+# FAILS (tasks that fail whatever the count: the fault class's) and WHAT
+# (one line for the report). $W is gpupack-work; a gpupack-work task's
+# input ({}) only names it (bench/auto/task drops it).
+# Under FAKE=1 (bench/auto.sh's own test, no GPU) each class is fake-work's
+# farm task on a simulated device instead (fake_config sets the device).
+# shellcheck shell=bash disable=SC2034,SC2207
 
-# SGEMM n=512: 0.3 s of GPU each; several run at once under MPS (1.8x at 4 on an H100)
-class_small() {
-	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 512 --iters 20000)
-	INPUTS=($(seq 40))
-}
-
-# SGEMM n=4096: one task alone keeps the GPU's SMs busy
-class_large() {
-	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 4096 --iters 150)
-	INPUTS=($(seq 12))
-}
-
-# PyTorch trainings: ~10 s of start-up (import torch, the CUDA context), 0.4 s of GPU
+# start-up-bound PyTorch trainings: ~6-10 s of CPU each (import torch, the CUDA context), 0.4 s
+# of GPU: about one per core is best (16 on one H100 with 16 cores)
 class_python() {
+	WHAT="PyTorch trainings (bench/auto/train.py), start-up bound"
 	CMD=(python3 bench/auto/train.py)
-	INPUTS=($(seq 20))
+	INPUTS=($(seq $((16 * NGPU))))
+	FAILS=0
+	fake_config python start_ms=3000 start_cpu=1 gpu_cpu=0.2 curve=1:1,8:2 task_mib=1100 \
+	    "--work 0.2"
 }
 
-# each task holds a sixth of the device's memory for 1.5 s: five fit at once
+# PyTorch tasks holding 3-22 GiB each (bench/auto/hold.py), 1.5 s of GPU work: memory bounds the count
 class_memory() {
-	local mib
-	mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
-	CMD=("$PWD/bench/auto/task" {} "$W" alloc --mib $((mib / 6)) --hold-ms 1500)
-	INPUTS=($(seq 15))
+	WHAT="PyTorch tasks holding 3-22 GiB each for 1.5 s (bench/auto/hold.py)"
+	CMD=(python3 bench/auto/hold.py {} 1.5)
+	INPUTS=($(seq $((10 * NGPU))))
+	FAILS=0
+	fake_config memory start_ms=2000 start_cpu=1 gpu_cpu=0.2 curve=1:1,4:2 task_mib=20000 \
+	    "--work 0.5"
 }
 
-# SGEMM n=4096 with 4 ms of CPU work after each iteration: CPU and GPU in turns
-class_mixed() {
-	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 4096 --iters 60 --cpu-ms 4)
-	INPUTS=($(seq 24))
+# SGEMM n=4096 (gpupack-work): one task alone keeps the GPU's SMs busy
+class_gpu() {
+	WHAT="SGEMM n=4096 (gpupack-work): GPU-bound, one task fills the GPU"
+	CMD=("$PWD/bench/auto/task" {} "$W" matmul --n 4096 --iters 150)
+	INPUTS=($(seq $((12 * NGPU))))
+	FAILS=0
+	fake_config gpu start_ms=200 start_cpu=0.3 gpu_cpu=0.1 curve=1:1 sm=1:0.97 task_mib=800 "--work 0.4"
 }
 
-# SGEMM n=1024 of different lengths: most 1000-4000 iterations, every tenth 20000
-class_hetero() {
-	CMD=("$W" matmul --n 1024 --iters {})
+# PyTorch trainings, two of which die of a GPU fault (a device-side assert) after their set-up
+class_fault() {
+	WHAT="PyTorch trainings, two of which die of a GPU fault (device-side assert)"
+	CMD=(python3 bench/auto/train.py)
+	INPUTS=($(seq $((16 * NGPU))))
+	# two seeds a third and two thirds in: they fault beside others, in the farm's middle
+	FAULT_SEEDS="$((5 * NGPU)),$((11 * NGPU))"
+	FAILS=2
+	fake_config fault start_ms=3000 start_cpu=1 gpu_cpu=0.2 curve=1:1,8:2 task_mib=1100 "--work 0.2"
+}
+
+# phases: SGEMM n=1024 tasks (GPU-bound, small kernels: a few at once), then PyTorch trainings
+# (start-up bound: one per core); no one fixed count suits both
+class_phases() {
+	local i
+	WHAT="phases: SGEMM n=1024 (gpupack-work), then PyTorch trainings"
+	CMD=("$PWD/bench/auto/phase" {})
 	INPUTS=()
-	for i in $(seq 32); do
-		if [ $((i % 10)) -eq 3 ]; then INPUTS+=(20000); else INPUTS+=($((1000 + (i * 337) % 3000))); fi
-	done
+	for i in $(seq $((12 * NGPU))); do INPUTS+=("s$i"); done
+	for i in $(seq $((8 * NGPU))); do INPUTS+=("p$i"); done
+	FAILS=0
+	fake_config phases start_ms=1500 start_cpu=1 gpu_cpu=0.2 curve=1:1,4:3,16:2 task_mib=900 "--work 0.3"
+}
+
+# fake_config NAME KEY=VALUE... "--work W": under FAKE=1, the class on a simulated device
+fake_config() {
+	local name=$1
+	shift
+	[ "${FAKE:-0}" = 1 ] || return 0
+	mkdir -p "$FAKE_DIR/$name/proc"
+	printf '%s\n' "ncpu=$NCPU" "dev_mib=81559" "${@:1:$#-1}" >"$FAKE_DIR/$name/config"
+	FAKE_DEVICE_DIR=$FAKE_DIR/$name
+	FAKE_ARGS=${*: -1}
+	CMD=("$FAKE_TASK" {})
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """train.py: a small PyTorch training, the start-up-bound task of bench/auto.sh.
 
-    python3 bench/auto/train.py SEED [STEPS] [WIDTH]
+    python3 bench/auto/train.py SEED [STEPS] [WIDTH] [fault]
 
 Trains an MLP (WIDTH hidden units, default 2048) on random data for STEPS
 steps (default 200) on the GPU, as the issue's example user does. Most of
 its wall time is start-up: importing torch and making the CUDA context,
 which is CPU work. Prints one JSON line: the phases' times in seconds and
-the final loss.
+the final loss. With "fault", or a SEED listed in $FAULT_SEEDS (comma
+separated), it dies of a GPU fault after its set-up: an index out of
+bounds on the GPU (a device-side assert, fatal to its CUDA context), as a
+buggy training does.
 """
+import os
 import json
 import sys
 import time
@@ -32,6 +36,12 @@ x = torch.randn(4096, 1024, device=dev)
 y = torch.randint(0, 10, (4096,), device=dev)
 torch.cuda.synchronize()
 t_init = time.time() - t1
+if (len(sys.argv) > 4 and sys.argv[4] == "fault") or \
+        str(seed) in os.environ.get("FAULT_SEEDS", "").split(","):
+    bad = torch.tensor([1 << 20], device=dev)
+    x[0, 0] = y.float()[bad][0]     # device-side assert: index out of bounds
+    torch.cuda.synchronize()
+    sys.exit("train.py: the fault did not happen")
 t2 = time.time()
 for _ in range(steps):
     loss = torch.nn.functional.cross_entropy(model(x), y)

@@ -47,6 +47,13 @@ struct bench_point {
 	int late_kept;   /* repeats kept although still late after the retries */
 	char *error;     /* why the point failed (malloc'd), or NULL */
 	struct stats st;
+	/*
+	 * Joules each repeat took: per task in exercise 4 (gpupack run's
+	 * j_per_task), for the repeat's work in the others (the same work at
+	 * every P); NAN where the GPU keeps no energy counter.
+	 */
+	double energy[BENCH_MAX_REPEATS];
+	struct stats est;
 	const char *reused_from;  /* exercise 3: the exercise whose same point this is, or NULL */
 	double setup_s;  /* the longest time from a command sent to the last worker ready */
 	double margin_s; /* the margin of the last repeat: seconds from the command to the shared start */
@@ -64,6 +71,8 @@ struct bench_rec {
 	double timeslice;        /* time-slicing at the same P */
 	double gain_one;         /* value / one */
 	double gain_timeslice;   /* value / timeslice */
+	int energy_mode, energy_procs; /* the point with the fewest joules (median); energy NAN: none */
+	double energy, energy_value;   /* its joules, and its throughput */
 };
 
 struct bench_exercise {
@@ -140,12 +149,14 @@ struct bench_model {
 
 struct mps_daemon;
 struct bench_pool;
+struct gpu_backend;
 
 struct bench_run {
 	struct bench_config cfg;
 	struct bench_setup setup;
 	struct bench_model model;
 	struct gpu_target target;
+	struct gpu_backend *b;   /* the GPU's energy counter is read through it; NULL none */
 	struct mps_daemon *mps;  /* NULL until an MPS point needs it */
 	char *mps_error;         /* why it could not be started (malloc'd), or NULL */
 	int mps_code;
@@ -194,6 +205,10 @@ int bench_wanted(const struct bench_exercise *e, int mode, int procs);
 void bench_note_repeat(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p,
     double value, double elapsed, double skew);
 void bench_point_fail(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p);
+/* The joules of the repeat just noted (NAN unknown). */
+void bench_note_energy(struct bench_point *p, double joules);
+/* The GPU's energy counter now, in joules; NAN where there is none. */
+double bench_energy_now(struct bench_run *r);
 /* Stop the MPS daemon bench started, if any (safe to call twice). */
 void bench_cleanup(struct bench_run *r);
 /* Medians, spreads and recommendations from the repeats measured so far. */

@@ -81,7 +81,7 @@ last_line(char *s)
 
 /* Read run's summary: tasks per hour, and the makespan. */
 static int
-read_summary(const struct wresult *w, int tasks, double *per_hour, double *makespan)
+read_summary(const struct wresult *w, int tasks, double *per_hour, double *makespan, double *jpt)
 {
 	struct wline l;
 	double done = 0, failed = 0, rate = 0;
@@ -111,6 +111,9 @@ read_summary(const struct wresult *w, int tasks, double *per_hour, double *makes
 		done = tasks;
 	if (wline_num(&l, "tasks_per_s", &rate) < 0 || rate <= 0)
 		rate = done / *makespan;
+	/* the run's own joules per task (null where the GPU keeps no counter) */
+	if (wline_num(&l, "j_per_task", jpt) < 0)
+		*jpt = NAN;
 	wline_free(&l);
 	if (done != tasks)
 		return err_set(EXIT_TASKS, "gpupack run ran %.0f tasks, not %d", done, tasks);
@@ -124,12 +127,12 @@ measure_one(struct bench_run *r, struct bench_exercise *e, struct bench_point *p
 	int tasks = tasks_of(r), rc;
 	struct wspec spec = {run_argv(r, p->mode, p->procs, tasks), env_clean()};
 	struct wresult res;
-	double per_hour = 0, makespan = 0;
+	double per_hour = 0, makespan = 0, jpt = NAN;
 
 	p->iters = tasks;
 	rc = workers_run(&spec, 1, r->cfg.timeout_s, &res);
 	if (rc == 0)
-		rc = read_summary(&res, tasks, &per_hour, &makespan);
+		rc = read_summary(&res, tasks, &per_hour, &makespan, &jpt);
 	wresults_free(&res, 1);
 	env_free(spec.argv);
 	env_free(spec.env);
@@ -140,6 +143,7 @@ measure_one(struct bench_run *r, struct bench_exercise *e, struct bench_point *p
 		return 0;
 	}
 	bench_note_repeat(r, e, p, per_hour, makespan, 0);
+	bench_note_energy(p, jpt);
 	return 0;
 }
 

@@ -83,4 +83,16 @@ bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec)
 	rec->timeslice = median_at(e, size, BM_TIMESLICE, pick->procs);
 	rec->gain_one = stats_ratio(rec->value, rec->one);
 	rec->gain_timeslice = stats_ratio(rec->value, rec->timeslice);
+	/* beside the fastest, the point with the fewest joules */
+	rec->energy = NAN;
+	for (int i = 0; i < e->npts; i++) {
+		const struct bench_point *p = &e->pts[i];
+
+		if (!usable(p, size) || p->est.n == 0 || (!isnan(rec->energy) && p->est.median >= rec->energy))
+			continue;
+		rec->energy = p->est.median;
+		rec->energy_mode = p->mode;
+		rec->energy_procs = p->procs;
+		rec->energy_value = p->st.median;
+	}
 }

@@ -72,21 +72,21 @@ static void
 point_row(const struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
     struct table *t)
 {
-	char med[32], mn[32], mx[32], su[32], ef[32], sp[32], pr[16], n[16];
+	char med[32], mn[32], mx[32], su[32], ef[32], sp[32], pr[16], n[16], en[32];
 	double one = one_process(e, p->size);
 
 	snprintf(pr, sizeof pr, "%d", p->procs);
 	snprintf(n, sizeof n, "%d", p->st.n);
 	if (p->st.n == 0) {
 		table_row(t, bench_mode_name(p->mode), pr, p->error ? "failed" : "-", NULL, NULL, NULL,
-		    NULL, NULL, NULL);
+		    NULL, NULL, NULL, NULL);
 		return;
 	}
 	table_row(t, bench_mode_name(p->mode), pr, fmt_num(med, sizeof med, p->st.median),
 	    fmt_num(mn, sizeof mn, p->st.min), fmt_num(mx, sizeof mx, p->st.max),
 	    fmt_ratio(su, sizeof su, stats_ratio(p->st.median, one)),
 	    fmt_pct(ef, sizeof ef, stats_ratio(p->st.median, bench_limit_for(r, e, p->size, p->procs))),
-	    fmt_pct(sp, sizeof sp, p->st.spread), n);
+	    fmt_pct(sp, sizeof sp, p->st.spread), n, fmt_num(en, sizeof en, p->est.n > 0 ? p->est.median : NAN));
 }
 
 static void
@@ -107,6 +107,10 @@ print_rec(const struct bench_exercise *e, const struct bench_rec *rec, int sim, 
 		    bench_mode_name(rec->best_mode), rec->best_procs, fmt_num(b, sizeof b, rec->best),
 		    (rec->best / rec->value - 1) * 100);
 	fputc('\n', f);
+	if (!isnan(rec->energy))
+		fprintf(f, "  fewest joules: %s, P=%d: %s J%s, at %.0f%% of the best %s\n",
+		    bench_mode_name(rec->energy_mode), rec->energy_procs, fmt_num(v, sizeof v, rec->energy),
+		    e->id == EX_COMMAND ? " per task" : "", 100 * stats_ratio(rec->energy_value, rec->best), e->unit);
 }
 
 static void
@@ -115,8 +119,9 @@ print_size(const struct bench_run *r, const struct bench_exercise *e, int si, FI
 	struct table t;
 
 	size_heading(e, e->sizes[si], f);
-	table_init(&t, "lrrrrrrrr", 2);
-	table_row(&t, "mode", "P", e->unit, "min", "max", "speed-up", "efficiency", "spread", "runs");
+	table_init(&t, "lrrrrrrrrr", 2);
+	table_row(&t, "mode", "P", e->unit, "min", "max", "speed-up", "efficiency", "spread", "runs",
+	    e->id == EX_COMMAND ? "J/task" : "J");
 	for (int m = 0; m < BM_NMODES; m++)
 		for (int i = 0; i < e->npts; i++)
 			if (e->pts[i].size == e->sizes[si] && e->pts[i].mode == m)
@@ -166,7 +171,11 @@ print_legend(const struct bench_run *r, FILE *f)
 		fprintf(f, "; runs: repeats measured; speed-up over one process;\n");
 	}
 	fprintf(f, "efficiency: share of the single-process limit (the better of batched and streams "
-	    "at the same P);\nspread: (max - min) / median\n");
+	    "at the same P);\nspread: (max - min) / median");
+	if (!r->model.on)
+		fprintf(f, "; J: joules of a repeat's work (the same at every P; per task\nin exercise 4), "
+		    "from the GPU's energy counter (- where it keeps none)");
+	fputc('\n', f);
 }
 
 void
@@ -295,6 +304,8 @@ json_point(const struct bench_run *r, const struct bench_exercise *e, const stru
 	json_str(j, "reused_from", p->reused_from);
 	json_double(j, "setup_s", p->setup_s > 0 ? p->setup_s : NAN);
 	json_double(j, "margin_s", p->margin_s > 0 ? p->margin_s : NAN);
+	json_double(j, "energy_j", p->est.n > 0 ? p->est.median : NAN);
+	json_list(j, "energy_repeats_j", p->energy, p->nrep);
 	json_obj_end(j);
 }
 
@@ -318,6 +329,14 @@ json_rec(const struct bench_rec *rec, struct json *j)
 	json_double(j, "best", rec->best);
 	json_double(j, "one_process", rec->one);
 	json_double(j, "timeslice", rec->timeslice);
+	if (isnan(rec->energy)) {
+		json_null(j, "energy_best_mode");
+	} else {
+		json_str(j, "energy_best_mode", bench_mode_name(rec->energy_mode));
+		json_int(j, "energy_best_procs", rec->energy_procs);
+		json_double(j, "energy_best_j", rec->energy);
+		json_double(j, "energy_best_value", rec->energy_value);
+	}
 	json_obj_end(j);
 }
 

@@ -30,6 +30,7 @@
 #include "bench/runner.h"
 #include "bench/workers.h"
 #include "farm/cost.h"
+#include "gpu/backend.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LATE_RETRIES 3
 #define CALIB_GUESS_S 0.05
@@ -144,6 +146,7 @@ model_outcome(const struct bench_run *r, const struct bench_exercise *e,
 	double n = p->size, matmuls = (double)iters * (p->procs > 0 ? p->procs : 1);
 
 	memset(o, 0, sizeof *o);
+	o->energy = NAN;         /* modelled, not measured: no joules */
 	o->elapsed = matmuls * bench_model_call_s(&r->model, p->size, p->mode, p->procs, e->cpu_ms);
 	o->value = 2 * n * n * n * matmuls / o->elapsed / 1e12;
 }
@@ -159,7 +162,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 {
 	int n = nworkers(p->mode, p->procs), capped = p->mode == BM_MPS_CAPPED, rc = 0, story;
 	struct bench_pool *pool;
-	double t0, start_at;
+	double t0, start_at, joules = NAN;
 	char *cmd;
 
 	if (r->model.on) {
@@ -191,10 +194,21 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	story = rc < 0;
 	pool->last_ex = xi;
 	pool->last_pt = pi;
-	if (rc == 0)
+	/* the energy from the shared start (the workers wait for it) to the last result */
+	if (rc == 0 && r->b) {
+		double wait = start_at - clock_wall(), e0;
+
+		if (wait > 0)
+			nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)}, NULL);
+		e0 = bench_energy_now(r);
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
+		joules = rc == 0 ? bench_energy_now(r) - e0 : NAN;
+	} else if (rc == 0) {
+		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
+	}
 	if (rc == 0 && bench_read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
 		rc = -1, story = 1;
+	o->energy = joules;
 	/* a worker gone or a bad line: the whole story (exit status, stderr) once all are gone */
 	if (story && !bench_interrupted && wgroup_wait(pool->g, r->cfg.timeout_s) == 0)
 		bench_read_outcome(r, wgroup_results(pool->g), n, 1, t0, start_at, o);
@@ -241,6 +255,25 @@ bench_note_repeat(struct bench_run *r, const struct bench_exercise *e, struct be
 		fprintf(stderr, " N=%d", p->size);
 	fprintf(stderr, " %s P=%d: %.3g %s (%.2f s)\n", bench_mode_name(p->mode), p->procs, value,
 	    e->unit, elapsed);
+}
+
+void
+bench_note_energy(struct bench_point *p, double joules)
+{
+	if (p->nrep > 0)
+		p->energy[p->nrep - 1] = joules >= 0 ? joules : NAN;
+}
+
+double
+bench_energy_now(struct bench_run *r)
+{
+	uint64_t mj;
+
+	if (!r->b || !r->b->energy || r->b->energy(r->b, r->setup.gpu_index, &mj) < 0) {
+		err_clear();
+		return NAN;
+	}
+	return (double)mj / 1000.0;
 }
 
 void
@@ -296,6 +329,7 @@ measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point 
 		p->retries++;
 	}
 	bench_note_repeat(r, e, p, o.value, o.elapsed, o.skew);
+	bench_note_energy(p, o.energy);
 	return 0;
 fail:
 	if (bench_interrupted)

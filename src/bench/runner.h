@@ -20,6 +20,7 @@ struct outcome {
 	double first;         /* the first t_start */
 	double late;          /* the latest start after the shared instant, seconds */
 	double setup;         /* command sent to the last t_ready; 0 unknown */
+	double energy;        /* joules from the shared start to the last result; NAN unknown */
 };
 
 /* Workers that stay (see the top). */

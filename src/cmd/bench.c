@@ -374,6 +374,8 @@ pick_device(struct ctx *c, const char *sel, struct bench_run *r)
 		str_copy(r->setup.driver, sys.driver_version, sizeof r->setup.driver);
 		str_copy(r->setup.cuda, sys.cuda_version, sizeof r->setup.cuda);
 		str_copy(r->setup.backend, sys.backend, sizeof r->setup.backend);
+		/* the GPU's energy counter, read around each repeat */
+		r->b = b;
 	}
 	free(all);
 	gpu_system_free(&sys);

@@ -1,18 +1,22 @@
 /*
- * auto: the farm's side of -j auto (auto.h). The signals of one device are
- * put together here from three places: the backend's sample of the device,
- * /proc for the host, and the farm's own runs, matched to the device's
- * processes by process group (each task leads its own group, so a task's
- * children count as the task).
+ * auto: the farm's side of -j auto (auto.h). The readings come from three
+ * places: the backend's samples of the devices, /proc for the host and for
+ * each task's processes (their CPU time, their wait for a CPU), and the
+ * farm's own runs, matched to the devices' processes by process group
+ * (each task leads its own group, so a task's children count as the task).
+ * The decisions are ctlnode.c's; this file applies them: each device's
+ * count, and SIGSTOP / SIGCONT to the process group of a task that waits at
+ * the GPU's door.
  *
  * Where the driver lists no process of ours (a container that hides pids,
  * a driver that does not list MPS clients), the farm goes "blind": every
- * running task counts as on the GPU, and a task's footprint is the device
- * memory the farm added over the tasks running.
+ * running task counts as on the GPU (none is ever stopped), and a task's
+ * footprint is the device memory the farm added over the tasks running.
  */
 #include "farm/auto.h"
 #include "farm/control.h"
 #include "farm/cost.h"
+#include "farm/ctlnode.h"
 #include "farm/oom.h"
 #include "farm/remember.h"
 #include "farm/state.h"
@@ -21,110 +25,181 @@
 #include "util/host.h"
 #include "util/str.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A process with at least this much device memory has its context and data: it is on the GPU. */
-#define ON_GPU_MIN (256ull << 20)
 /* Seconds of running tasks after which a driver that listed none of them is taken as blind. */
 #define BLIND_AFTER 20.0
 /* The device counts as at its memory limit below this share free. */
 #define MEM_FULL_SHARE 0.02
+/*
+ * Seconds with tasks stopped at the door while the others make no progress
+ * (no CPU time, no task ended, every GPU idle) after which they are all
+ * let go and the gate is off for the run: they may wait on one stopped.
+ */
+#define STALL 5.0
+/* Seconds a task's processes get to stop once signalled. */
+#define STOP_WAIT 0.02
 
 struct farm_auto {
-	struct ctl *ctl;          /* one per group (unused where a group has no slot) */
-	uint64_t *key;            /* per group: what its count is remembered under */
+	struct ctlnode node;
+	struct ctl_config *cfg;   /* per group */
+	uint64_t *key;            /* per group: what it is remembered under */
 	uint64_t *used0;          /* per group: device memory in use before the farm */
-	double next;
+	struct ctlnode_dev *dev;  /* per group: the last readings */
+	struct ctlnode_host host; /* the last readings of the host */
+	struct ctlnode_task *t;   /* scratch: the running tasks, for the controllers */
+	struct run **who;         /* and whose each is */
+	double next, watch_next;
 	struct host_cpu cpu;
 	int cpu_ok;
 	double running_since;     /* 0: no task has run yet */
 	int seen;                 /* a task of ours appeared in a device's process list */
-	int ncpu;                 /* the host's CPUs, as /proc/stat lists them */
 	int blind;
+	int gate_off;             /* no task is stopped at the door any more (a stall) */
+	double moved_t;           /* when the farm last made progress */
+	double moved;             /* CPU seconds the running tasks used since the last step */
+	unsigned long long ended; /* tasks ended, at the last step */
 };
 
 static int
-start_count(const struct farm *f, uint64_t key, int *remembered)
+start_count(const struct farm *f, uint64_t key, struct remembered *rem, int *remembered)
 {
-	int n = 0;
-
-	*remembered = remember_load(key, &n);
+	*remembered = remember_load(key, rem);
 	if (*remembered)
-		return n;
+		return rem->count;
 	return f->o->share == SHARE_MPS ? FARM_JOBS_MPS : FARM_JOBS_TIMESLICE;
+}
+
+/* A past run's footprints (the first device's that has some). */
+static void
+seed_footprints(struct farm_auto *au, const struct remembered *rem)
+{
+	if (au->node.mem.fp.n > 0)
+		return;
+	for (int k = 0; k < rem->nfp; k++)
+		ctlmem_add(&au->node.mem.fp, (double)rem->fp[k]);
 }
 
 int
 auto_setup(struct farm *f, const struct gpu_system *sys)
 {
 	struct farm_auto *au;
+	struct ctlnode_config nc;
+	struct remembered *rem;
+	uint64_t id = setup_identity(f->o), *mem_free;
 	double now = clock_mono();
-	uint64_t id = setup_identity(f->o);
+	int *remembered;
 
 	if (!f->o->jobs_auto)
 		return 0;
 	au = xcalloc(1, sizeof *au);
-	au->ctl = xcalloc((size_t)f->ng, sizeof *au->ctl);
+	au->cfg = xcalloc((size_t)f->ng, sizeof *au->cfg);
 	au->key = xcalloc((size_t)f->ng, sizeof *au->key);
 	au->used0 = xcalloc((size_t)f->ng, sizeof *au->used0);
+	au->dev = xcalloc((size_t)f->ng, sizeof *au->dev);
+	rem = xcalloc((size_t)f->ng, sizeof *rem);
+	remembered = xcalloc((size_t)f->ng, sizeof *remembered);
+	mem_free = xcalloc((size_t)f->ng, sizeof *mem_free);
+	memset(&nc, 0, sizeof nc);
+	au->cpu_ok = host_cpu_read(&au->cpu) == 0;
+	err_clear();
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		const struct gpu_info *gi = &sys->gpus[g->t.gpu];
-		struct ctl_config cfg;
-		int remembered = 0, seen = 0, n = 0;
+		struct ctl_config *cfg = &au->cfg[i];
+		int same = -1;
 
 		g->gi_id = g->t.gi >= 0 ? (int)gi->gi[g->t.gi].id : -1;
 		g->mem_total = g->t.mem_total;
-		g->mem_free = g->t.mem_free;
+		g->mem_free = mem_free[i] = g->t.mem_free;
 		au->used0[i] = g->t.mem_total > g->t.mem_free ? g->t.mem_total - g->t.mem_free : 0;
+		*cfg = (struct ctl_config){1, 1, f->o->share == SHARE_MPS, f->o->auto_energy};
 		if (g->cap == 0)
 			continue;
-		au->key[i] = remember_key(id, f->o->share, gi->name, g->mig_slices);
+		au->key[i] = remember_key(id, f->o->share, f->o->auto_energy, gi->name, g->mig_slices);
 		/* one warning per file: a device of the same kind as an earlier one takes its count */
-		for (int j = 0; j < i; j++)
-			if (au->key[j] == au->key[i] && f->g[j].ctl) {
-				n = f->g[j].ctl->cfg.start;
-				seen = 1;
-			}
-		cfg.start = seen ? n : start_count(f, au->key[i], &remembered);
-		cfg.max = g->cap;
-		cfg.mps = f->o->share == SHARE_MPS;
-		cfg.mem_task = f->o->mem ? f->o->mem + FARM_CTX_OVERHEAD : 0;
-		cfg.mem_min = FARM_CTX_OVERHEAD;
-		ctl_init(&au->ctl[i], &cfg, now);
-		if (remembered)
-			au->ctl[i].log[0].why = "remembered from an earlier run";
-		g->ctl = &au->ctl[i];
-		g->jobs = g->ctl->limit;
+		for (int j = 0; j < i && same < 0; j++)
+			if (au->key[j] == au->key[i] && f->g[j].cap > 0)
+				same = j;
+		if (same >= 0) {
+			rem[i] = rem[same];
+			remembered[i] = remembered[same];
+			cfg->start = au->cfg[same].start;
+		} else {
+			cfg->start = start_count(f, au->key[i], &rem[i], &remembered[i]);
+		}
+		cfg->max = g->cap;
+		/* a past run's cores per task (the first device's that has them) */
+		if (remembered[i] && nc.d_start == 0 && rem[i].cores_start > 0) {
+			nc.d_start = rem[i].cores_start;
+			nc.d_run = rem[i].cores_run;
+		}
 	}
-	/* a first sample of each device: GPM's figures are rates between two */
+	nc.ndev = f->ng;
+	nc.dev = au->cfg;
+	nc.mem_fixed = f->o->mem ? f->o->mem + FARM_CTX_OVERHEAD : 0;
+	nc.tick = CTL_TICK;
+	ctlnode_init(&au->node, &nc, now);
+	for (int i = 0; i < f->ng; i++) {
+		if (f->g[i].cap == 0)
+			continue;
+		if (remembered[i])
+			seed_footprints(au, &rem[i]);
+		f->g[i].ctl = &au->node.dev[i];
+		if (remembered[i])
+			au->node.dev[i].log[0].why = "remembered from an earlier run";
+	}
+	/* a past run's cores per task and footprints bound where each device starts */
+	ctlnode_first(&au->node, au->cpu.ncpu, mem_free);
 	for (int i = 0; i < f->ng; i++) {
 		struct gpu_sample smp;
 
-		if (f->g[i].ctl && f->b && f->b->sample)
+		if (!f->g[i].ctl)
+			continue;
+		f->g[i].jobs = f->g[i].ctl->limit;
+		/* a first sample of each device: GPM's figures are rates between two */
+		if (f->b && f->b->sample)
 			f->b->sample(f->b, f->g[i].gpu_index, f->g[i].gi_id, &smp);
 	}
-	au->cpu_ok = host_cpu_read(&au->cpu) == 0;
 	err_clear();
 	au->next = now + CTL_TICK;
+	au->watch_next = now + CTLNODE_WATCH;
 	f->au = au;
+	free(rem);
+	free(remembered);
+	free(mem_free);
 	return 0;
 }
 
 double
 auto_next(const struct farm *f)
 {
-	return f->au ? f->au->next : 0;
+	if (!f->au)
+		return 0;
+	return f->au->node.watch && f->au->watch_next < f->au->next ? f->au->watch_next : f->au->next;
 }
 
-/* Which of g's runs are on the GPU, and with how much memory; the footprint. */
+void
+auto_started(struct farm *f, struct run *r, double now)
+{
+	memset(&r->ct, 0, sizeof r->ct);
+	r->ct.dev = (int)(r->g - f->g);
+	r->ct.start = now;
+	r->ct.cpu = r->ct.wait = -1;
+	r->paused = 0;
+}
+
+/* Which of g's runs the driver lists, and with how much memory. */
 static void
 attribute(struct farm *f, struct group *g, const struct gpu_sample *smp)
 {
 	for (int i = 0; i < f->nr; i++)
-		if (f->r[i].g == g)
-			f->r[i].gpu_mem = 0;
+		if (f->r[i].g == g && f->r[i].task) {
+			f->r[i].ct.m.mem = 0;
+			f->r[i].ct.m.on_gpu = 0;
+		}
 	for (int p = 0; p < smp->nprocs; p++) {
 		pid_t pg = host_pgid(smp->procs[p].pid);
 
@@ -134,35 +209,47 @@ attribute(struct farm *f, struct group *g, const struct gpu_sample *smp)
 			if (r->g != g || !r->task || r->exited || r->pid != pg)
 				continue;
 			/* a process the driver lists without its memory: on the GPU, size unknown */
-			r->gpu_mem += smp->procs[p].mem ? smp->procs[p].mem : 1;
+			r->ct.m.mem += smp->procs[p].mem;
+			r->ct.m.on_gpu = 1;
 			f->au->seen = 1;
 		}
 	}
+}
+
+/* Blind: every running task on the GPU, each with its share of what the farm added. */
+static void
+blind_share(struct farm *f, int gi, const struct gpu_sample *smp)
+{
+	struct group *g = &f->g[gi];
+	uint64_t per = g->running > 0 && smp->mem_used > f->au->used0[gi] ?
+	    (smp->mem_used - f->au->used0[gi]) / (uint64_t)g->running : 0;
+
 	for (int i = 0; i < f->nr; i++) {
 		struct run *r = &f->r[i];
 
-		if (r->g != g || !r->task)
+		if (r->g != g || !r->task || r->exited)
 			continue;
-		r->on_gpu = r->gpu_mem >= ON_GPU_MIN || r->gpu_mem == 1 || f->au->blind;
-		if (r->gpu_mem > 1 && r->gpu_mem > g->footprint)
-			g->footprint = r->gpu_mem;
+		r->ct.m.on_gpu = 1;
+		r->ct.m.mem = per;
 	}
 }
 
-/* Step g's controller. gone: a run whose attempt just ended (not counted as running). */
+/* Read device gi (full: everything; else memory and processes only) into au->dev[gi]. */
 static void
-step_group(struct farm *f, int gi, double now, double cpu_busy, uint64_t host_avail,
-    const struct run *gone)
+read_device(struct farm *f, int gi, double now, int full)
 {
 	struct farm_auto *au = f->au;
 	struct group *g = &f->g[gi];
+	struct ctlnode_dev *d = &au->dev[gi];
 	struct gpu_sample smp;
-	struct ctl_signals s;
-	uint64_t fp = 0, est;
+	uint64_t mj;
 	int have;
 
 	memset(&smp, 0, sizeof smp);
-	have = f->b && f->b->sample && f->b->sample(f->b, g->gpu_index, g->gi_id, &smp) == 0;
+	if (full || !f->b || !f->b->sample_procs)
+		have = f->b && f->b->sample && f->b->sample(f->b, g->gpu_index, g->gi_id, &smp) == 0;
+	else
+		have = f->b->sample_procs(f->b, g->gpu_index, g->gi_id, &smp) == 0;
 	if (!have) {
 		err_clear();
 		smp.busy = smp.sm_active = -1;
@@ -176,102 +263,265 @@ step_group(struct farm *f, int gi, double now, double cpu_busy, uint64_t host_av
 	if (!au->blind && have && g->running > 0 && (smp.nprocs < 0 ||
 	    (!au->seen && au->running_since > 0 && now - au->running_since > BLIND_AFTER)))
 		au->blind = 1;
-	if (have && smp.nprocs >= 0)
+	if (have && smp.nprocs >= 0 && !au->blind)
 		attribute(f, g, &smp);
-	if (au->blind && g->running > 0 && smp.mem_used > au->used0[gi]) {
-		uint64_t per = (smp.mem_used - au->used0[gi]) / (uint64_t)g->running;
-
-		if (per > g->footprint)
-			g->footprint = per;
-	}
-	for (int i = 0; i < f->ng; i++)
-		if (f->g[i].footprint > fp)
-			fp = f->g[i].footprint;
-	memset(&s, 0, sizeof s);
-	s.now = now;
-	s.demand = f->stop == 0 && !(f->st.inputs_done && !f->retry && !f->suspects);
-	s.ended = g->ended;
-	s.busy = smp.busy;
-	s.sm_active = smp.sm_active;
-	s.cpu_busy = cpu_busy;
-	s.ncpu = au->ncpu;
-	s.mem_total = have ? smp.mem_total : 0;
-	s.mem_free = smp.mem_free;
-	s.footprint = fp;
-	s.host_avail = host_avail;
-	s.oom = g->oom;
-	est = fp > FARM_CTX_OVERHEAD ? fp : FARM_CTX_OVERHEAD;
-	for (int i = 0; i < f->nr; i++) {
-		const struct run *r = &f->r[i];
-
-		if (r->g != g || !r->task || r->exited || r == gone)
-			continue;
-		s.running++;
-		s.unrevealed += !r->on_gpu;
-		/* what it will still take: the largest footprint, less what it holds */
-		if (!au->blind && r->gpu_mem < est)
-			s.mem_pending += est - (r->gpu_mem > 1 ? r->gpu_mem : 0);
-	}
-	g->jobs = ctl_step(g->ctl, &s);
+	if (au->blind && have)
+		blind_share(f, gi, &smp);
+	d->mem_total = have ? smp.mem_total : 0;
+	d->mem_free = smp.mem_free;
+	if (!full)
+		return;
+	d->busy = smp.busy;
+	d->sm_active = smp.sm_active;
+	d->ended = g->ended;
+	d->oom = g->oom;
 	g->oom = 0;
+	d->energy = -1;
+	/* a MIG device shares its GPU's counter: no measure of its own count */
+	if (!g->energy_shared && g->energy_ok == 1 && f->b && f->b->energy &&
+	    f->b->energy(f->b, g->gpu_index, &mj) == 0 && mj >= g->energy0)
+		d->energy = (double)(mj - g->energy0) / 1000.0;
+	err_clear();
 }
 
-/* The host's CPU busy share since the last reading, and MemAvailable. */
+/* The host's CPU busy share since the last step, and MemAvailable. */
 static void
-host_signals(struct farm_auto *au, double *cpu_busy, uint64_t *avail)
+read_host(struct farm *f, double now, int full)
 {
-	struct host_cpu now;
+	struct farm_auto *au = f->au;
+	struct ctlnode_host *h = &au->host;
+	struct host_cpu c;
 
-	*cpu_busy = -1;
-	*avail = 0;
-	if (host_cpu_read(&now) == 0) {
+	h->now = now;
+	h->demand = f->stop == 0 && !(f->st.inputs_done && !f->retry && !f->suspects);
+	if (!full)
+		return;
+	h->cpu_busy = -1;
+	if (host_cpu_read(&c) == 0) {
 		if (au->cpu_ok)
-			*cpu_busy = host_cpu_busy(&au->cpu, &now);
-		au->cpu = now;
+			h->cpu_busy = host_cpu_busy(&au->cpu, &c);
+		au->cpu = c;
 		au->cpu_ok = 1;
-		au->ncpu = now.ncpu;
+		h->ncpu = c.ncpu;
 	}
-	if (host_mem_available(avail) < 0)
-		*avail = 0;
+	if (host_mem_available(&h->host_avail) < 0)
+		h->host_avail = 0;
 	err_clear();
+}
+
+/* The running tasks under auto into au->t (their CPU read now); the count. skip: one left out. */
+static int
+gather(struct farm *f, int dev, const struct run *skip)
+{
+	struct farm_auto *au = f->au;
+	int n = 0;
+
+	au->t = xrealloc(au->t, (size_t)(f->nr > 0 ? f->nr : 1) * sizeof *au->t);
+	au->who = xrealloc(au->who, (size_t)(f->nr > 0 ? f->nr : 1) * sizeof *au->who);
+	for (int i = 0; i < f->nr; i++) {
+		struct run *r = &f->r[i];
+
+		double was = r->ct.cpu;
+
+		if (!r->task || r->exited || r == skip || !r->g->ctl || (dev >= 0 && r->ct.dev != dev))
+			continue;
+		if (host_task_cpu(r->pid, &r->ct.cpu, &r->ct.wait) < 0)
+			r->ct.cpu = r->ct.wait = -1;
+		if (was >= 0 && r->ct.cpu > was)
+			au->moved += r->ct.cpu - was;
+		r->ct.m.paused = r->paused;
+		au->t[n] = r->ct;
+		au->who[n++] = r;
+	}
+	return n;
+}
+
+/*
+ * Stop r at the GPU's door: 1 when it stays stopped. A task found holding
+ * a file lock once stopped (it could stop those that wait for the lock) is
+ * let go at once, and asked again at the next reading; so is one that has
+ * not stopped within STOP_WAIT (what it holds cannot be known).
+ */
+static int
+stop_at_door(struct run *r)
+{
+	if (kill(-r->pid, SIGSTOP) < 0)
+		return 0;
+	if (!host_tree_stopped(r->pid, STOP_WAIT) || host_tree_locks(r->pid) != 0) {
+		kill(-r->pid, SIGCONT);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Tasks stopped at the door while the rest of the farm stands still: they
+ * may hold what the others wait for (a lock of a kind /proc/locks does not
+ * list). All go, and nothing is stopped again in this run.
+ */
+static void
+stall_check(struct farm *f, double now)
+{
+	struct farm_auto *au = f->au;
+	unsigned long long ended = 0;
+	int paused = 0, busy = 0;
+
+	for (int i = 0; i < f->ng; i++) {
+		ended += f->g[i].ended;
+		busy |= f->g[i].ctl && au->dev[i].busy > 0.05;
+	}
+	for (int i = 0; i < f->nr; i++)
+		paused += f->r[i].task && f->r[i].paused;
+	if (au->moved_t == 0 || au->moved > 0.05 || ended != au->ended || busy || paused == 0)
+		au->moved_t = now;
+	au->moved = 0;
+	au->ended = ended;
+	if (now - au->moved_t < STALL)
+		return;
+	au->gate_off = 1;
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task)
+			auto_wake(&f->r[i]);
+}
+
+/* The controllers' answers: each device's count, each task stopped at the door or let go. */
+static void
+apply(struct farm *f, int n)
+{
+	struct farm_auto *au = f->au;
+
+	for (int i = 0; i < n; i++) {
+		struct run *r = au->who[i];
+		int stop = au->t[i].m.pause && !au->t[i].m.on_gpu && f->stop == 0 && !au->blind && !au->gate_off;
+
+		r->ct = au->t[i];
+		if (stop && !r->paused && stop_at_door(r)) {
+			r->paused = 1;
+			r->g->waited++;
+		} else if (!stop && r->paused) {
+			kill(-r->pid, SIGCONT);
+			r->paused = 0;
+		}
+		r->ct.m.paused = r->paused;
+	}
+	for (int i = 0; i < f->ng; i++)
+		if (f->g[i].ctl) {
+			f->g[i].jobs = f->g[i].ctl->limit;
+			f->g[i].footprint = ctlmem_expect(&au->node.mem);
+			f->g[i].cores_start = au->node.d_start;
+			f->g[i].cores_run = au->node.d_run;
+		}
 }
 
 void
 auto_tick(struct farm *f, double now)
 {
 	struct farm_auto *au = f->au;
-	uint64_t avail;
-	double cpu;
+	int full, n;
 
-	if (!au || now < au->next)
+	if (!au || (now < au->next && !(au->node.watch && now >= au->watch_next)))
 		return;
-	au->next = now + CTL_TICK;
+	full = now >= au->next;
+	if (full)
+		au->next = now + CTL_TICK;
+	au->watch_next = now + CTLNODE_WATCH;
 	if (au->running_since == 0 && f->st.running > 0)
 		au->running_since = now;
-	host_signals(au, &cpu, &avail);
+	read_host(f, now, full);
 	for (int i = 0; i < f->ng; i++)
 		if (f->g[i].ctl)
-			step_group(f, i, now, cpu, avail, NULL);
+			read_device(f, i, now, full);
+	n = gather(f, -1, NULL);
+	if (full)
+		ctlnode_step(&au->node, &au->host, au->dev, au->t, n);
+	else
+		ctlnode_watch(&au->node, &au->host, au->dev, au->t, n);
+	apply(f, n);
+	if (full)
+		stall_check(f, now);
+}
+
+void
+auto_wake(struct run *r)
+{
+	if (!r->paused)
+		return;
+	kill(-r->pid, SIGCONT);
+	r->paused = 0;
+}
+
+/*
+ * Did other attempts run on r's device beside it: running still, or ended
+ * after it started (a loop slow to reap sees a task that ran out of memory
+ * beside others only after they ended)?
+ */
+static int
+had_company(const struct run *r)
+{
+	const struct group *g = r->g;
+	int n = 0;
+
+	for (int i = 0; i < 8; i++)
+		n += g->end_t[i] > r->start;
+	return g->running >= 2 || n > 0;
 }
 
 int
 auto_ended(struct farm *f, struct run *r, int ok)
 {
+	struct farm_auto *au = f->au;
 	struct group *g = r->g;
-	int said, full;
+	int said, full, n, gi = (int)(g - f->g), company = had_company(r);
 
+	g->end_t[g->ended % 8] = clock_mono();
 	g->ended++;
-	if (ok || !g->ctl || !f->au)
+	r->paused = 0;
+	if (!g->ctl || !au)
+		return 0;
+	ctlnode_ended(&au->node, &r->ct, ok, clock_mono());
+	if (ok)
 		return 0;
 	said = oom_in_output(&r->out[1], r->file[1]);
 	full = g->mem_total && (double)g->mem_free < MEM_FULL_SHARE * (double)g->mem_total;
 	/* alone on the device, running out of memory was the task's own doing, not the packing's */
-	if (!(said || full) || g->running < 2)
+	if (!(said || full) || !company)
 		return 0;
 	/* step now, before the freed slot takes the rerun back into the same squeeze */
-	g->oom++;
-	step_group(f, (int)(g - f->g), clock_mono(), -1, 0, r);
+	au->host.now = clock_mono();
+	au->dev[gi].ended = g->ended;
+	au->dev[gi].oom = 1;
+	n = gather(f, gi, r);
+	ctlnode_oom(&au->node, gi, &au->host, au->dev, au->t, n);
+	au->dev[gi].oom = 0;
+	apply(f, n);
 	return 1;
+}
+
+/* Up to REMEMBER_FP footprints, evenly spaced quantiles of those learnt, ascending. */
+static void
+quantiles(const struct ctlmem_dist *d, struct remembered *rem)
+{
+	double v[CTLMEM_KEEP];
+	int n = d->n;
+
+	memcpy(v, d->v, (size_t)n * sizeof *v);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	rem->nfp = n < REMEMBER_FP ? n : REMEMBER_FP;
+	for (int k = 0; k < rem->nfp; k++) {
+		int at = rem->nfp > 1 ? k * (n - 1) / (rem->nfp - 1) : n - 1;
+
+		rem->fp[k] = v[at] > 0 ? (uint64_t)v[at] : 0;
+	}
+	/* a remembered footprint is at least a MiB (the file's unit) */
+	for (int k = 0; k < rem->nfp; k++)
+		if (rem->fp[k] < (1u << 20))
+			rem->fp[k] = 1u << 20;
 }
 
 void
@@ -282,23 +532,55 @@ auto_finish(struct farm *f, int remember)
 
 	if (!au)
 		return;
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].task)
+			auto_wake(&f->r[i]);
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
+		struct remembered rem;
 		double held = 0;
-		int n;
 
 		if (!g->ctl)
 			continue;
-		n = ctl_settled(g->ctl, now, &held);
-		/* a count is worth remembering once it ran a step with tasks waiting */
+		memset(&rem, 0, sizeof rem);
+		rem.count = ctl_settled(g->ctl, now, &held);
+		rem.cores_start = au->node.d_start_n > 0 || au->node.seeded ? au->node.d_start : 0;
+		rem.cores_run = au->node.d_run_n > 0 || au->node.seeded ? au->node.d_run : 0;
+		quantiles(&au->node.mem.fp, &rem);
+		/* worth remembering once it ran a step with tasks waiting */
 		if (remember && held >= CTL_TICK)
-			remember_store(au->key[i], n);
-		ctl_free(g->ctl);
+			remember_store(au->key[i], &rem);
 		g->ctl = NULL;
 	}
-	free(au->ctl);
+	ctlnode_free(&au->node);
+	free(au->cfg);
 	free(au->key);
 	free(au->used0);
+	free(au->dev);
+	free(au->t);
+	free(au->who);
 	free(au);
 	f->au = NULL;
+}
+
+void
+auto_energy(struct farm *f, int end)
+{
+	for (int i = 0; i < f->ng; i++) {
+		struct group *g = &f->g[i];
+		uint64_t mj = 0;
+		int ok = f->b && f->b->energy && f->b->energy(f->b, g->gpu_index, &mj) == 0;
+
+		err_clear();
+		if (!end) {
+			g->energy0 = mj;
+			g->energy_ok = ok;
+			g->energy_shared = 0;
+			for (int j = 0; j < f->ng; j++)
+				g->energy_shared |= j != i && f->g[j].gpu_index == g->gpu_index && f->g[j].cap > 0;
+			continue;
+		}
+		g->energy1 = mj;
+		g->energy_ok = g->energy_ok && ok && mj >= g->energy0 ? 2 : 0;
+	}
 }

@@ -1,11 +1,15 @@
 /*
- * auto: -j auto in the farm. Each device under it has a controller
- * (control.h); every CTL_TICK the farm samples the device (the backend's
- * struct gpu_sample: busy share, SM activity, memory, processes), the host
- * (CPU busy share, MemAvailable) and its own tasks (which of them are on
+ * auto: -j auto in the farm. The devices under it have their controllers
+ * together (ctlnode.h: the host's CPUs are one budget; ctlmem.h: device
+ * memory admission and the gate at the GPU's door); every CTL_TICK the
+ * farm reads the devices (the backend's struct gpu_sample: busy share, SM
+ * activity, memory, processes), the host (CPU busy share, MemAvailable)
+ * and its own tasks (each one's CPU time and wait for a CPU, which are on
  * the GPU and with how much memory, tasks ended, out-of-memory failures),
- * and the controller sets the device's count (group.jobs). The count that
- * worked is remembered per command (remember.h).
+ * and the controllers set each device's count (group.jobs) and stop or
+ * start tasks at the door (SIGSTOP, SIGCONT to their process group). What
+ * worked is remembered per command (remember.h). Also here: each GPU's
+ * energy over the farm, for every run.
  */
 #ifndef GPUPACK_FARM_AUTO_H
 #define GPUPACK_FARM_AUTO_H
@@ -17,17 +21,23 @@ struct run;
 
 /* Controllers for the groups under -j auto (after their slots are made). -1 with err set. */
 int auto_setup(struct farm *f, const struct gpu_system *sys);
-/* Sample and step every controller when a tick is due. */
+/* Sample and step every controller when a tick is due (or watch the door when that is). */
 void auto_tick(struct farm *f, double now);
 /* When the next tick is due (monotonic seconds); 0: none (no device under auto). */
 double auto_next(const struct farm *f);
+/* A task's attempt started on r (its controller's view of it begins). */
+void auto_started(struct farm *f, struct run *r, double now);
 /*
  * A task's attempt on r ended, failed (ok 0) or not: counted for its
  * device's controller. 1 when the failure was the device running out of
  * memory under gpupack's packing (the task should run again), else 0.
  */
 int auto_ended(struct farm *f, struct run *r, int ok);
+/* A signal is about to end r: a task stopped at the door must get it (SIGCONT after). */
+void auto_wake(struct run *r);
 /* Remember each device's settled count for the next run of this command; free. */
 void auto_finish(struct farm *f, int remember);
+/* Each GPU's energy counter: at the farm's start (0) and at its end (1), for the summary. */
+void auto_energy(struct farm *f, int end);
 
 #endif

@@ -26,6 +26,12 @@
 /* Near a resource's limit the count grows by one, not by half. */
 #define NEAR 0.7
 /*
+ * Steps in a row with the GPU far from saturated (under half of it) after
+ * which what the probes learnt is dropped: the farm's tasks changed (a
+ * phase of start-up-bound tasks after GPU-bound ones).
+ */
+#define LOW_STEPS 4
+/*
  * Cores a starting task keeps busy, on average, for start-ups to count as
  * CPU work (imports: about one core each) that overlaps well when more run
  * at once. Below it, tasks starting wait on something else (the driver, the
@@ -35,8 +41,6 @@
  * kept 1.0-1.5 cores each busy on an H100.
  */
 #define START_CPU 0.8
-/* Past twice as many start-ups as CPUs, CPUs read full this recently still count as full. */
-#define CPU_CALM 2.0
 
 void
 ctl_init(struct ctl *c, const struct ctl_config *cfg, double now)
@@ -51,10 +55,20 @@ ctl_init(struct ctl *c, const struct ctl_config *cfg, double now)
 	c->epoch_saturated = 1;
 	c->probe_gap = PROBE_GAP;
 	c->next_probe = now + PROBE_GAP;
-	c->last_rate = -1;
+	c->last_rate = c->last_jpt = -1;
+	c->epoch_energy = c->settle_energy = -1;
 	c->held = xcalloc((size_t)c->cfg.max + 1, sizeof *c->held);
 	c->log = xcalloc(CTL_LOG_MAX, sizeof *c->log);
-	c->log[c->nlog++] = (struct ctl_decision){0, c->limit, -1, -1, -1, "start"};
+	c->log[c->nlog++] = (struct ctl_decision){0, c->limit, -1, -1, -1, -1, "start"};
+}
+
+void
+ctl_signals_init(struct ctl_signals *s, double now)
+{
+	memset(s, 0, sizeof *s);
+	s->now = now;
+	s->busy = s->sm_active = s->cpu_busy = s->energy = -1;
+	s->room = s->mem_room = CTL_ANY;
 }
 
 void
@@ -80,6 +94,16 @@ epoch_rate(const struct ctl *c, const struct ctl_signals *s)
 	return dt > 0 ? (double)(s->ended - e) / dt : -1;
 }
 
+/* Joules per task ended in the epoch (its settled part, as the rate); -1 unknown. */
+static double
+epoch_jpt(const struct ctl *c, const struct ctl_signals *s)
+{
+	double e0 = c->settle_t > 0 ? c->settle_energy : c->epoch_energy;
+	unsigned long long n = s->ended - (c->settle_t > 0 ? c->settle_ended : c->epoch_ended);
+
+	return e0 >= 0 && s->energy >= e0 && n > 0 ? (s->energy - e0) / (double)n : -1;
+}
+
 /* Has the epoch's settled part seen enough to compare its rate? */
 static int
 epoch_measured(const struct ctl *c, const struct ctl_signals *s)
@@ -91,10 +115,25 @@ epoch_measured(const struct ctl *c, const struct ctl_signals *s)
 	    s->now - c->settle_t >= EPOCH_MIN_SECONDS;
 }
 
+/*
+ * The rate a step up is checked against: the epoch's, once measured; else,
+ * where at least a count's worth of tasks ended in it over a second, that
+ * rougher one (a step with none would pass unchecked); else none (-1).
+ */
+static double
+baseline(const struct ctl *c, const struct ctl_signals *s)
+{
+	if (epoch_measured(c, s))
+		return epoch_rate(c, s);
+	if (s->ended >= c->epoch_ended + (unsigned long long)c->limit && s->now - c->epoch_t >= 1.0)
+		return (double)(s->ended - c->epoch_ended) / (s->now - c->epoch_t);
+	return -1;
+}
+
 static void
 note(struct ctl *c, const struct ctl_signals *s, double gpu, const char *why)
 {
-	struct ctl_decision d = {s->now - c->t0, c->limit, c->last_rate, gpu, s->cpu_busy, why};
+	struct ctl_decision d = {s->now - c->t0, c->limit, c->last_rate, gpu, s->cpu_busy, c->last_jpt, why};
 
 	/* the first decisions and the latest one: the start and where it went */
 	if (c->nlog < CTL_LOG_MAX) {
@@ -114,51 +153,16 @@ set(struct ctl *c, const struct ctl_signals *s, double gpu, int n, const char *w
 	if (n > c->cfg.max)
 		n = c->cfg.max;
 	c->last_rate = epoch_rate(c, s);
+	c->last_jpt = epoch_jpt(c, s);
 	if (n != c->limit) {
 		c->limit = n;
 		c->epoch_t = s->now;
 		c->epoch_ended = s->ended;
+		c->epoch_energy = s->energy;
 		c->epoch_saturated = 1;
 		c->settle_t = 0;
 	}
 	note(c, s, gpu, why);
-}
-
-/* Tasks that still fit in device memory; INT_MAX when the device does not say. */
-static int
-mem_room(const struct ctl *c, const struct ctl_signals *s)
-{
-	uint64_t per = c->cfg.mem_task, fp = s->footprint;
-
-	if (fp > per)
-		per = fp;
-	if (c->cfg.mem_min > per)
-		per = c->cfg.mem_min;
-	per = (uint64_t)((double)per * CTL_MEM_MARGIN);
-	if (s->mem_total == 0 || per == 0)
-		return INT_MAX;
-	if (s->mem_free <= s->mem_pending)
-		return 0;
-	return (s->mem_free - s->mem_pending) / per > INT_MAX ? INT_MAX :
-	    (int)((s->mem_free - s->mem_pending) / per);
-}
-
-/* Host memory: 1 while one more task leaves the reserve, -1 below the reserve, 0 in between. */
-static int
-host_room(const struct ctl *c, const struct ctl_signals *s)
-{
-	uint64_t reserve = CTL_HOST_RESERVE, per = 0;
-
-	if (s->host_avail == 0)
-		return 1;
-	if (c->host_start / 20 > reserve)
-		reserve = c->host_start / 20;
-	if (s->host_avail < reserve)
-		return -1;
-	/* what one task took, on average, since the start */
-	if (s->running > 0 && c->host_start > s->host_avail)
-		per = (c->host_start - s->host_avail) / (uint64_t)s->running;
-	return s->host_avail - reserve > per ? 1 : 0;
 }
 
 /*
@@ -197,16 +201,21 @@ ctl_settled(const struct ctl *c, double now, double *held)
 static void
 probe_end(struct ctl *c, const struct ctl_signals *s, double gpu)
 {
-	double rate = epoch_rate(c, s);
+	double rate = epoch_rate(c, s), jpt = epoch_jpt(c, s);
 	int kept = c->probe_up ? rate >= PROBE_UP_KEEP * c->probe_rate :
 	    rate >= PROBE_DOWN_KEEP * c->probe_rate;
 
+	/* the energy goal: fewer tasks nearly as fast, for fewer joules each */
+	if (!c->probe_up && !kept && c->cfg.energy && jpt >= 0 && c->probe_jpt >= 0 && jpt < c->probe_jpt &&
+	    rate >= CTL_ENERGY_KEEP * c->probe_rate)
+		kept = 2;
 	c->phase = CTL_HOLD;
 	c->up_kept = kept && c->probe_up;
 	if (kept) {
 		c->last_rate = rate;
-		note(c, s, gpu, c->probe_up ? "more tasks ended faster: kept" :
-		    "fewer tasks ended as fast: kept");
+		c->last_jpt = jpt;
+		note(c, s, gpu, c->probe_up ? "more tasks ended faster: kept" : kept == 2 ?
+		    "fewer tasks, fewer joules each, nearly as fast: kept" : "fewer tasks ended as fast: kept");
 		/*
 		 * fewer did as well: the fast signals may read "not saturated"
 		 * here, but more tasks were shown not to help. Until the next
@@ -219,6 +228,7 @@ probe_end(struct ctl *c, const struct ctl_signals *s, double gpu)
 		/* a new epoch here, already settled; the next probe may go further */
 		c->epoch_t = c->settle_t = s->now;
 		c->epoch_ended = c->settle_ended = s->ended;
+		c->epoch_energy = c->settle_energy = s->energy;
 		c->epoch_saturated = 1;
 	} else {
 		set(c, s, gpu, c->probe_from, c->probe_up ? "more tasks ended no faster: back" :
@@ -237,6 +247,7 @@ probe_start(struct ctl *c, const struct ctl_signals *s, double gpu, int up)
 	int from = c->limit, to;
 
 	c->probe_rate = epoch_rate(c, s);
+	c->probe_jpt = epoch_jpt(c, s);
 	if (!up && c->ceiling > 0 && c->chain_rate > c->probe_rate)
 		c->probe_rate = c->chain_rate;
 	c->probe_from = from;
@@ -245,35 +256,83 @@ probe_start(struct ctl *c, const struct ctl_signals *s, double gpu, int up)
 	/* up by half, or double after a step up that helped; down by a quarter */
 	to = up ? from + (c->up_kept ? from : from / 2 > 1 ? from / 2 : 1) :
 	    from - (from / 4 > 1 ? from / 4 : 1);
-	set(c, s, gpu, to, up ? "no GPU signal: trying more" : "GPU saturated: trying fewer");
+	set(c, s, gpu, to, up ? "no GPU signal: trying more" : c->cfg.energy && !c->epoch_saturated ?
+	    "energy: trying fewer" : "GPU saturated: trying fewer");
+}
+
+/* The GPU's level and the level at which it counts as saturated (*full); -1 unknown. */
+static double
+gpu_level(const struct ctl *c, const struct ctl_signals *s, double *full)
+{
+	/*
+	 * SM activity where kernels of many tasks overlap (MPS), else the busy
+	 * share. Under MPS without SM activity, a GPU busy all the time may
+	 * still take more kernels at once: only a busy share below full says
+	 * anything, and then that it is not saturated.
+	 */
+	*full = 0;
+	if ((c->cfg.mps || s->busy < 0) && s->sm_active >= 0) {
+		*full = CTL_SM_FULL;
+		return s->sm_active;
+	}
+	if (s->busy >= 0 && (!c->cfg.mps || s->busy < CTL_BUSY_FULL)) {
+		*full = CTL_BUSY_FULL;
+		return s->busy;
+	}
+	return -1;
+}
+
+/* Why the ramp stopped, said once. */
+static const char *
+stop_why(const struct ctl *c, const struct ctl_signals *s, int waiting, int sat_gpu)
+{
+	if (!s->demand)
+		return "no tasks waiting";
+	if (waiting)
+		return "tasks starting, CPUs idle: waiting for the GPU";
+	if (c->limit >= c->cfg.max)
+		return "at the cap";
+	if (c->confirm_from)
+		return "seeing whether one more helped";
+	if (c->ceiling && c->limit >= c->ceiling)
+		return "more did not help";
+	if (sat_gpu)
+		return "GPU saturated";
+	if (s->room <= 0)
+		return s->room_why ? s->room_why : "CPUs saturated";
+	if (s->mem_room <= 0)
+		return s->paused > 0 ? "device memory: tasks wait at the door" : "device memory";
+	if (c->oom_hold)
+		return "after out of memory";
+	return "no GPU signal";
+}
+
+/* Grow by up to step (bounded by every room), saying why. */
+static void
+grow(struct ctl *c, const struct ctl_signals *s, double gpu, double proj, int step)
+{
+	if (step > s->room)
+		step = s->room;
+	if (step > s->mem_room)
+		step = s->mem_room;
+	if (c->ceiling > 0 && c->limit + step > c->ceiling)
+		step = c->ceiling - c->limit;
+	c->phase = CTL_RAMP;
+	set(c, s, gpu, c->limit + step, proj < 0.05 ? "GPU idle" : "GPU not saturated");
 }
 
 int
 ctl_step(struct ctl *c, const struct ctl_signals *s)
 {
-	double gpu = -1, full = 0, proj;
-	int revealed = s->running - s->unrevealed, room, host, sat_gpu, sat_cpu, near, near_gpu, idle, waiting;
-	int blind = s->ncpu * 2 > CTL_BLIND_MAX ? s->ncpu * 2 : CTL_BLIND_MAX;
+	double full, gpu = gpu_level(c, s, &full), proj;
+	int active = s->running - s->paused, revealed = s->running - s->unrevealed;
+	int coming = s->unrevealed - s->paused, sat_gpu, near_gpu, checked, idle, waiting;
 
 	account(c, s);
 	if (c->settle_t == 0 && s->ended >= c->epoch_ended + (unsigned long long)c->limit) {
 		c->settle_t = s->now;
 		c->settle_ended = s->ended;
-	}
-	if (c->host_start == 0)
-		c->host_start = s->host_avail;
-	/*
-	 * The GPU's level: SM activity where kernels of many tasks overlap
-	 * (MPS), else the busy share. Under MPS without SM activity, a GPU busy
-	 * all the time may still take more kernels at once: only a busy share
-	 * below full says anything, and then that it is not saturated.
-	 */
-	if ((c->cfg.mps || s->busy < 0) && s->sm_active >= 0) {
-		gpu = s->sm_active;
-		full = CTL_SM_FULL;
-	} else if (s->busy >= 0 && (!c->cfg.mps || s->busy < CTL_BUSY_FULL)) {
-		gpu = s->busy;
-		full = CTL_BUSY_FULL;
+		c->settle_energy = s->energy;
 	}
 	/*
 	 * While the first tasks start together, those not on the GPU yet will
@@ -281,35 +340,24 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * start, some are always starting: they replace, not add.
 	 */
 	proj = gpu;
-	if (gpu >= 0 && revealed > 0 && s->unrevealed > 0 && s->ended == 0)
-		proj = gpu * s->running / revealed;
+	if (gpu >= 0 && revealed > 0 && coming > 0 && s->ended == 0)
+		proj = gpu * (revealed + coming) / revealed;
 	sat_gpu = gpu >= 0 && proj >= full;
-	/*
-	 * Busy CPUs stop the count, except while the GPU is idle and there are
-	 * fewer than twice as many tasks as CPUs: then the tasks are starting
-	 * (imports, contexts), and start-ups that queue for the CPUs still
-	 * overlap their waits (seen on an H100: 24 PyTorch tasks started at once
-	 * finished 7% sooner than 16 at a time). Once twice as many run, CPUs
-	 * near busy, or full in the last CPU_CALM seconds, are saturated still:
-	 * a tick or two that read them below full there are the launcher between
-	 * tasks (slow on a loaded machine), not room for more start-ups.
-	 */
+	/* far from saturated for a while: what probes found about the old tasks no longer holds */
+	c->low = gpu >= 0 && proj < 0.5 * full ? c->low + 1 : 0;
+	if (c->low >= LOW_STEPS && c->ceiling) {
+		c->ceiling = 0;
+		c->chain_rate = 0;
+		c->probe_gap = PROBE_GAP;
+	}
 	idle = gpu >= 0 && gpu < 0.05;
-	if (s->cpu_busy >= CTL_CPU_FULL)
-		c->cpu_full_t = s->now;
-	sat_cpu = s->cpu_busy >= CTL_CPU_FULL && !(idle && s->ncpu > 0 && s->running < 2 * s->ncpu);
-	if (idle && s->ncpu > 0 && c->limit >= 2 * s->ncpu && s->cpu_busy >= 0 &&
-	    (s->cpu_busy >= NEAR * CTL_CPU_FULL || (c->cpu_full_t > 0 && s->now - c->cpu_full_t < CPU_CALM)))
-		sat_cpu = 1;
 	/*
 	 * Before any task ended, a GPU that reads idle while the tasks keep the
 	 * CPUs nearly idle says only that they have not reached it yet: wait
 	 * for them to show what they do rather than start more blind.
 	 */
-	waiting = idle && s->ended == 0 && s->running > 0 && s->ncpu > 0 && s->cpu_busy >= 0 &&
-	    s->cpu_busy < NEAR * CTL_CPU_FULL && s->cpu_busy * s->ncpu < START_CPU * s->running;
-	room = mem_room(c, s);
-	host = host_room(c, s);
+	waiting = idle && s->ended == 0 && active > 0 && s->ncpu > 0 && s->cpu_busy >= 0 &&
+	    s->cpu_busy < NEAR * CTL_CPU_FULL && s->cpu_busy * s->ncpu < START_CPU * active;
 	if (!sat_gpu)
 		c->epoch_saturated = 0;
 
@@ -324,8 +372,18 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	}
 	if (c->oom_hold && s->ended >= c->oom_ended + (unsigned long long)c->limit)
 		c->oom_hold = 0;
-	if (host < 0 && s->running > 1) {
-		set(c, s, gpu, s->running - 1, "host memory low");
+	/*
+	 * The host over its budget (its CPUs, its memory): a quarter fewer at
+	 * most per step, and again only once the last cut took effect (tasks
+	 * ended down to it): what the tasks want falls only as they end.
+	 */
+	if (s->over > 0 && c->limit > 1 && s->running <= c->limit && s->demand) {
+		int to = c->limit - s->over;
+
+		if (to < c->limit - (c->limit + 3) / 4)
+			to = c->limit - (c->limit + 3) / 4;
+		c->phase = CTL_HOLD;
+		set(c, s, gpu, to, s->over_why ? s->over_why : "CPUs over budget: fewer");
 		return c->limit;
 	}
 	if (c->phase == CTL_PROBE) {
@@ -355,35 +413,30 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 			return c->limit;
 		}
 	}
-	/* grow while nothing is saturated: by half while far from it, by one near it */
-	/* until one task has shown its footprint, memory is a guess: a bounded one */
-	if (s->footprint == 0 && c->cfg.mem_task == 0 && room > blind - c->limit)
-		room = blind - c->limit;
+	/*
+	 * Grow while nothing is saturated: by half while far from it, by one
+	 * near it. Near it, and once a count's worth of tasks turned over (a
+	 * GPU that reads low then may be tasks between two others, which more
+	 * tasks do not always help), each step waits for completions to say
+	 * whether it helped before the next.
+	 */
 	near_gpu = proj >= NEAR * full;
-	near = near_gpu || (!idle && s->cpu_busy >= NEAR * CTL_CPU_FULL);
+	checked = near_gpu || (s->ended >= (unsigned long long)c->limit && !idle);
 	if (gpu >= 0 && s->demand && s->running >= c->limit && c->limit < c->cfg.max && !c->oom_hold &&
-	    !sat_gpu && !sat_cpu && !waiting && host > 0 && room > 0 && (c->ceiling == 0 || c->limit < c->ceiling) &&
-	    (!near_gpu || c->confirm_from == 0)) {
+	    !sat_gpu && s->room > 0 && !waiting && s->mem_room > 0 &&
+	    (c->ceiling == 0 || c->limit < c->ceiling) && (!checked || c->confirm_from == 0)) {
 		/* by half; doubled while the GPU is idle and the CPUs far from busy: tasks are starting */
 		int step = idle && s->cpu_busy < NEAR * CTL_CPU_FULL ? c->limit :
 		    c->limit / 2 > 1 ? c->limit / 2 : 1;
 
-		if (near)
-			step = 1;
-		/* busy CPUs let start-ups in only up to twice their number */
-		if (s->cpu_busy >= CTL_CPU_FULL && s->ncpu > 0 && c->limit + step > 2 * s->ncpu)
-			step = 2 * s->ncpu - c->limit > 1 ? 2 * s->ncpu - c->limit : 1;
-		if (near_gpu) {
-			/* one more, then wait for completions to say whether it helped */
+		if (checked) {
+			/* one more near saturation; then wait for completions to say whether it helped */
+			if (near_gpu)
+				step = 1;
 			c->confirm_from = c->limit;
-			c->confirm_rate = epoch_measured(c, s) ? epoch_rate(c, s) : -1;
+			c->confirm_rate = baseline(c, s);
 		}
-		if (step > room)
-			step = room;
-		if (c->ceiling > 0 && c->limit + step > c->ceiling)
-			step = c->ceiling - c->limit;
-		c->phase = CTL_RAMP;
-		set(c, s, gpu, c->limit + step, proj < 0.05 ? "GPU idle" : "GPU not saturated");
+		grow(c, s, gpu, proj, step);
 		return c->limit;
 	}
 	/*
@@ -391,22 +444,17 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * (a task just ended), not what stopped the ramp: the next tick says.
 	 */
 	if (c->phase == CTL_RAMP && !(s->demand && s->running < c->limit)) {
-		/* the ramp stops: say what stopped it, once */
 		c->phase = CTL_HOLD;
-		note(c, s, gpu, !s->demand ? "no tasks waiting" :
-		    waiting ? "tasks starting, CPUs idle: waiting for the GPU" :
-		    c->limit >= c->cfg.max ? "at the cap" : c->confirm_from ? "seeing whether one more helped" :
-		    c->ceiling && c->limit >= c->ceiling ?
-		    "more did not help" : sat_gpu ? "GPU saturated" :
-		    sat_cpu ? "CPUs saturated" : host <= 0 ? "host memory" : room <= 0 ? "device memory" :
-		    c->oom_hold ? "after out of memory" : "no GPU signal");
+		note(c, s, gpu, stop_why(c, s, waiting, sat_gpu));
 	}
 	/* confirm with completions: fewer when saturated, more when the GPU says nothing */
 	if (!s->demand || s->now < c->next_probe || !epoch_measured(c, s))
 		return c->limit;
-	if (sat_gpu && c->epoch_saturated && c->limit > 1)
+	/* the energy goal: fewer whenever the GPU is busy, kept when nearly as fast for fewer joules */
+	if (c->limit > 1 && ((sat_gpu && c->epoch_saturated) ||
+	    (c->cfg.energy && s->energy >= 0 && gpu >= NEAR * full && gpu >= 0)))
 		probe_start(c, s, gpu, 0);
-	else if (gpu < 0 && !sat_cpu && host > 0 && room > 0 && !c->oom_hold && c->limit < c->cfg.max &&
+	else if (gpu < 0 && s->room > 0 && s->mem_room > 0 && !c->oom_hold && c->limit < c->cfg.max &&
 	    s->running >= c->limit)
 		probe_start(c, s, gpu, 1);
 	return c->limit;

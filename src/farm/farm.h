@@ -57,6 +57,7 @@ struct farm_opts {
 	double jobs_arg;
 	int jobs_auto;           /* the controller chooses: the farm sets it (JOBS_AUTO, or the default) */
 	int auto_max;            /* -j auto:N; 0: the controller's own cap (FARM_AUTO_MAX) */
+	int auto_energy;         /* -j auto:energy: the fewest joules per task near the best rate */
 	int total;               /* --total; 0: no cap */
 	uint64_t mem;            /* --mem per task; 0: not given */
 	double sm_pct;           /* --sm; 0: not given */

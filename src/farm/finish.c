@@ -51,6 +51,7 @@ finish_terminate(struct run *r, double now)
 	r->kill_at = now + FARM_KILL_GRACE;
 	if (!r->g->mps) {
 		kill(-r->pid, SIGTERM);
+		auto_wake(r);
 		return;
 	}
 	farm_mps_terminate(r->g, r->pid);
@@ -231,6 +232,7 @@ output_lost(struct farm *f, struct run *r, double now)
 	else
 		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
 	finish_output_failed(f, where, r->out_err);
+	launch_results_forget(f, t);
 	finish_release(f, r, now);
 	task_free(f, t);
 }
@@ -268,6 +270,7 @@ finish_release(struct farm *f, struct run *r, double now)
 		r->g->solo = 0;
 	r->alone = 0;
 	r->hold_until = 0;
+	r->fault_t = 0;
 	group_end(r->g, now);
 	f->st.running--;
 	/* what it held is free: a start that found none tries again now */
@@ -291,6 +294,7 @@ drop(struct farm *f, struct run *r, int print, double now)
 		deliver(f, t->seq, r->out);
 	/* what is left of its group goes with it */
 	r->terminated = 1;
+	launch_results_forget(f, t);
 	finish_release(f, r, now);
 	task_free(f, t);
 }
@@ -328,7 +332,7 @@ retry(struct farm *f, struct run *r)
 	if (r->g->mps && farm_mps_fault(r->g, r->mps_off)) {
 		if (r->g->fault_at == 0)
 			r->g->fault_at = clock_mono();
-		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES) {
+		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES && !health_fault_contained(f, r)) {
 			t->fault_retries++;
 			t->suspect = 1;
 			f->st.fault_retries++;
@@ -406,8 +410,11 @@ finish_task(struct farm *f, struct run *r, double now)
 	if (!ok && nodes_hold(f, r, now))
 		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
 	/* an MPS device's daemon or server that failed under it took the attempt */
-	if (!ok && r->g->mps)
+	if (!ok && r->g->mps && r->fault_t == 0)
 		health_task_failed(f, r, now);
+	/* a GPU fault beside other clients: a moment to see whether it took them too (health.c) */
+	if (!ok && health_fault_hold(f, r, now))
+		return;
 	/* -j auto counts every end; a lost attempt says nothing about the packing */
 	oom = auto_ended(f, r, ok || r->lost);
 	if (!ok && r->lost) {
@@ -417,6 +424,7 @@ finish_task(struct farm *f, struct run *r, double now)
 		}
 		if (f->stop > 0) {
 			/* not the task's result, and the run is stopping: unrecorded, --resume runs it */
+			launch_results_forget(f, t);
 			finish_release(f, r, now);
 			task_free(f, t);
 			return;

@@ -8,6 +8,7 @@
  * under -u) and its own process group. --dry-run prints each command
  * instead.
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/shell.h"
@@ -337,6 +338,26 @@ open_results(struct farm *f, struct run *r, const struct job_vals *v)
 	return rc;
 }
 
+/*
+ * A task that ends unrecorded (stopped, its output lost) must not look done
+ * to --resume --results DIR: its stdout file goes (what it wrote so far stays
+ * in stderr and seq; the rerun writes them again).
+ */
+void
+launch_results_forget(struct farm *f, const struct task *t)
+{
+	struct results_paths p;
+	struct job_vals v;
+	int status;
+
+	if (!f->o->results)
+		return;
+	task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
+	results_paths(f, t, &v, &p);
+	unlink(p.out);
+	results_paths_free(&p);
+}
+
 int
 launch_results_done(struct farm *f, const struct task *t)
 {
@@ -606,8 +627,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	}
 	r->term_at = r->kill_at = 0;
 	r->exited = r->timed_out = r->terminated = r->halted = r->stopped = 0;
-	r->gpu_mem = 0;
-	r->on_gpu = 0;
+	auto_started(f, r, now);
 	r->command = line;
 	line = NULL;
 	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);

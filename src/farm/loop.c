@@ -200,6 +200,7 @@ deadlines(struct farm *f, double now)
 		}
 		if (r->term_at > 0 && now >= r->term_at) {
 			kill(-r->pid, SIGTERM);
+			auto_wake(r);
 			r->term_at = 0;
 		}
 		if (r->kill_at > 0 && now >= r->kill_at) {
@@ -369,6 +370,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	f.st.share = o->share;
 	f.st.shard_k = o->shard_k;
 	f.st.shard_n = o->shard_n;
+	auto_energy(&f, 0);
 	f.st.t0 = clock_mono();
 	for (;;) {
 		double now = clock_mono();
@@ -382,6 +384,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 		wait_events(&f);
 	}
 	f.st.t_end = clock_mono();
+	auto_energy(&f, 1);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		f.st.max_rss_kib = ru.ru_maxrss;
 	deliver_flush(&f, 1);

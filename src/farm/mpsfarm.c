@@ -232,6 +232,9 @@ farm_mps_restart(struct group *g)
 	return mps_start(&g->t, g->gpu_index, &theirs, 0, g->mps, &started);
 }
 
+/* Seconds between asks whether a server is still in FAULT (each one runs the control program). */
+#define FAULT_ASK 0.25
+
 int
 farm_mps_blocked(struct group *g, double now)
 {
@@ -239,6 +242,10 @@ farm_mps_blocked(struct group *g, double now)
 		return 1;
 	if (!g->mps || g->fault_at == 0)
 		return 0;
+	/* asked a moment ago, in FAULT then: still waiting (every slot asks, every loop turn) */
+	if (now - g->fault_asked < FAULT_ASK)
+		return 1;
+	g->fault_asked = now;
 	if (!in_fault(g)) {
 		g->fault_at = 0;
 		return 0;

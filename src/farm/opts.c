@@ -119,8 +119,8 @@ number:
 static int
 jobs_bad(const char *s)
 {
-	return err_set(EXIT_USAGE, "-j '%s': want auto, auto:N (at most N), N (tasks per device), 0 (as "
-	    "many as fit), N%% of the default, +N or -N from it", s);
+	return err_set(EXIT_USAGE, "-j '%s': want auto, auto:N (at most N), auto:energy[:N], N (tasks per "
+	    "device), 0 (as many as fit), N%% of the default, +N or -N from it", s);
 }
 
 /* auto:N's N: digits only, 1..FARM_AUTO_MAX_LIMIT; -1 otherwise. */
@@ -152,13 +152,19 @@ parse_jobs(const char *s, struct farm_opts *o)
 	int cap = 0;
 
 	o->auto_max = 0;
+	o->auto_energy = 0;
 	if (strcmp(s, "auto") == 0 || strncmp(s, "auto:", 5) == 0) {
-		if (s[4] == ':' && auto_cap(s + 5, &cap) < 0)
-			return err_set(EXIT_USAGE, "-j '%s': want auto:N with N from 1 to %d (the most tasks "
-			    "per device the controller may choose)", s, FARM_AUTO_MAX_LIMIT);
+		/* auto:energy, auto:energy:N: the goal is joules per task */
+		int energy = strncmp(s + 4, ":energy", 7) == 0 && (s[11] == '\0' || s[11] == ':');
+		const char *capv = energy ? (s[11] ? s + 12 : NULL) : s[4] == ':' ? s + 5 : NULL;
+
+		if (capv && auto_cap(capv, &cap) < 0)
+			return err_set(EXIT_USAGE, "-j '%s': want auto:N or auto:energy:N with N from 1 to %d "
+			    "(the most tasks per device the controller may choose)", s, FARM_AUTO_MAX_LIMIT);
 		o->jobs_form = JOBS_AUTO;
 		o->jobs = 0;
 		o->auto_max = cap;
+		o->auto_energy = energy;
 		return 0;
 	}
 	if (n == 0 || n >= sizeof num)

@@ -49,6 +49,9 @@ auto_json(struct json *j, const struct group *g, double now)
 	json_int(j, "final", c->limit);
 	json_int(j, "settled", ctl_settled(c, now, NULL));
 	json_uint(j, "footprint", g->footprint);
+	json_int(j, "waited", g->waited);
+	json_double(j, "cores_start", g->cores_start);
+	json_double(j, "cores_run", g->cores_run);
 	json_arr_begin(j, "decisions");
 	for (size_t i = 0; i < c->nlog; i++) {
 		const struct ctl_decision *d = &c->log[i];
@@ -68,12 +71,51 @@ auto_json(struct json *j, const struct group *g, double now)
 			json_double(j, "cpu", d->cpu);
 		else
 			json_null(j, "cpu");
+		if (d->jpt >= 0)
+			json_double(j, "j_per_task", d->jpt);
+		else
+			json_null(j, "j_per_task");
 		json_str(j, "why", d->why);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
 	json_uint(j, "decisions_dropped", c->dropped);
 	json_obj_end(j);
+}
+
+/* Joules a device's GPU used over the farm; -1 unread. */
+static double
+energy_of(const struct group *g)
+{
+	return g->energy_ok == 2 ? (double)(g->energy1 - g->energy0) / 1000.0 : -1;
+}
+
+/* Every GPU's energy over the farm, each GPU once (MIG devices share theirs); -1: none read. */
+static double
+energy_total(const struct group *g, int ng)
+{
+	double sum = -1;
+
+	for (int i = 0; i < ng; i++) {
+		int again = 0;
+
+		if (g[i].cap == 0 || energy_of(&g[i]) < 0)
+			continue;
+		for (int k = 0; k < i; k++)
+			again |= g[k].cap > 0 && g[k].gpu_index == g[i].gpu_index && energy_of(&g[k]) >= 0;
+		if (!again)
+			sum = (sum < 0 ? 0 : sum) + energy_of(&g[i]);
+	}
+	return sum;
+}
+
+static void
+json_or_null(struct json *j, const char *key, double v)
+{
+	if (v >= 0)
+		json_double(j, key, v);
+	else
+		json_null(j, key);
 }
 
 unsigned long long
@@ -408,6 +450,9 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 	json_obj_end(&j);
 	json_double(&j, "makespan_s", m);
 	json_double(&j, "tasks_per_s", m > 0 ? (double)ended / m : 0);
+	json_or_null(&j, "energy_j", energy_total(g, ng));
+	json_or_null(&j, "j_per_task", ended > 0 && energy_total(g, ng) >= 0 ? energy_total(g, ng) / (double)ended :
+	    -1);
 	json_str(&j, "share", share_name(s->share));
 	json_bool(&j, "interrupted", s->interrupted);
 	json_int(&j, "exit_status", s->exit_status);
@@ -425,6 +470,11 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 		json_uint(&j, "mem_free", g[i].t.mem_free);
 		json_bool(&j, "mps_daemon_started", g[i].mps_ours);
 		json_int(&j, "mps_restarts", g[i].mps_restarts);
+		json_or_null(&j, "energy_j", energy_of(&g[i]));
+		json_bool(&j, "energy_shared", g[i].energy_shared);
+		/* its own joules per attempt ended: not where its GPU's counter is shared (MIG) */
+		json_or_null(&j, "j_per_task", !g[i].energy_shared && g[i].ended > 0 && energy_of(&g[i]) >= 0 ?
+		    energy_of(&g[i]) / (double)g[i].ended : -1);
 		auto_json(&j, &g[i], s->t_end);
 		json_obj_end(&j);
 	}

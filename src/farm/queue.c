@@ -201,8 +201,8 @@ next_input(struct farm *f, struct task **t)
 			f->st.others++;
 		} else if (!journal_skip(&f->j, seq)) {
 			*t = new_task(seq, &a);
-			/* --resume --results DIR: a task whose files are there ran (parallel's test) */
-			if (!(f->o->resume && f->o->results && launch_results_done(f, *t)))
+			/* --resume --results DIR without a joblog: a task whose files are there ran */
+			if (!(f->o->resume && f->o->results && !f->o->joblog && launch_results_done(f, *t)))
 				return 1;
 			a = (*t)->a;
 			free(*t);

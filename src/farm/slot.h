@@ -31,13 +31,21 @@ struct group {
 	struct ctl *ctl;          /* its controller; NULL under -j N */
 	int gi_id;                /* the MIG GPU instance's id (for samples); -1 for a whole GPU */
 	unsigned long long ended; /* attempts that ended here */
+	double end_t[8];          /* when the latest attempts ended here (a ring): who ran beside whom */
 	int oom;                  /* attempts that ran out of device memory since the controller's last step */
 	uint64_t mem_total, mem_free; /* at the last sample; 0: none yet */
-	uint64_t footprint;       /* the largest device memory one task held here */
+	uint64_t footprint;       /* the footprint a task is planned at (0: none known) */
+	int waited;               /* tasks stopped at the GPU's door here, in all */
+	double cores_start, cores_run; /* cores a task wanted while starting, and on the GPU */
+	/* energy: the GPU's counter (millijoules) at the farm's start and end */
+	uint64_t energy0, energy1;
+	int energy_ok;            /* 1: read at the start; 2: at the end too */
+	int energy_shared;        /* its GPU has other devices of the farm (MIG): the counter is theirs too */
 	/* MPS */
 	struct mps_daemon *mps;   /* NULL unless --share mps */
 	int mps_ours;             /* started by this run: stopped at its end */
 	double fault_at;          /* when a fault was seen; 0: none pending */
+	double fault_asked;       /* when the server was last asked whether it is in FAULT */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	/* MPS health (health.c): a daemon that died, hung or lost its server */
 	int mps_down;             /* no task starts here until the daemon is restarted */

@@ -21,6 +21,7 @@
 #include "farm/farm.h"
 #include "farm/guard.h"
 #include "farm/cmdline.h"
+#include "farm/ctlnode.h"
 #include "farm/task.h"
 #include "farm/journal.h"
 #include "farm/joblock.h"
@@ -62,8 +63,9 @@ struct run {
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
 	double hold_until;       /* killed by a signal: its end waits until then (farm/stop.h) */
-	uint64_t gpu_mem;        /* -j auto: its device memory at the last sample */
-	int on_gpu;              /* -j auto: seen on the GPU (a context of its process group) */
+	struct ctlnode_task ct;  /* -j auto: its CPU, its device memory, the gate's answer (farm/ctlnode.h) */
+	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
+	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };
@@ -192,6 +194,7 @@ void finish_output_failed(struct farm *f, const char *what, int e);
 void finish_uncount(struct farm *f, int ok);
 /* --resume --results DIR: did task t run before (its stdout file is there, parallel's test)? */
 int launch_results_done(struct farm *f, const struct task *t);
+void launch_results_forget(struct farm *f, const struct task *t);
 
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */
@@ -204,6 +207,14 @@ void health_started(struct group *g, double now);
 double health_next(const struct farm *f);
 /* An attempt on an MPS device failed: was its daemon or server the cause? 1: r->lost is set. */
 int health_task_failed(struct farm *f, struct run *r, double now);
+/*
+ * An attempt that failed with a GPU fault in its server's log, beside
+ * other clients: 1 when it is held (its end decided once FARM_FAULT_HOLD
+ * shows whether the fault took the others too), else 0.
+ */
+int health_fault_hold(struct farm *f, struct run *r, double now);
+/* Did the fault that ended r stay its own (others that ran beside it ran on)? */
+int health_fault_contained(const struct farm *f, const struct run *r);
 
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */

@@ -156,6 +156,15 @@ struct gpu_backend {
 	 * (-1: the whole GPU). NULL where the backend has no such readings.
 	 */
 	int (*sample)(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
+	/* The cheap part of sample: memory and processes only (busy and SM activity -1). NULL: none. */
+	int (*sample_procs)(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
+	/*
+	 * The energy GPU gpu (driver index) used since its driver loaded, in
+	 * millijoules: a counter; a MIG device has its GPU's. -1 (err set)
+	 * where the GPU keeps none (before Volta, a driver without the call).
+	 * NULL where the backend has no such reading.
+	 */
+	int (*energy)(struct gpu_backend *b, int gpu, uint64_t *mj);
 	void (*close)(struct gpu_backend *b);
 };
 

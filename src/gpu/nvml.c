@@ -2,7 +2,8 @@
  * nvml: the driver backend, as the ops table of struct gpu_backend. The work
  * is in nvml_lib.c (loading libnvidia-ml.so.1 with dlopen, one-line errors),
  * nvml_device.c (reading GPUs), nvml_mig.c (MIG instances and changes) and
- * nvml_sample.c (how loaded a device is, for the farm's controller).
+ * nvml_sample.c (how loaded a device is and the energy it used, for the
+ * farm's controller).
  */
 #include "gpu/backend.h"
 #include "gpu/nvml.h"
@@ -62,6 +63,8 @@ gpu_nvml_open(struct gpu_backend **out)
 	b->destroy_gi = nvml_destroy_gi;
 	b->utilization = nvml_utilization;
 	b->sample = nvml_sample;
+	b->sample_procs = nvml_sample_procs;
+	b->energy = nvml_energy;
 	b->close = nvml_close;
 	*out = b;
 	return 0;

@@ -309,6 +309,8 @@ typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetComputeMode))(nvmlDevice_t, int *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetMigMode))(nvmlDevice_t, unsigned int *, unsigned int *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceSetMigMode))(nvmlDevice_t, unsigned int, nvmlReturn_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetUtilizationRates))(nvmlDevice_t, nvmlUtilization_t *);
+/* millijoules the GPU used since the driver loaded (Volta and later) */
+typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetTotalEnergyConsumption))(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3))(nvmlDevice_t, unsigned int *,
     nvmlProcessInfo_v2_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3))(nvmlDevice_t, unsigned int *,

@@ -46,6 +46,7 @@ static const struct nvml_sym syms[] = {
 	SYM(GetMigMode, "nvmlDeviceGetMigMode", 0),
 	SYM(SetMigMode, "nvmlDeviceSetMigMode", 0),
 	SYM(GetUtilizationRates, "nvmlDeviceGetUtilizationRates", 0),
+	SYM(GetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", 0),
 	SYM(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", 0),
 	SYM(GetMPSComputeRunningProcesses, "nvmlDeviceGetMPSComputeRunningProcesses_v3", 0),
 	SYM(GpmQueryDeviceSupport, "nvmlGpmQueryDeviceSupport", 0),

@@ -40,6 +40,7 @@ struct nvml {
 	NVML_FN(nvmlDeviceGetMigMode) GetMigMode;
 	NVML_FN(nvmlDeviceSetMigMode) SetMigMode;
 	NVML_FN(nvmlDeviceGetUtilizationRates) GetUtilizationRates;
+	NVML_FN(nvmlDeviceGetTotalEnergyConsumption) GetTotalEnergyConsumption;
 	NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3) GetComputeRunningProcesses;
 	NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3) GetMPSComputeRunningProcesses;
 	NVML_FN(nvmlGpmQueryDeviceSupport) GpmQueryDeviceSupport;
@@ -100,6 +101,10 @@ int nvml_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags)
 /* nvml_sample.c */
 /* The load of one device: utilization, GPM, memory, processes (struct gpu_sample). */
 int nvml_sample(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
+/* Its memory and processes only. */
+int nvml_sample_procs(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
+/* The GPU's energy counter, millijoules since the driver loaded. */
+int nvml_energy(struct gpu_backend *b, int gpu, uint64_t *mj);
 /* Free the GPM samples kept between calls. */
 void nvml_sample_free(struct nvml *n);
 

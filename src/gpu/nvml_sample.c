@@ -5,6 +5,8 @@
  * samples, rates over the time between them), the device's memory, and the
  * processes with a context on it with their memory: compute processes and,
  * under MPS, the clients (nvmlDeviceGetMPSComputeRunningProcesses_v3).
+ * And the energy a GPU used (nvmlDeviceGetTotalEnergyConsumption: a
+ * millijoule counter since the driver loaded, Volta and later).
  *
  * A reading the driver refuses is left unknown (-1), never an error: the
  * controller works with what there is. Only a device that cannot be found
@@ -197,32 +199,69 @@ mig_handle(struct nvml *n, nvmlDevice_t h, int gi_id, nvmlDevice_t *out)
 	return -1;
 }
 
-int
-nvml_sample(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s)
+/* The device's memory and processes into s; *h its GPU's handle. -1 (err set) without the device. */
+static int
+memory_procs(struct nvml *n, int gpu, int gi_id, struct gpu_sample *s, nvmlDevice_t *h)
 {
-	struct nvml *n = b->priv;
-	nvmlDevice_t h, dev;
-	nvmlUtilization_t u;
+	nvmlDevice_t dev;
 	uint64_t reserved;
 
 	memset(s, 0, sizeof *s);
 	s->busy = s->sm_active = s->sm_occupancy = -1;
 	s->nprocs = -1;
-	if (nvml_handle(n, gpu, &h) < 0)
+	if (nvml_handle(n, gpu, h) < 0)
 		return -1;
-	dev = h;
-	if (gi_id >= 0 && mig_handle(n, h, gi_id, &dev) < 0)
+	dev = *h;
+	if (gi_id >= 0 && mig_handle(n, *h, gi_id, &dev) < 0)
 		return err_set(EXIT_ENV, "GPU %d: no MIG device of GPU instance %d", gpu, gi_id);
-	/* the driver keeps no busy share for a MIG device: NOT_SUPPORTED there */
-	if (gi_id < 0 && n->GetUtilizationRates && n->GetUtilizationRates(h, &u) == NVML_SUCCESS &&
-	    u.gpu <= 100)
-		s->busy = u.gpu / 100.0;
-	gpm_read(n, h, gpu, gi_id, s);
 	if (nvml_memory(n, dev, gpu, &s->mem_total, &s->mem_used, &s->mem_free, &reserved) < 0) {
 		err_clear();
 		s->mem_total = s->mem_used = s->mem_free = 0;
 	}
 	add_procs(n->GetComputeRunningProcesses, dev, s);
 	add_procs(n->GetMPSComputeRunningProcesses, dev, s);
+	return 0;
+}
+
+int
+nvml_sample(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s)
+{
+	struct nvml *n = b->priv;
+	nvmlDevice_t h;
+	nvmlUtilization_t u;
+
+	if (memory_procs(n, gpu, gi_id, s, &h) < 0)
+		return -1;
+	/* the driver keeps no busy share for a MIG device: NOT_SUPPORTED there */
+	if (gi_id < 0 && n->GetUtilizationRates && n->GetUtilizationRates(h, &u) == NVML_SUCCESS &&
+	    u.gpu <= 100)
+		s->busy = u.gpu / 100.0;
+	gpm_read(n, h, gpu, gi_id, s);
+	return 0;
+}
+
+int
+nvml_sample_procs(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s)
+{
+	nvmlDevice_t h;
+
+	return memory_procs(b->priv, gpu, gi_id, s, &h);
+}
+
+int
+nvml_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
+{
+	struct nvml *n = b->priv;
+	nvmlDevice_t h;
+	unsigned long long v = 0;
+	nvmlReturn_t rc;
+
+	if (!n->GetTotalEnergyConsumption)
+		return nvml_missing("nvmlDeviceGetTotalEnergyConsumption");
+	if (nvml_handle(n, gpu, &h) < 0)
+		return -1;
+	if ((rc = n->GetTotalEnergyConsumption(h, &v)) != NVML_SUCCESS)
+		return nvml_fail(n, "nvmlDeviceGetTotalEnergyConsumption", gpu, rc, FAIL_READ);
+	*mj = v;
 	return 0;
 }

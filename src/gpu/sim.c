@@ -12,9 +12,14 @@
  *
  * Failure injection for rollback tests counts calls per opened backend:
  * "fail OP after N" lines in the file and GPUPACK_SIM_FAIL=OP:K[,OP:K].
+ *
+ * Energy: each simulated GPU draws a steady power set by its utilization
+ * line (SIM_IDLE_W idle, SIM_BUSY_W at 100%), and its counter is that
+ * power times the monotonic clock: over any span, joules = watts x seconds.
  */
 #include "gpu/backend.h"
 #include "gpu/topology.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/str.h"
@@ -23,6 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* A simulated GPU's power: idle, and all busy (an H100 SXM's order of magnitude). */
+#define SIM_IDLE_W 70.0
+#define SIM_BUSY_W 700.0
 
 struct sim {
 	char *path;                 /* where the machine is read: the copy once there is one */
@@ -251,6 +260,19 @@ sim_utilization(struct gpu_backend *b, int gpu, unsigned *gpu_pct, unsigned *mem
 	return 0;
 }
 
+static int
+sim_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
+{
+	unsigned gpu_pct, mem_pct;
+	double watts;
+
+	if (sim_utilization(b, gpu, &gpu_pct, &mem_pct) < 0)
+		return -1;
+	watts = SIM_IDLE_W + (SIM_BUSY_W - SIM_IDLE_W) * (gpu_pct > 100 ? 100 : gpu_pct) / 100.0;
+	*mj = (uint64_t)(watts * clock_mono() * 1000.0);
+	return 0;
+}
+
 static void
 sim_close(struct gpu_backend *b)
 {
@@ -346,6 +368,7 @@ gpu_sim_open(const char *file, int in_place, struct gpu_backend **out)
 	b->destroy_ci = sim_destroy_ci;
 	b->destroy_gi = sim_destroy_gi;
 	b->utilization = sim_utilization;
+	b->energy = sim_energy;
 	b->close = sim_close;
 	*out = b;
 	return 0;

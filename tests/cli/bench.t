@@ -288,8 +288,12 @@ is "$(jq '[.exercises[0].points[] | (.repeats[0:3] | (max - min) / sort[1] > 0.1
 is "$(jq '.setup.max_repeats' "$T/noisy.json")" 7 "noisy points: max_repeats in the setup"
 run env FAKE_WORK_NOISE_N=64 $B --sizes 64 --procs 1,2 --repeats 3 --max-repeats 3 --exercises 1
 like "$out" "mode +P +TFLOP/s +min +max +speed-up +efficiency +spread +runs" "the table says how many runs"
-is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && $NF != 3' | wc -l | tr -d ' ')" 0 \
+is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && $(NF - 1) != 3' | wc -l | tr -d ' ')" 0 \
 	"--max-repeats = --repeats: never more"
+# joules: the simulated GPU's energy counter (70 W idle): each row's J, and the point with the fewest
+is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && !($NF > 0)' | wc -l | tr -d ' ')" 0 \
+	"every measured row has its joules"
+like "$out" "fewest joules: [a-z-]+, P=[0-9]+: [0-9.]+ J, at [0-9]+% of the best TFLOP/s" "the point with the fewest joules is named"
 usage_err "--max-repeats below --repeats" --repeats 5 --max-repeats 4
 
 # --- exercise 4: the user's command through gpupack run

@@ -100,9 +100,10 @@ is "$(printf '%s\n' "$out" | tail -n 1 | jq -r .reruns)" 0 "and is not rerun"
 # task running, the largest seen (fake-work tasks take 700 MiB once on the GPU, none before). The
 # tasks stay on the GPU for seconds, several controller ticks: a task still starting or already
 # done but not yet reaped counts as running with no memory, and on a loaded CI machine (ASan's exit
-# is slow) short tasks could spend every tick there. Its own command: no count remembered from
-# the runs above.
+# is slow) short tasks could spend every tick there. Nothing remembered from the runs above (their
+# counts and footprints, 900 MiB ones among them).
 device curve=1:1,6:6 sm=1:0.17,6:1 start_ms=100 task_mib=700 dev_mib=40000
+rm -rf "$GPUPACK_STATE_DIR/auto"
 export FAKENVML_FAIL=nvmlDeviceGetComputeRunningProcesses_v3=3,nvmlDeviceGetMPSComputeRunningProcesses_v3=3
 run A "$WORK" farm --work 1.5 ::: $(seq 12)
 unset FAKENVML_FAIL

@@ -70,6 +70,27 @@ rm -rf jl* tmp && mkdir tmp
 TMPDIR="$T/tmp" FULLDISK_UNDER="$T/tmp" FULLDISK_AT=1000 LD_PRELOAD="$SHIM" \
 	R -j 1 --joblog jl --shell 'head -c 3000000 /dev/zero; : {}' ::: a b >/dev/null 2>errf
 is "$?:$(wc -l <errf | tr -d ' ')" "255:1" "no room in \$TMPDIR for a large output: exit 255, one line"
-like "$(cat errf)" "^gpupack: run: task output \(its temporary file\): No space left on device: no new task starts" \
+like "$(cat errf)" "^gpupack: run: temporary file for task output in $T/tmp: No space left on device: no new task starts" \
 	"it says so"
 is "$(seqs jl)" "" "the task is not recorded"
+
+# ---- --results DIR alone is the record --resume reads: a stopped task must not look done ----------
+# (no joblog: parallel's --resume skips a task whose --results files are there; a task the stop
+# killed, or whose output was lost, leaves no stdout file, so --resume runs it again)
+rm -rf res
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --results res \
+	--shell 'echo out-{}; [ {} -le 2 ] || exec sleep 30' ::: 1 2 3 4 >/dev/null 2>errf &
+gp=$!
+i=0
+while [ "$(ls -d res/1/* 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gp
+i=0
+while ! grep -q 'no new tasks' errf && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gp
+wait $gp
+is "$?" 255 "TERM twice to gpupack with --results alone: it ends the running tasks, exit 255"
+ok $((! [ -e res/1/3/stdout ] && ! [ -e res/1/4/stdout ])) "the stopped tasks leave no stdout file"
+R -j 2 --results res --resume --shell 'echo out-{}; echo {} >>ran' ::: 1 2 3 4 >out 2>errf
+is "$?" 0 "--resume --results DIR: exit 0"
+is "$(results 1 2 3 4)" "1 2 3 4 " "every task's output is there"
+is "$(sort ran | tr '\n' ' ')" "3 4 " "and only the stopped ones ran again"

@@ -34,7 +34,8 @@ one() {
 	t1=$(date +%s.%N)
 	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
 	check $rc "${1:-auto}: all $N trainings succeed" "$(tail -n 2 "$TMP/err")"
-	python3 - "$TMP/out" "$1" "$t0" "$t1" <<'PY'
+	# --json: the summary alone on stdout, the tasks' lines on stderr
+	python3 - "$TMP/err" "$1" "$t0" "$t1" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"seed"')]
 tr = sorted(r["train_s"] for r in rows)

@@ -31,6 +31,10 @@
  *                      new clients are refused (error 807) until all clients are
  *                      gone and HOLD_MS (default 300) passed, then ACTIVE again
  *                      and server.log gets "Server recovered".
+ *   x_fault_own [HOLD_MS]  a fault the server contains (as driver 580 does on
+ *                      the lent H100s and H200s): the same server.log line, but
+ *                      no client is told; new clients are refused (807) for
+ *                      HOLD_MS (default 300) whoever runs, then ACTIVE again.
  *   x_hang             the daemon stops answering anything (until killed).
  *   x_hang_server      the server stops answering: get_server_status of it and
  *                      new clients get no reply (the connection is kept open,
@@ -93,6 +97,7 @@ static char device[DEVICES_MAX];
 static pid_t server_pid;
 static int server_state = S_NONE;
 static double fault_until; /* FAULT lasts at least until then */
+static int fault_own;      /* x_fault_own: the clients ran on; FAULT ends at fault_until */
 static int server_hung;    /* x_hang_server: its status and new clients are never answered */
 static double sm_pct = 100.0;
 /* per device ordinal (the daemon's visible devices, numbered from 0); [0] is what clients get */
@@ -300,7 +305,20 @@ cmd_fault(const char *hold)
 	fault_until = now() + (hold ? atof(hold) : 300) / 1000.0;
 	logf_("server.log", "Server", "Server encountered a fatal GPU error (Xid 13); "
 	    "the server and its clients are to be torn down");
+	fault_own = 0;
 	tell_clients("fault");
+}
+
+static void
+cmd_fault_own(const char *hold)
+{
+	if (server_pid <= 0)
+		server_start();
+	server_state = S_FAULT;
+	fault_own = 1;
+	fault_until = now() + (hold ? atof(hold) : 300) / 1000.0;
+	logf_("server.log", "Server", "Server encountered a fatal GPU error (Xid 13); "
+	    "the server and its clients are to be torn down");
 }
 
 static void
@@ -390,6 +408,8 @@ command(int fd, char *line)
 		cmd_quit(fd, a[1], a[2]);
 	} else if (strcmp(a[0], "x_fault") == 0) {
 		cmd_fault(a[1]);
+	} else if (strcmp(a[0], "x_fault_own") == 0) {
+		cmd_fault_own(a[1]);
 	} else if (strcmp(a[0], "x_hang_server") == 0) {
 		if (server_pid <= 0)
 			server_start();
@@ -484,7 +504,7 @@ static void
 tick(void)
 {
 	reap();
-	if (server_state == S_FAULT && nclients() == 0 && now() >= fault_until) {
+	if (server_state == S_FAULT && (nclients() == 0 || fault_own) && now() >= fault_until) {
 		server_state = S_ACTIVE;
 		logf_("server.log", "Server", "Server recovered");
 	}

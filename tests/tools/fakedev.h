@@ -17,6 +17,8 @@
  *     ncpu=16               the simulated host's CPUs (start-up slows when the
  *                           tasks want more)
  *     host_mib=65536 host_task_mib=100   the host's memory and each task's
+ *     idle_w=70 busy_w=700  the device's power idle and with its SMs all busy
+ *                           (the fake NVML's energy counter)
  *   state      the tasks ("task PID PHASE MIB"), the host's CPU time so far
  *              (clock ticks) and the GPU's SM activity and busy time integrated
  *              over time ("t T_LAST BUSY TOTAL T_WRITTEN SM_INT BUSY_INT"), read
@@ -47,7 +49,7 @@ struct fakedev_conf {
 	int nspeed, nsm;
 	int speed_k[FAKEDEV_POINTS], sm_k[FAKEDEV_POINTS];
 	double speed[FAKEDEV_POINTS], sm[FAKEDEV_POINTS];
-	double task_mib, dev_mib, start_ms, start_cpu, gpu_cpu, host_mib, host_task_mib;
+	double task_mib, dev_mib, start_ms, start_cpu, gpu_cpu, host_mib, host_task_mib, idle_w, busy_w;
 	int ncpu;
 };
 
@@ -113,6 +115,8 @@ fakedev_conf_load(const char *dir, struct fakedev_conf *c)
 	c->ncpu = 16;
 	c->host_mib = 65536;
 	c->host_task_mib = 100;
+	c->idle_w = 70;
+	c->busy_w = 700;
 	snprintf(path, sizeof path, "%s/config", dir);
 	if (!(f = fopen(path, "r")))
 		return -1;
@@ -144,6 +148,10 @@ fakedev_conf_load(const char *dir, struct fakedev_conf *c)
 			c->host_mib = atof(v);
 		else if (strcmp(line, "host_task_mib") == 0)
 			c->host_task_mib = atof(v);
+		else if (strcmp(line, "idle_w") == 0)
+			c->idle_w = atof(v);
+		else if (strcmp(line, "busy_w") == 0)
+			c->busy_w = atof(v);
 	}
 	fclose(f);
 	return c->nspeed > 0 && c->nsm >= 0 && c->ncpu > 0 ? 0 : -1;

@@ -60,6 +60,16 @@ test_jobs(void)
 	    "-j 16 after auto: fixed again");
 	ok(parse_jobs("+2", &o) == 0 && o.jobs_form == JOBS_PLUS, "-j +2: parallel's form, fixed");
 	ok(parse_jobs("auto:1024", &o) == 0 && o.auto_max == 1024, "auto:1024, the largest cap");
+	ok(parse_jobs("auto:energy", &o) == 0 && o.jobs_form == JOBS_AUTO && o.auto_energy && o.auto_max == 0,
+	    "-j auto:energy");
+	ok(parse_jobs("auto:energy:12", &o) == 0 && o.auto_energy && o.auto_max == 12, "-j auto:energy:12");
+	ok(parse_jobs("auto", &o) == 0 && !o.auto_energy, "-j auto after it: the plain goal again");
+	ok(parse_jobs("auto:energyx", &o) < 0, "auto:energyx refused");
+	err_clear();
+	ok(parse_jobs("auto:energy:", &o) < 0, "auto:energy: refused");
+	err_clear();
+	ok(parse_jobs("auto:energy:0", &o) < 0, "auto:energy:0 refused");
+	err_clear();
 	ok(parse_jobs("auto:1025", &o) < 0 && err_code() == EXIT_USAGE, "auto:1025 refused");
 	err_clear();
 	ok(parse_jobs("auto:-1", &o) < 0, "auto:-1 refused");
@@ -77,33 +87,63 @@ test_parse_remembered(void)
 {
 	uint64_t key = 0xfeedfacecafebeefULL;
 	const char *good = "gpupack-auto 1 feedfacecafebeef 12\n";
-	int n = 0;
+	const char *v2 = "gpupack-auto 2 feedfacecafebeef 16 1020 870 1024,1100,22528\n";
+	struct remembered r, back;
+	char text[512];
+	size_t n;
 
-	ok(remember_parse(good, strlen(good), key, &n) == 0 && n == 12, "a remembered count: 12");
-	ok(remember_parse(good, strlen(good), key + 1, &n) < 0, "another command's key: refused");
+	ok(remember_parse(good, strlen(good), key, &r) == 0 && r.count == 12 && r.nfp == 0 &&
+	    r.cores_start == 0, "version 1, a count alone: 12");
+	ok(remember_parse(v2, strlen(v2), key, &r) == 0 && r.count == 16 && r.cores_start == 1.02 &&
+	    r.cores_run == 0.87 && r.nfp == 3 && r.fp[0] == 1024ull << 20 && r.fp[2] == 22528ull << 20,
+	    "version 2: count, cores starting and on the GPU, three footprints");
+	n = remember_format(key, &r, text, sizeof text);
+	ok(n == strlen(v2) && memcmp(text, v2, n) == 0, "written back the same");
+	r.nfp = 0;
+	n = remember_format(key, &r, text, sizeof text);
+	ok(remember_parse(text, n, key, &back) == 0 && back.nfp == 0 && strstr(text, " -\n"),
+	    "no footprints: '-'");
+	ok(remember_parse(good, strlen(good), key + 1, &r) < 0, "another command's key: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 12", 35, key, &n) < 0, "no newline: refused");
+	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 12", 35, key, &r) < 0, "no newline: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 12\n\n", 37, key, &n) < 0, "more after it: refused");
+	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 12\n\n", 37, key, &r) < 0, "more after it: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 0\n", 34, key, &n) < 0, "0: refused");
+	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 0\n", 34, key, &r) < 0, "0: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 99999999999999\n", 47, key, &n) < 0,
+	ok(remember_parse("gpupack-auto 1 feedfacecafebeef 99999999999999\n", 47, key, &r) < 0,
 	    "huge: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 1 feedfacecafebeef -3\n", 35, key, &n) < 0, "negative: refused");
+	ok(remember_parse("gpupack-auto 1 feedfacecafebeef -3\n", 35, key, &r) < 0, "negative: refused");
 	err_clear();
-	ok(remember_parse("gpupack-auto 2 feedfacecafebeef 3\n", 34, key, &n) < 0, "another version: refused");
+	ok(remember_parse("gpupack-auto 3 feedfacecafebeef 3\n", 34, key, &r) < 0, "another version: refused");
 	err_clear();
+	{
+		static const char *const bad[] = {
+			"gpupack-auto 2 feedfacecafebeef 16 1020 870 22528,1024\n",   /* not ascending */
+			"gpupack-auto 2 feedfacecafebeef 16 1020 870\n",              /* no footprints field */
+			"gpupack-auto 2 feedfacecafebeef 16 1020 870 ,\n",
+			"gpupack-auto 2 feedfacecafebeef 16 1020 870 0\n",            /* a footprint of 0 */
+			"gpupack-auto 2 feedfacecafebeef 16 99999999 870 -\n",        /* cores out of range */
+			"gpupack-auto 2 feedfacecafebeef 16 1020  870 -\n",           /* two spaces */
+			"gpupack-auto 2 feedfacecafebeef 16 1020 870 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+		};
+
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			ok(remember_parse(bad[i], strlen(bad[i]), key, &r) < 0 && r.count == 0,
+			    "corrupt version 2 refused (%zu), nothing taken from it", i);
+			err_clear();
+		}
+	}
 }
 
 static void
 test_remember_files(void)
 {
 	char dir[] = "/tmp/gpupack-test-auto.XXXXXX", path[4200], text[128];
-	uint64_t key = remember_key(1, SHARE_MPS, "NVIDIA H100 80GB HBM3", 0);
+	uint64_t key = remember_key(1, SHARE_MPS, 0, "NVIDIA H100 80GB HBM3", 0);
+	struct remembered r = {13, 1.0, 0.5, 2, {1ull << 30, 2ull << 30}}, got;
 	struct utimbuf old;
-	int n = 0;
 	FILE *f;
 
 	if (!mkdtemp(dir)) {
@@ -111,29 +151,74 @@ test_remember_files(void)
 		return;
 	}
 	setenv("GPUPACK_STATE_DIR", dir, 1);
-	ok(remember_load(key, &n) == 0, "nothing remembered yet (and no auto/ made)");
-	ok(remember_key(1, SHARE_MPS, "NVIDIA H100 80GB HBM3", 1) != key, "MIG slices are part of the key");
-	ok(remember_key(1, SHARE_TIMESLICE, "NVIDIA H100 80GB HBM3", 0) != key, "the share mode too");
-	ok(remember_key(2, SHARE_MPS, "NVIDIA H100 80GB HBM3", 0) != key, "the command too");
-	remember_store(key, 13);
-	ok(remember_load(key, &n) == 1 && n == 13, "stored 13, loaded 13");
+	ok(remember_load(key, &got) == 0, "nothing remembered yet (and no auto/ made)");
+	ok(remember_key(1, SHARE_MPS, 0, "NVIDIA H100 80GB HBM3", 1) != key, "MIG slices are part of the key");
+	ok(remember_key(1, SHARE_TIMESLICE, 0, "NVIDIA H100 80GB HBM3", 0) != key, "the share mode too");
+	ok(remember_key(2, SHARE_MPS, 0, "NVIDIA H100 80GB HBM3", 0) != key, "the command too");
+	ok(remember_key(1, SHARE_MPS, 1, "NVIDIA H100 80GB HBM3", 0) != key, "the energy goal too");
+	remember_store(key, &r);
+	ok(remember_load(key, &got) == 1 && got.count == 13 && got.nfp == 2 && got.fp[1] == 2ull << 30 &&
+	    got.cores_run == 0.5, "stored, loaded the same");
 	snprintf(path, sizeof path, "%s/auto/%016llx", dir, (unsigned long long)key);
 	if ((f = fopen(path, "w"))) {
 		fputs("gpupack-auto 1 zzz 3\n", f);
 		fclose(f);
 	}
-	ok(remember_load(key, &n) == 0, "a corrupt file is ignored");
-	remember_store(key, 9);
+	ok(remember_load(key, &got) == 0, "a corrupt file is ignored");
+	remember_store(key, &r);
 	old.actime = old.modtime = time(NULL) - (REMEMBER_DAYS + 1) * 86400;
 	utime(path, &old);
-	ok(remember_load(key, &n) == 0, "a stale file is ignored");
+	ok(remember_load(key, &got) == 0, "a stale file is ignored");
 	unlink(path);
-	ok(symlink("/etc/hostname", path) == 0 && remember_load(key, &n) == 0, "a symlink is not followed");
+	ok(symlink("/etc/hostname", path) == 0 && remember_load(key, &got) == 0, "a symlink is not followed");
 	unlink(path);
 	snprintf(text, sizeof text, "rm -rf '%s'", dir);
 	if (system(text) != 0)
 		ok(0, "cleanup");
 	unsetenv("GPUPACK_STATE_DIR");
+}
+
+/* Write text to DIR/NAME (its directories made). */
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char path[4200], cmd[4400];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+	if (system(cmd) != 0 || !(f = fopen(path, "w"))) {
+		ok(0, "writing %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A task's CPU time: its process, its children's (waited for), its live descendants, their waits. */
+static void
+test_task_cpu(const char *dir)
+{
+	double cpu = 0, wait = 0, hz = (double)sysconf(_SC_CLK_TCK);
+	int rc;
+
+	/* pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
+	put(dir, "500/stat", "500 (python3 (x) y) S 1 500 1 0 -1 0 0 0 0 0 300 100 50 50 20 0 1 0 99\n");
+	put(dir, "500/schedstat", "4000000000 1500000000 77\n");
+	put(dir, "500/task/500/children", "501 \n");
+	put(dir, "501/stat", "501 (sh) R 500 500 1 0 -1 0 0 0 0 0 100 0 0 0 20 0 1 0 100\n");
+	put(dir, "501/schedstat", "1000000000 500000000 9\n");
+	rc = host_task_cpu(500, &cpu, &wait);
+	ok(rc == 0 && cpu > 599.9 / hz && cpu < 600.1 / hz && wait > 1.99 &&
+	    wait < 2.01, "a task's tree: %.2f s of CPU (600 ticks), %.2f s waited for a CPU", cpu, wait);
+	put(dir, "501/schedstat", "garbage\n");
+	ok(host_task_cpu(500, &cpu, &wait) == 0 && wait == -1, "a descendant's wait unreadable: unknown");
+	ok(host_task_cpu(502, &cpu, &wait) < 0 && cpu == -1, "a task gone: -1");
+	put(dir, "503/stat", "503 (x) S 1 503\n");
+	ok(host_task_cpu(503, &cpu, &wait) < 0, "a torn stat line: -1");
+	unsetenv("GPUPACK_PROC_DIR");
+	ok(host_task_cpu(getpid(), &cpu, &wait) == 0 && cpu >= 0, "our own process, in the real /proc");
+	setenv("GPUPACK_PROC_DIR", dir, 1);
 }
 
 static void
@@ -171,6 +256,7 @@ test_host(void)
 	fclose(f);
 	ok(host_mem_available(&avail) < 0, "a meminfo without MemAvailable: an error");
 	err_clear();
+	test_task_cpu(dir);
 	unsetenv("GPUPACK_PROC_DIR");
 	snprintf(text, sizeof text, "rm -rf '%s'", dir);
 	if (system(text) != 0)

@@ -1,0 +1,71 @@
+#!/bin/sh
+# shellcheck disable=SC2016,SC2086 # jq programs are literal; option lists split on purpose
+# run-auto-door.t: the wiring of -j auto's memory gate and of the energy
+# counters, against the simulated device of run-auto.t (fake-work's farm
+# tasks, the fake NVML, the simulated host). One real-time check each: tasks
+# that do not fit wait at the GPU's door (stopped, then started again) and
+# all end once; the summary's joules; -j auto:energy runs. What the gate and
+# the budget decide is tested in simulated time (test_farm_control).
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$GPUPACK_SRC/tests/cli/mps-lib.sh"
+
+cd "$T" || exit 1
+FAKE_LIB="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1"
+D="$T/dev"
+WORK="$TOOLS/fake-work"
+unset FAKENVML_MACHINE FAKENVML_FAIL FAKENVML_OLD FAKENVML_NPROCS
+
+device() {
+	rm -rf "$D"
+	mkdir -p "$D/proc"
+	printf '%s\n' "$@" >"$D/config"
+}
+A() {
+	FAKENVML_DEVICE="$D" FAKE_DEVICE="$D" GPUPACK_PROC_DIR="$D/proc" GPUPACK_NVML_LIB="$FAKE_LIB" \
+		$GPUPACK run --share mps --json "$@"
+}
+sum() { printf '%s\n' "$out" | tail -n 1 | jq -r "$1"; }
+
+# --- the gate: 3 tasks fit; 1.5 s of start-up each, 16 CPUs: more start than fit -------------
+# the first four start blind (nothing known yet): one of them may run out of memory; the rest wait
+# at the door once the first footprints show, and go on as memory frees
+device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
+run A --joblog door.jl "$WORK" farm --work 1.5 ::: $(seq 16)
+is "$rc" 0 "memory for 3 at a time: the farm succeeds"
+is "$(awk -F'\t' 'NR > 1' door.jl | wc -l | tr -d ' ')" 16 "every task in the joblog once"
+is "$(awk -F'\t' 'NR > 1 { print $1 }' door.jl | sort -u | wc -l | tr -d ' ')" 16 "no task twice"
+r=$(sum .reruns)
+[ "$r" -le 1 ]
+ok $? "at most one out-of-memory rerun ($r)"
+w=$(sum '.devices[0].auto.waited')
+[ "$w" -ge 1 ]
+ok $? "tasks waited at the door ($w stopped there)"
+ps -eo stat=,args= | grep "[f]ake-work farm" | grep -q '^T'
+ok $((! $?)) "no task of ours left stopped"
+
+# --- energy -------------------------------------------------------------------------------------
+# the fake NVML's device draws idle_w plus (busy_w - idle_w) x its SM activity
+device curve=1:1,4:4 sm=1:0.25,4:1 start_ms=50 idle_w=100 busy_w=500 task_mib=700 dev_mib=80000
+run A -j 4 "$WORK" farm --work 0.3 ::: $(seq 16)
+e=$(sum .energy_j)
+m=$(sum .makespan_s)
+awk -v e="$e" -v m="$m" 'BEGIN { exit !(e >= 100 * m * 0.9 && e <= 500 * m * 1.1) }'
+ok $? "the summary's joules lie between idle and busy power times the makespan ($e J in $m s)"
+awk -v j="$(sum .j_per_task)" -v e="$e" 'BEGIN { exit !(j > 0 && (j * 16 - e) ^ 2 < 1) }'
+ok $? "joules per task: the joules over the 16 tasks ($(sum .j_per_task))"
+is "$(sum '.devices[0].energy_j != null and .devices[0].j_per_task != null')" true "and per device"
+out=$($GPUPACK --sim "$T/machine.topo" run --share timeslice --gpus 0 -j 2 --json sleep ::: 0.5 0.5 2>&1)
+awk -v e="$(sum .energy_j)" -v m="$(sum .makespan_s)" 'BEGIN { exit !(e >= 70 * m * 0.95 && e <= 70 * m * 1.05 + 1) }'
+ok $? "a simulated GPU draws 70 W idle: $(sum .energy_j) J in $(sum .makespan_s) s"
+out=$(GPUPACK_NVML_LIB="$GPUPACK_BUILD/tests/fakenvml/old/libnvidia-ml.so.1" $GPUPACK run --share timeslice \
+	-j 1 --json true ::: 1 2>&1)
+is "$(sum .energy_j)" null "a driver without the energy counter: null, and the run succeeds"
+
+# --- the energy goal ------------------------------------------------------------------------------
+device curve=1:1,4:4 sm=1:0.25,4:1 start_ms=50 task_mib=700 dev_mib=80000
+run A -j auto:energy:6 "$WORK" farm --work 0.2 ::: $(seq 24)
+is "$rc" 0 "-j auto:energy:6: the farm succeeds"
+is "$(sum '.devices[0].jobs')" auto "under the controller"
+m=$(printf '%s\n' "$out" | tail -n 1 | jq -r '[.devices[0].auto.decisions[].limit] | max')
+[ "$m" -le 6 ]
+ok $? "within its cap (at most $m)"

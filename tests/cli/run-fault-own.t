@@ -1,0 +1,40 @@
+#!/bin/sh
+# shellcheck disable=SC2016 # the tasks' own $VARS are literal
+# run-fault-own.t: a GPU fault that the MPS server contains (driver 580 on
+# the lent H100s and H200s: the faulting client ends, the others run on),
+# against the control double's x_fault_own. The faulting task is held a
+# moment, sees the others still running, and fails as any task does: no
+# free retry, no rerun alone after the device drained (which cost a farm of
+# 32 trainings at -j 16 the drain and a lone rerun of each faulting task).
+# A fault that takes every client (x_fault) is run-mps.t's.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$GPUPACK_SRC/tests/cli/mps-lib.sh"
+
+cd "$T" || exit 1
+# shellcheck disable=SC2086
+R() { $G run --gpus 0 "$@"; }
+export CLIENT
+
+cat >task.sh <<'SH'
+if [ "$1" = f ]; then
+	sleep 0.3
+	echo "$GPUPACK_SEQ" >>f.runs
+	echo x_fault_own 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1
+fi
+exec "$CLIENT" --ms 2500
+SH
+run R -j 8 --retries 1 --json --joblog own.jl sh task.sh ::: a b c d f
+is "$rc" 1 "a contained fault: the faulting task fails (--retries 1: no retry)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' own.jl | wc -l | tr -d ' ')" 4 "the four others end done"
+is "$(awk -F'\t' 'NR > 1' own.jl | wc -l | tr -d ' ')" 5 "every task is in the joblog once"
+is "$(wc -l <f.runs | tr -d ' ')" 1 "the faulting task ran once: not again alone"
+json=$(printf '%s\n' "$out" | tail -n 1)
+is "$(printf '%s' "$json" | jq -r '.fault_retries')" 0 "no free retry: the fault was its own"
+
+# with --retries 2 the faulting task is retried as any failure would be (beside the others)
+rm -f f.runs
+run R -j 8 --retries 2 --json --joblog own2.jl sh task.sh ::: a b f c
+is "$rc" 1 "--retries 2: it fails again"
+is "$(wc -l <f.runs | tr -d ' ')" 2 "and ran twice: --retries, not a lone rerun"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 1 "one retry spent"
