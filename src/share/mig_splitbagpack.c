@@ -54,6 +54,10 @@ class_room(const struct bags *b, const unsigned char *n, const long *less)
  * than what the instances before it left of the slack, and must leave no
  * more than the later instances hold at their fullest; a state is the
  * units still to place (which fixes what the instances before wasted).
+ * The SMs likewise: a packing of all of them leaves exactly the SMs of Y
+ * less what their shares need, so an instance's content may leave no more
+ * of its SMs than the instances before it left of that (where shares make
+ * the SMs the scarce resource, this is what rules most contents out).
  * Contents are kept to those with a unit at least: a packing that leaves
  * an instance empty makes a smaller bag a plan, and that one comes first.
  */
@@ -65,16 +69,21 @@ struct pk {
 	int parent;
 	uint64_t r, lower, pm;
 	int ps;
+	long lower_sms;               /* the least SMs its content's shares need */
 };
 
-/* Contents of the instance from class sorder[i] on, c so far (plain), mem and need its memory and SMs. */
+/*
+ * Contents of the instance from class sorder[i] on, c so far (plain), mem
+ * and need its memory and SMs, restmem and restneed those of the units of
+ * the classes from sorder[i] on still to place.
+ */
 static void
-contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restmem)
+contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restmem, long restneed)
 {
 	struct split *x = k->b->x;
 	int a, have;
 
-	if (x->aborted || mem + restmem < k->lower)
+	if (x->aborted || mem + restmem < k->lower || need + restneed < k->lower_sms)
 		return;
 	if (i == x->nsm) {
 		int *at;
@@ -93,13 +102,14 @@ contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restm
 	a = x->sorder[i];
 	have = pk_get(&x->psm, k->r, a);
 	restmem -= (uint64_t)have * x->smem[a];
+	restneed -= (long)have * x->sneed[a];
 	for (int n = have; n >= 0; n--) {
 		uint64_t m = mem + (uint64_t)n * x->smem[a];
 		int nd = need + n * x->sneed[a];
 
 		if (m > k->pm || nd > k->ps)
 			continue;
-		contents(k, i + 1, c + (uint64_t)n * x->psm.one[a], m, nd, restmem);
+		contents(k, i + 1, c + (uint64_t)n * x->psm.one[a], m, nd, restmem, restneed);
 	}
 }
 
@@ -139,7 +149,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 	int inst[MIG_MAX_INST * 64], m = 0, ret = 0;
 	uint64_t full = 0, slack = ymem - b->smem, before = 0, lfill[MIG_MAX_INST * 64 + 1] = {0};
 	uint64_t lminw[MIG_MAX_INST * 64 + 1] = {0};
-	long lmost[MIG_MAX_INST * 64 + 1] = {0}, lsms[MIG_MAX_INST * 64 + 1] = {0};
+	long lmost[MIG_MAX_INST * 64 + 1] = {0}, lsms[MIG_MAX_INST * 64 + 1] = {0}, smslack, sbefore = 0;
 	struct pst *prev = NULL;
 	size_t nprev = 0;
 	struct pst **lay;
@@ -157,6 +167,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 		lmost[t] = lmost[t + 1] + x->smost[inst[t]];
 		lsms[t] = lsms[t + 1] + x->g->profiles[inst[t]].sms;
 	}
+	smslack = lsms[0] - b->sneed;
 	lay = xcalloc((size_t)m + 1, sizeof *lay);
 	lay[0] = xcalloc(1, sizeof *lay[0]);
 	lay[0][0] = (struct pst){full, 0, -1};
@@ -193,13 +204,16 @@ slack_pack(struct bags *b, uint64_t ymem)
 			/* and what is left after it, the later instances hold */
 			if (left > lfill[t + 1] && left - lfill[t + 1] > k.lower)
 				k.lower = left - lfill[t + 1];
-			contents(&k, 0, 0, 0, 0, left);
+			/* its SMs left over: no more than the SM slack less what the instances before left over */
+			k.lower_sms = k.ps - (smslack - (sbefore - (b->sneed - need)));
+			contents(&k, 0, 0, 0, 0, left, need);
 		}
 		spend(x, (long)nprev / 4 + 1);
 		if (!x->aborted)
 			dominated(b, &k);
 		mig_hm_free(&k.h);
 		before += k.pm;
+		sbefore += k.ps;
 		lay[t + 1] = k.st;
 		prev = k.st;
 		nprev = k.n;
