@@ -174,12 +174,14 @@ like "$out" "satisfy the most requests" "--help states the objective"
 if [ "$(id -u)" -ne 0 ]; then
 	run gp mig apply --want 1x1g.10gb
 	is "$rc" "3" "apply as a normal user: exit 3"
-	like "$err" "needs root" "... needs root"
+	is "$err" "gpupack: mig apply: needs root (MIG instances are changed through the driver as root)" \
+		"... one line: needs root, the command named once"
 elif command -v setpriv >/dev/null 2>&1 && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
 	# shellcheck disable=SC2086
 	run setpriv --reuid=65534 --regid=65534 --clear-groups $GPUPACK mig apply --want 1x1g.10gb
 	is "$rc" "3" "apply as nobody (no --sim): exit 3"
-	like "$err" "needs root" "... needs root"
+	is "$err" "gpupack: mig apply: needs root (MIG instances are changed through the driver as root)" \
+		"... one line: needs root, the command named once"
 	# shellcheck disable=SC2086
 	run setpriv --reuid=65534 --regid=65534 --clear-groups $GPUPACK mig clear
 	is "$rc" "3" "clear as nobody: exit 3"
