@@ -16,7 +16,6 @@
  * HARD_CLASSES > 0: every mix has that many classes of distinct sizes.
  */
 #include "share/mig.h"
-#include "share/mig_int.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -262,11 +261,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "mig_plan_bench: no profiles for %s in %s\n", argv[2], argv[1]);
 		return 2;
 	}
-	if (getenv("MIG_NO_MEMTAB"))
-		mig_dp_no_memtab = 1;
-	/* the split DP on the calling thread, to its end, first: plans and work must not change */
-	if (getenv("MIG_SPLIT_SERIAL"))
-		mig_split_serial = 1;
 	if (getenv("MIG_PLAN_BENCH_SEED"))
 		rng += (unsigned long long)atoll(getenv("MIG_PLAN_BENCH_SEED")) * 0x9E3779B97F4A7C15ULL;
 	ngpus = atoi(argv[3]);
