@@ -65,7 +65,7 @@ struct mig_unit {
 	int inst;                     /* index into that GPU's instances */
 	int thread_pct;               /* MPS active thread percentage when shared, else 100 */
 	uint64_t mem_limit;           /* MPS pinned memory limit when shared, else 0 */
-	char why[128];                /* why unsatisfied */
+	char why[256];                /* why unsatisfied */
 };
 
 enum mig_inst_state {

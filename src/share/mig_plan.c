@@ -301,12 +301,18 @@ search_free(struct search *s)
 
 /* ------------------------------------------------------------ the plan */
 
+/*
+ * Why a unit of class k is not placed. A job that does not fit a profile
+ * because of its CUDA context (or because a profile named 40gb holds 39.5
+ * GiB) is told which profile it needs and which one it missed.
+ */
 static void
 why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, char *why, size_t len)
 {
-	uint64_t maxmem = 0;
+	const struct mig_profile *holds = NULL, *below = NULL;
+	uint64_t maxmem = 0, need = rq->mem_bytes + MIG_CONTEXT_RESERVE;
 	int placeable = 0;
-	char a[32], b[32];
+	char a[16], b[16], c[16];
 
 	if (rq->profile[0]) {
 		snprintf(why, len, "no room left for another %s on the selected GPUs", rq->profile);
@@ -314,16 +320,30 @@ why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, cha
 	}
 	for (int j = 0; j < s->ngpus; j++) {
 		placeable |= s->sg[j].fit[k] != 0 || s->sg[j].small[k];
-		for (int p = 0; p < s->sg[j].g->nprofiles; p++)
-			if (s->sg[j].g->profiles[p].mem_bytes > maxmem)
-				maxmem = s->sg[j].g->profiles[p].mem_bytes;
+		for (int p = 0; p < s->sg[j].g->nprofiles; p++) {
+			const struct mig_profile *pr = &s->sg[j].g->profiles[p];
+
+			maxmem = pr->mem_bytes > maxmem ? pr->mem_bytes : maxmem;
+			if (s->sg[j].fit[k] >> p & 1 && (!holds || pr->mem_bytes < holds->mem_bytes))
+				holds = pr;
+			if (pr->mem_bytes < need && (!below || pr->mem_bytes > below->mem_bytes ||
+			    (pr->mem_bytes == below->mem_bytes && pr->slices < below->slices)))
+				below = pr;
+		}
 	}
-	if (rq->mem_bytes + MIG_CONTEXT_RESERVE > maxmem)
-		snprintf(why, len, "%s and its CUDA context is more memory than any profile has (at most %s)",
-		    format_size(rq->mem_bytes, a, sizeof a), format_size(maxmem, b, sizeof b));
+	format_size(rq->mem_bytes, a, sizeof a);
+	format_size(MIG_CONTEXT_RESERVE, c, sizeof c);
+	if (need > maxmem)
+		snprintf(why, len, "%s and its %s CUDA context are more memory than any profile has (at most %s)", a, c,
+		    format_size(maxmem, b, sizeof b));
 	else if (!placeable)
-		snprintf(why, len, "no profile has both %s and a %.2f compute share",
-		    format_size(rq->mem_bytes, a, sizeof a), rq->share);
+		snprintf(why, len, "no profile has both %s and a %.2f compute share", a, rq->share);
+	else if (holds && below && rq->mem_bytes <= below->mem_bytes)
+		snprintf(why, len, "no room left for a %s; %s would fit a %s (%s) but for its %s CUDA context", holds->name,
+		    a, below->name, format_size(below->mem_bytes, b, sizeof b), c);
+	else if (holds && below)
+		snprintf(why, len, "no room left for a %s, the smallest profile that holds %s and its %s CUDA context "
+		    "(a %s has %s)", holds->name, a, c, below->name, format_size(below->mem_bytes, b, sizeof b));
 	else
 		snprintf(why, len, "no room left on the selected GPUs");
 }

@@ -150,6 +150,20 @@ like "$(printf '%s' "$out" | jq -c '[.units[] | .mps_thread_percentage] | unique
 run gp --sim "$f" mig plan --want 1x200G
 ok "$rc" "1x200G: exit 0"
 like "$out" "more memory than any profile" "... unsatisfied: too big"
+# a job that misses a profile by its CUDA context (528 MiB a job) is told so, with the profile that holds it
+run gp --sim "$f" mig plan --want 4x10G --want 1x40G
+ok "$rc" "4x10G and 1x40G on an H100: exit 0"
+like "$out" "plan: 4 of 5 requests satisfied" "... 4 of 5 (the four 10G jobs take the GPU's four 1g.20gb)"
+like "$out" "1x40G unit 1: no room left for a 7g.80gb, the smallest profile that holds 40 GiB and its 528 MiB CUDA context \(a 3g.40gb has 39.5 GiB\)" \
+	"... the 40G job needs a 7g.80gb: a 3g.40gb holds 39.5 GiB, less than 40 GiB and its context"
+run gp --sim "$f" mig plan --want 2x39G
+like "$out" "2x39G unit 2: no room left for a 7g.80gb; 39 GiB would fit a 3g.40gb \(39.5 GiB\) but for its 528 MiB CUDA context" \
+	"2x39G: the second misses a 3g.40gb only by its context, and is told which profile holds it"
+run gp --sim "$f" mig plan --json --want 2x39G
+like "$(printf '%s' "$out" | jq -r '.units[1].reason')" "but for its 528 MiB CUDA context" "... the JSON's reason too"
+run gp --sim "$f" mig plan --want 4x1g.10gb --want 1x3g.40gb
+like "$out" "plan: 5 of 5 requests satisfied" "... naming the profiles places all five (10G and its context miss a 1g.10gb too)"
+
 # --- bad input ---
 for bad in 3x9g.10gb 0x1g.10gb 4x-1G 4x0G x4 4x; do
 	run gp --sim "$f" mig plan --want "$bad"
