@@ -34,9 +34,9 @@ static const char objective[] =
     "destroyed only where the plan needs their slices. Ties go to the first plan in a fixed\n"
     "search order. Requests smaller than the smallest profile may share an instance through\n"
     "MPS; each gets a thread percentage (from its compute share, else an equal split) and a\n"
-    "memory limit (what it asked for). Each level is proven optimal in turn (an LP bound and a\n"
-    "branch and bound, doc/mig.md); where the work budget runs out first, the plan says so and\n"
-    "how far from optimal it can be.\n";
+    "memory limit (what it asked for). Each level is proven optimal in turn (an LP bound and an\n"
+    "exact search over the sets of instances, doc/mig.md); where the work budget runs out first,\n"
+    "the plan says so and how far from optimal it can be.\n";
 
 static void
 usage(FILE *f)
