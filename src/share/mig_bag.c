@@ -17,8 +17,8 @@
  * slices the GPUs have), sorted by memory and then SMs, and tried in that
  * order: a bag is a plan where its instances can take every unit (each
  * exclusive unit alone in an instance it fits, every way; the small units
- * packed into the rest by a DP over those instances whose waste the slack
- * bounds, which is exact) and the GPUs' tables can hold it (a DP over the
+ * packed into the rest by a DP over those instances whose waste of memory
+ * and of SMs the slacks bound, which is exact) and the GPUs' tables can hold it (a DP over the
  * GPUs, remembered across bags, with the fewest operations). The first bag
  * that is a plan has the least waste and then SMs any plan can have; the
  * bags of the same memory and SMs after it are tried for fewer operations;

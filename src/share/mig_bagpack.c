@@ -3,7 +3,8 @@
  * works"): each exclusive unit alone in an instance it fits, every way
  * until one works, a way dropped as soon as what is left cannot hold the
  * small units; the small units packed into the other instances by a DP
- * over them, least memory first, whose waste the slack bounds.
+ * over them, least memory first, whose waste of memory and of SMs the
+ * slacks bound.
  */
 #include "share/mig.h"
 #include "share/mig_bag.h"

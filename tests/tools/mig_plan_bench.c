@@ -9,7 +9,7 @@
  *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]
  *
  * MIG_PLAN_BENCH_ONLY=N plans mix N alone (the mixes come from the seed, so
- * mix N is the same), to look at one mix with cc -DMIG_TRACE;
+ * mix N is the same), to look at one mix (under a debugger, callgrind);
  * MIG_PLAN_BENCH_SEED=N (N > 0) draws other mixes than the bench's, to check
  * that a change helps beyond the mixes it was measured on.
  *

@@ -498,6 +498,12 @@ test_golden(const struct golden *rec, int nrec, const char *who)
 			n++;
 			mig_plan_free(&p);
 		}
+	if (getenv("GPUPACK_VALGRIND")) {
+		/* valgrind computes long double in double precision: the bounds, so the paths, move a little */
+		ok(invalid == 0, "%d node-sized mixes, %s: valid (%d not)", n, who, invalid);
+		ok(1, "# SKIP %s: the plans and work as recorded (valgrind's long double is a double)", who);
+		return;
+	}
 	ok(!print && bad == 0 && invalid == 0 && n == nrec,
 	    "%d node-sized mixes, %s: valid, the same plans after the same work as recorded (%d differ, %d not valid)", n,
 	    who, bad, invalid);

@@ -216,8 +216,11 @@ main(void)
 	test_search_alone();
 	test_twins();
 	test_lp_failing_midway();
-	/* the sanitizer pass runs fewer mixes: the sums pinned are the first pass's */
-	if (!san_pass())
+	/* the sanitizer pass runs fewer mixes, and valgrind's long double is a double: the sums pinned are the first pass's */
+	if (san_pass() || getenv("GPUPACK_VALGRIND"))
+		ok(1, "# SKIP the bags' work and the plans made without an LP, as recorded: fewer mixes in the "
+		    "sanitizer pass, long double a double under valgrind");
+	else
 		test_pins();
 	return done_testing();
 }
