@@ -28,8 +28,6 @@
 
 /* The dive at level 1 gets 1 / this of the budget left. */
 #define DIVE_SHARE 4
-/* Each search by the bags for a plan of one unit more gets 1 / this of the budget left. */
-#define UNIT_SHARE 2
 
 /* The bound pr->bound, on level lvl's value, as what no plan beats there (a lower bound of waste, SMs, operations). */
 static void
@@ -75,7 +73,11 @@ reached(struct search *s, int lvl)
 	}
 }
 
-/* Level 1: the most units. 1 proven. */
+/*
+ * Level 1: the most units. 1 proven. Each search for a plan of one unit
+ * more may take all the work left: where level 1 is not proven, the rest
+ * is not run (its levels are defined by the most units).
+ */
 static int
 most_units(struct search *s)
 {
@@ -88,7 +90,7 @@ most_units(struct search *s)
 	bound_to_lb(s, 1);
 	while (!reached(s, 1) && s->nodes < s->limit) {
 		int before = s->bs.satisfied;
-		int done = mig_bags_run(s, before + 1, (s->limit - s->nodes) / UNIT_SHARE, 1, 0, &lb);
+		int done = mig_bags_run(s, before + 1, s->limit - s->nodes, 1, 0, &lb);
 
 		if (s->bs.satisfied > before) {
 			knob_add(KNOB_MIG_BAG_UNITS, 1);
