@@ -49,13 +49,9 @@ ms_now() { date +%s%N; }
 	echo
 	echo "demand/memory: the memory the mix asks for (jobs plus contexts, named profiles at their"
 	echo "size) over the 8 GPUs' memory; above 1 not everything fits. work: the planner's work units"
-	echo "(a search node one, an LP pivot by its size; the budget is MIG_NODE_LIMIT, and as much again"
-	echo "for the split DP once level 1 is proven, counted where its result is the one kept)."
-	echo "Once level 1 is proven, the bags run first on the calling thread (where the mix does not fit,"
-	echo "beneath each drop vector; doc/mig.md, 'The bags'; their proof ends the plan), then the split DP on a thread of its own"
-	echo "beside the rest (doc/mig.md, 'The split DP beside the rest'): wall ms is what a user waits"
-	echo "(the slower of the two searches on this 2-core machine), CPU ms adds both threads. Plans and"
-	echo "work are the same on one thread."
+	echo "(an LP pivot by its size, a packing step, a bag enumerated...; the budget is MIG_NODE_LIMIT)."
+	echo "The planner runs on one thread (doc/mig.md, 'How it works'): CPU ms and wall ms differ by what"
+	echo "else the machine runs."
 	echo
 	for p in A100-40GB H100-80GB H200-141GB; do
 		echo "## $p: 8 GPUs, 50 units, 20 mixes (the planner alone)"

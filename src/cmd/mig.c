@@ -34,9 +34,9 @@ static const char objective[] =
     "destroyed only where the plan needs their slices. Ties go to the first plan in a fixed\n"
     "search order. Requests smaller than the smallest profile may share an instance through\n"
     "MPS; each gets a thread percentage (from its compute share, else an equal split) and a\n"
-    "memory limit (what it asked for). Each level is proven optimal in turn (an LP bound and a\n"
-    "branch and bound, doc/mig.md); where the work budget runs out first, the plan says so and\n"
-    "how far from optimal it can be.\n";
+    "memory limit (what it asked for). Each level is proven optimal in turn (an LP bound and an\n"
+    "exact search over the sets of instances, doc/mig.md); where the work budget runs out first,\n"
+    "the plan says so and how far from optimal it can be.\n";
 
 static void
 usage(FILE *f)
@@ -154,16 +154,16 @@ select_gpus(const struct gpu_system *sys, const char *sel, int *picked)
 	return rc;
 }
 
+/* Root, or a simulated machine; the error is the command's (gpupack: mig apply: needs root ...). */
 static int
-need_root(struct ctx *c, const char *what)
+need_root(struct ctx *c)
 {
 	const char *env = getenv("GPUPACK_SIM"), *wenv = getenv("GPUPACK_SIM_WRITE");
 
 	if ((c->sim && *c->sim) || (env && *env) || (wenv && *wenv))
 		return 0; /* a simulated machine: its file is the user's own */
 	if (geteuid() != 0)
-		return err_set(EXIT_ENV, "%s needs root (MIG instances are changed through the driver as root)",
-		    what);
+		return err_set(EXIT_ENV, "needs root (MIG instances are changed through the driver as root)");
 	return 0;
 }
 
@@ -558,7 +558,7 @@ mig_apply_cmd(int argc, char **argv, struct ctx *c)
 		free(o.want);
 		return err_die(EXIT_USAGE, "--effort plans requests: a PLAN_FILE is applied as it is");
 	}
-	if (!o.dry_run && need_root(c, "mig apply") < 0) {
+	if (!o.dry_run && need_root(c) < 0) {
 		free(o.want);
 		return err_report();
 	}
@@ -628,7 +628,7 @@ mig_clear_cmd(int argc, char **argv, struct ctx *c)
 	}
 	if (o.npos || o.json || o.requests || o.save || o.enable_mig || o.effort)
 		return err_die(EXIT_USAGE, "clear takes only --gpus and --dry-run");
-	if (!o.dry_run && need_root(c, "mig clear") < 0)
+	if (!o.dry_run && need_root(c) < 0)
 		return err_report();
 	if (machine_open(c, o.gpu, &m) < 0 || ctx_backend(c, &b) < 0)
 		goto fail;

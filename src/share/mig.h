@@ -65,7 +65,7 @@ struct mig_unit {
 	int inst;                     /* index into that GPU's instances */
 	int thread_pct;               /* MPS active thread percentage when shared, else 100 */
 	uint64_t mem_limit;           /* MPS pinned memory limit when shared, else 0 */
-	char why[128];                /* why unsatisfied */
+	char why[256];                /* why unsatisfied */
 };
 
 enum mig_inst_state {
@@ -106,7 +106,7 @@ struct mig_plan {
 	struct mig_unit *units;
 	struct mig_score score;
 	int optimal;                  /* the search finished: the plan is optimal */
-	long nodes;                   /* search nodes visited */
+	long nodes;                   /* work units spent (MIG_NODE_LIMIT) */
 	/*
 	 * Where the proof stopped: 0 optimal, else the first level of the
 	 * objective not proven (1 satisfied, 2 waste, 3 SMs, 4 operations), and
@@ -120,19 +120,17 @@ struct mig_plan {
 };
 
 /*
- * The planner's work budget, in search nodes (an LP pivot counts by its
- * size, MIG_PIVOT_WORK): about 25 ms of CPU on average and at most some
- * 70 ms on this 2-core machine for 50 jobs over 8 GPUs (bench/results/
- * mig-plan.md; 700,000 once the DP's hot paths were cut, from 500,000:
- * 800,000 proves 2 more of 180 mixes but its slowest plan comes within a
- * quarter of 100 ms). When it runs out the plan is the best so far, with
- * the bound that says how far from optimal it can be. Work, not time: the
- * same input always gives the same plan.
+ * The planner's work budget, in work units (an LP pivot counts by its
+ * size, MIG_PIVOT_WORK; a bag, a packing state, a search node one or a
+ * fraction): some 100 ms of CPU at most on this 2-core machine for 50
+ * jobs over 8 GPUs (bench/results/mig-plan.md). When it runs out the plan
+ * is the best so far, with the bound that says how far from optimal it
+ * can be. Work, not time: the same input always gives the same plan.
  */
 #define MIG_NODE_LIMIT 700000L
 /* mig plan --effort N: N times MIG_NODE_LIMIT, N at most this */
 #define MIG_EFFORT_MAX 1000
-/* What the proof's LP work costs in search nodes: a pivot (times m (n + m) / 1024), a pricing. */
+/* What the proof's LP work costs in work units: a pivot (times m (n + m) / 1024), a pricing. */
 #define MIG_PIVOT_WORK 100L
 #define MIG_PRICE_WORK 20L
 /*

@@ -1,9 +1,9 @@
 /*
  * mig_hmap: an open-addressed hash from keys of one word or a pair of
- * words to indices, for the DP over units (mig_dp*.c) and the split DP
- * (mig_split*.c). A first word of UINT64_MAX marks a free slot: the keys
- * are packed counts, whose guard bits are clear, or small counts, so never
- * that.
+ * words to indices, for the bags (mig_bag*.c: the GPUs' rows remembered,
+ * the packings' states). A first word of UINT64_MAX marks a free slot:
+ * the keys are packed counts, whose guard bits are clear, or small
+ * counts, so never that.
  */
 #include "share/mig.h"
 #include "share/mig_int.h"

@@ -1,10 +1,10 @@
 /*
  * mig_plan: the planner's entry point. Checks the requests, groups them into
- * classes of identical units and the GPUs into classes of identical ones,
- * builds the geometry tables, runs the search (mig_search.c) within the
- * node budget, and turns its best loads into the plan: each GPU's instances
+ * classes of identical units and the GPUs into groups of identical ones,
+ * builds the geometry tables, runs the search (mig_prove.c) within the work
+ * budget, and turns its best loads into the plan: each GPU's instances
  * (busy, new, reused, idle, destroyed), where each unit went or why not,
- * the MPS limits of units that share an instance, and the bound.
+ * the MPS limits of units that share an instance, and what is proven.
  */
 #include "share/mig.h"
 #include "share/mig_int.h"
@@ -81,6 +81,38 @@ build_gpu(const struct search *s, int g, const struct load *ld, struct mig_gpu_p
 		in->gi_id = gpu->existing[e].gi_id;
 		in->state = keep_unused[e] ? MIG_INST_IDLE : MIG_INST_DESTROY;
 	}
+}
+
+int
+mig_need_sms(const struct mig_gpu *g, double share)
+{
+	if (share <= 0)
+		return 0;
+	return (int)ceil(share * g->full_sms - 1e-9);
+}
+
+uint64_t
+mig_gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+void
+mig_order_by(int *ord, const uint64_t *key, int n, int desc)
+{
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && (desc ? key[ord[b]] > key[ord[b - 1]] : key[ord[b]] < key[ord[b - 1]]); b--) {
+			int x = ord[b];
+
+			ord[b] = ord[b - 1];
+			ord[b - 1] = x;
+		}
 }
 
 int
@@ -194,13 +226,14 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 {
 	size_t ng = (size_t)ngpus, nk, slots = ng * MIG_MAX_INST;
 	int *placed = xcalloc(ng, sizeof *placed), j = 0;
+	uint64_t d = 0;
 
 	memset(s, 0, sizeof *s);
 	s->gpus = gpus;
 	s->ngpus = ngpus;
 	s->tab = tab;
 	s->limit = limit;
-	s->budget = limit;
+	s->cls = cls;
 	s->k = xcalloc((size_t)nreqs + 1, sizeof *s->k);
 	s->nk = make_classes(reqs, nreqs, s->k, cls);
 	nk = (size_t)s->nk + 1;
@@ -227,36 +260,17 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 		sg->small = xcalloc(nk, sizeof *sg->small);
 		sg->need = xcalloc(nk, sizeof *sg->need);
 		sg->mem = xcalloc(nk, sizeof *sg->mem);
-		sg->order = xcalloc(nk, sizeof *sg->order);
-		sg->korder = xcalloc(nk * MIG_MAX_PROFILES, sizeof *sg->korder);
-		sg->nkorder = xcalloc(MIG_MAX_PROFILES, sizeof *sg->nkorder);
-		sg->conf = xcalloc(sg->t->ngeo + 1, sizeof *sg->conf);
 		for (int k = 0; k < s->nk; k++)
 			class_on_gpu(s, sg, k);
-	}
-	s->pi = xcalloc(nk, sizeof *s->pi);
-	s->lo = xcalloc(nk, sizeof *s->lo);
-	s->fixed = xcalloc(ng + 1, sizeof *s->fixed);
-	for (j = 0; j < ngpus; j++) {
-		s->fixed[j] = -2;
-		s->sg[j].grp = j == 0 ? 0 : s->sg[j - 1].grp + !s->sg[j].twin;
-	}
-	s->hi = xcalloc(nk, sizeof *s->hi);
-	{
+		sg->grp = j == 0 ? 0 : s->sg[j - 1].grp + !sg->twin;
+		s->ngroups = sg->grp + 1;
 		/* waste is a sum of profile and job memory sizes: a multiple of their gcd */
-		uint64_t d = 0;
-
-		for (j = 0; j < ngpus; j++) {
-			for (int p = 0; p < s->sg[j].g->nprofiles; p++)
-				d = mig_gcd64(d, s->sg[j].g->profiles[p].mem_bytes);
-			for (int k = 0; k < s->nk; k++)
-				d = mig_gcd64(d, s->sg[j].mem[k]);
-		}
-		s->waste_step = (long double)(d ? d : 1) / MIG_GIB;
-		for (j = 0; j < ngpus; j++)
-			s->maxp = s->sg[j].g->nprofiles > s->maxp ? s->sg[j].g->nprofiles : s->maxp;
+		for (int p = 0; p < sg->g->nprofiles; p++)
+			d = mig_gcd64(d, sg->g->profiles[p].mem_bytes);
+		for (int k = 0; k < s->nk; k++)
+			d = mig_gcd64(d, sg->mem[k]);
 	}
-	s->rem = xcalloc(nk, sizeof *s->rem);
+	s->waste_step = d ? d : 1;
 	s->cur = xcalloc(ng, sizeof *s->cur);
 	s->best = xcalloc(ng, sizeof *s->best);
 	s->cntbuf = xcalloc(slots * nk, sizeof *s->cntbuf);
@@ -266,9 +280,6 @@ search_init(struct search *s, const struct mig_gpu *gpus, int ngpus, const struc
 			s->cur[j].slot[i].cnt = s->cntbuf + ((size_t)j * MIG_MAX_INST + (size_t)i) * nk;
 			s->best[j].slot[i].cnt = s->bestbuf + ((size_t)j * MIG_MAX_INST + (size_t)i) * nk;
 		}
-	s->restbuf = xcalloc((ng + 1) * (MIG_MAX_INST + 1), sizeof *s->restbuf);
-	s->rest = s->restbuf;
-	s->dyn = xcalloc(ng * MIG_MAX_PROFILES, sizeof *s->dyn);
 }
 
 static void
@@ -279,40 +290,29 @@ search_free(struct search *s)
 		free(s->sg[j].small);
 		free(s->sg[j].need);
 		free(s->sg[j].mem);
-		free(s->sg[j].order);
-		free(s->sg[j].korder);
-		free(s->sg[j].nkorder);
-		free(s->sg[j].conf);
 	}
 	free(s->sg);
 	free(s->k);
-	free(s->pi);
-	free(s->lo);
-	free(s->fixed);
-	free(s->br);
-	free(s->bradj);
-	free(s->hi);
-	free(s->pool);
-	free(s->dp_lp_prices);
-	mig_dp_moves_free(s);
-	mig_dp_memtab_free(s);
-	free(s->rem);
 	free(s->cur);
 	free(s->best);
 	free(s->cntbuf);
 	free(s->bestbuf);
-	free(s->restbuf);
-	free(s->dyn);
 }
 
 /* ------------------------------------------------------------ the plan */
 
+/*
+ * Why a unit of class k is not placed. A job that does not fit a profile
+ * because of its CUDA context (or because a profile named 40gb holds 39.5
+ * GiB) is told which profile it needs and which one it missed.
+ */
 static void
 why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, char *why, size_t len)
 {
-	uint64_t maxmem = 0;
+	const struct mig_profile *holds = NULL, *below = NULL;
+	uint64_t maxmem = 0, need = rq->mem_bytes + MIG_CONTEXT_RESERVE;
 	int placeable = 0;
-	char a[32], b[32];
+	char a[16], b[16], c[16];
 
 	if (rq->profile[0]) {
 		snprintf(why, len, "no room left for another %s on the selected GPUs", rq->profile);
@@ -320,16 +320,30 @@ why_unsatisfied(const struct search *s, const struct mig_request *rq, int k, cha
 	}
 	for (int j = 0; j < s->ngpus; j++) {
 		placeable |= s->sg[j].fit[k] != 0 || s->sg[j].small[k];
-		for (int p = 0; p < s->sg[j].g->nprofiles; p++)
-			if (s->sg[j].g->profiles[p].mem_bytes > maxmem)
-				maxmem = s->sg[j].g->profiles[p].mem_bytes;
+		for (int p = 0; p < s->sg[j].g->nprofiles; p++) {
+			const struct mig_profile *pr = &s->sg[j].g->profiles[p];
+
+			maxmem = pr->mem_bytes > maxmem ? pr->mem_bytes : maxmem;
+			if (s->sg[j].fit[k] >> p & 1 && (!holds || pr->mem_bytes < holds->mem_bytes))
+				holds = pr;
+			if (pr->mem_bytes < need && (!below || pr->mem_bytes > below->mem_bytes ||
+			    (pr->mem_bytes == below->mem_bytes && pr->slices < below->slices)))
+				below = pr;
+		}
 	}
-	if (rq->mem_bytes + MIG_CONTEXT_RESERVE > maxmem)
-		snprintf(why, len, "%s and its CUDA context is more memory than any profile has (at most %s)",
-		    format_size(rq->mem_bytes, a, sizeof a), format_size(maxmem, b, sizeof b));
+	format_size(rq->mem_bytes, a, sizeof a);
+	format_size(MIG_CONTEXT_RESERVE, c, sizeof c);
+	if (need > maxmem)
+		snprintf(why, len, "%s and its %s CUDA context are more memory than any profile has (at most %s)", a, c,
+		    format_size(maxmem, b, sizeof b));
 	else if (!placeable)
-		snprintf(why, len, "no profile has both %s and a %.2f compute share",
-		    format_size(rq->mem_bytes, a, sizeof a), rq->share);
+		snprintf(why, len, "no profile has both %s and a %.2f compute share", a, rq->share);
+	else if (holds && below && rq->mem_bytes <= below->mem_bytes)
+		snprintf(why, len, "no room left for a %s; %s would fit a %s (%s) but for its %s CUDA context", holds->name,
+		    a, below->name, format_size(below->mem_bytes, b, sizeof b), c);
+	else if (holds && below)
+		snprintf(why, len, "no room left for a %s, the smallest profile that holds %s and its %s CUDA context "
+		    "(a %s has %s)", holds->name, a, c, below->name, format_size(below->mem_bytes, b, sizeof b));
 	else
 		snprintf(why, len, "no room left on the selected GPUs");
 }
@@ -440,76 +454,23 @@ build_plan(const struct search *s, const struct mig_request *reqs, int nreqs, co
 }
 
 /*
- * What the bound says of a plan whose search was cut off at level
- * s->gap_level: no plan satisfies more than bound_satisfied; or, satisfying
- * as many, none wastes less than bound_waste; or none uses fewer SMs than
- * bound_sms; or none needs fewer operations than bound_ops.
+ * Where the proof stopped: the first level of the objective at which the
+ * plan does not reach what is proven (s->lb; 0: none, optimal), and what
+ * is proven up to there. A level after the first one not proven has no
+ * bound worth saying (0).
  */
 static void
 plan_bound(const struct search *s, struct mig_plan *p)
 {
-	long double r = s->root + 1e-14L * s->mag;
+	const struct mig_score *b = &s->lb, *sc = &p->score;
 
-	p->gap_level = s->gap_level;
-	p->bound_satisfied = p->score.satisfied;
-	p->bound_waste = p->score.waste;
-	p->bound_sms = p->score.sms;
-	p->bound_ops = p->score.ops;
-	switch (s->gap_level) {
-	case 1: {
-		long double sat = floorl(r);
-
-		p->bound_satisfied = sat >= p->nunits ? p->nunits : sat < p->score.satisfied ? p->score.satisfied : (int)sat;
-		p->bound_waste = 0;
-		p->bound_sms = 0;
-		p->bound_ops = 0;
-		break;
-	}
-	case 2: {
-		long double w = ceill(-r * MIG_GIB);
-
-		p->bound_waste = w <= 0 ? 0 : w >= (long double)p->score.waste ? p->score.waste : (uint64_t)w;
-		p->bound_sms = 0;
-		p->bound_ops = 0;
-		break;
-	}
-	case 3: {
-		long double m = ceill(-r);
-
-		p->bound_sms = m <= 0 ? 0 : m >= p->score.sms ? p->score.sms : (int)m;
-		p->bound_ops = 0;
-		break;
-	}
-	case 4: {
-		long double o = ceill(-r);
-
-		p->bound_ops = o <= 0 ? 0 : o >= p->score.ops ? p->score.ops : (int)o;
-		break;
-	}
-	}
-	/*
-	 * The levels after one not proven went on improving the plan: where
-	 * the plan now reaches that level's bound, the level is settled after
-	 * all, and the gap moves to the next, whose bound is then only the
-	 * trivial one (0): its own search ran against earlier values.
-	 */
-	if (p->gap_level == 1 && p->bound_satisfied <= p->score.satisfied)
-		p->gap_level = 2;
-	else if (p->gap_level == 2 && p->bound_waste >= p->score.waste)
-		p->gap_level = 3;
-	else if (p->gap_level == 3 && p->bound_sms >= p->score.sms)
-		p->gap_level = 4;
-	else if (p->gap_level == 4 && p->bound_ops >= p->score.ops)
-		p->gap_level = 0; /* levels 1 to 3 proven, the operations reach their bound: optimal */
-	else
-		return;
-	if (p->gap_level == 0) {
-		p->optimal = 1;
-		return;
-	}
-	p->bound_waste = p->gap_level == 2 ? 0 : p->bound_waste;
-	p->bound_sms = p->gap_level <= 3 ? 0 : p->bound_sms;
-	p->bound_ops = 0;
+	p->gap_level = sc->satisfied < b->satisfied ? 1 : sc->waste > b->waste ? 2 : sc->sms > b->sms ? 3 :
+	    sc->ops > b->ops ? 4 : 0;
+	p->optimal = p->gap_level == 0;
+	p->bound_satisfied = b->satisfied;
+	p->bound_waste = p->gap_level == 1 ? 0 : b->waste;
+	p->bound_sms = p->gap_level && p->gap_level <= 2 ? 0 : b->sms;
+	p->bound_ops = p->gap_level && p->gap_level <= 3 ? 0 : b->ops;
 }
 
 int
@@ -534,22 +495,15 @@ mig_plan(const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs, 
 			eff[r].mem_bytes += MIG_CONTEXT_RESERVE;
 	}
 	search_init(&s, gpus, ngpus, eff, nreqs, tab, cls, node_limit > 0 ? node_limit : MIG_NODE_LIMIT);
-	s.cls = cls;
-	mig_lattice_init(&s);
 	mig_search_run(&s, eff, nunits);
 	out->nunits = nunits;
 	out->units = xcalloc((size_t)nunits + 1, sizeof *out->units);
-	if (!s.have)
-		for (int j = 0; j < ngpus; j++)
-			s.best[j].x = NULL, s.best[j].nslots = 0; /* cut off before any plan: nothing placed */
 	out->score = s.bs;
-	out->optimal = s.optimal;
 	out->nodes = s.nodes;
 	build_plan(&s, reqs, nreqs, cls, out);
 	plan_bound(&s, out);
 	free(cls);
 	free(eff);
-	mig_lattice_free(&s);
 	search_free(&s);
 	mig_tables_free(tab, ngpus);
 	return 0;

@@ -1,11 +1,10 @@
 /*
- * mig_unitsearch: the first plans. A depth-first branch and bound that puts
+ * mig_unitsearch: first plans. A depth-first branch and bound that puts
  * request units one at a time, each into an instance already opened (MPS
  * sharing of small units), a new instance of some profile on some GPU
  * (allowed when the GPU's new counts are a row of its geometry table), or
- * nowhere, with bounds from the free slices of all GPUs. Within a small node
- * budget it finds good plans fast, which is what lets the exact search
- * (mig_search.c), which starts from the best of them, prune; it proves
+ * nowhere, with bounds from the free slices of all GPUs. Within a small
+ * budget it finds good plans fast, for the proof to start from; it proves
  * nothing itself.
  */
 #include "share/mig.h"
@@ -16,6 +15,64 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct sunit {
+	int req;
+	uint64_t mem;                 /* requested memory (a named profile's on that GPU) */
+	double share;
+	int placeable;                /* fits some profile of some GPU */
+};
+
+struct open_inst {
+	int profile;
+	uint64_t mem_left;
+	int sms_left;                 /* for units with a share */
+	int nunits;
+	int exclusive;                /* holds a unit that may not share */
+};
+
+struct gstate {
+	uint64_t key;
+	int nopen;
+	struct open_inst open[MIG_MAX_INST];
+};
+
+struct usearch {
+	const struct mig_gpu *gpus;
+	int ngpus;
+	const struct mig_request *reqs;
+	struct gtable *tab;
+	int *cls;                     /* symmetry class of each GPU */
+	int *named;                   /* [unit * ngpus + gpu]: profile index, -1 none on that GPU, -2 not named */
+	uint64_t *minmem;             /* smallest profile memory of each GPU */
+	struct sunit *units;
+	int nunits;
+	/* what the units from u on need at the least, for the bounds */
+	long *suffix_placeable;
+	uint64_t *suffix_small;       /* memory of those that could share */
+	uint64_t *suffix_minwaste;    /* memory wasted by the big ones, each in its best-fitting profile */
+	long *suffix_minsms;
+	int *nbig;                    /* big (never shared) placeable units */
+	int *sumc, *summ;             /* [u * (nunits + 1) + k]: compute / memory slices of the k
+	                                 least needy big units from u on; NULL when too many units */
+	int freeC, freeM;             /* compute and memory slices not yet taken, all GPUs */
+	int *psize;                   /* [g * MIG_MAX_PROFILES + p]: a profile's smallest placement */
+	unsigned char *fit;           /* [(u * ngpus + g) * MIG_MAX_PROFILES + k]: fitting profiles, cheapest first */
+	unsigned char *nfit;          /* [u * ngpus + g] */
+	/* the current partial plan and the best: GPU states, unit -> GPU, instance */
+	struct gstate *gs, *best_gs;
+	int *ag, *ai, *best_ag, *best_ai;
+	int sat, sms;
+	uint64_t waste_excl, resid_shared;
+	struct mig_score best;
+	int have_best;                /* best holds a score (maybe another search's) */
+	int found;                    /* best_* hold this search's plan */
+	int ascending;                /* units least needy first */
+	long nodes, limit;
+	int aborted;
+};
+
+static void unit(struct usearch *s, int u);
 
 /* ------------------------------------------------------------------ search */
 
@@ -135,7 +192,7 @@ try_existing(struct usearch *s, int u, int g, int i)
 	s->sat++;
 	s->ag[u] = g;
 	s->ai[u] = i;
-	mig_usearch_unit(s, u + 1);
+	unit(s, u + 1);
 	s->sat--;
 	s->resid_shared += mem;
 	o->nunits--;
@@ -171,7 +228,7 @@ try_new(struct usearch *s, int u, int g, int p)
 	s->sat++;
 	s->ag[u] = g;
 	s->ai[u] = st->nopen - 1;
-	mig_usearch_unit(s, u + 1);
+	unit(s, u + 1);
 	s->sat--;
 	s->sms -= pr->sms;
 	if (excl)
@@ -217,8 +274,8 @@ profile_order(const struct mig_gpu *g, int *order)
 	return n;
 }
 
-void
-mig_usearch_unit(struct usearch *s, int u)
+static void
+unit(struct usearch *s, int u)
 {
 	if (s->aborted)
 		return;
@@ -249,7 +306,7 @@ mig_usearch_unit(struct usearch *s, int u)
 	}
 	s->ag[u] = -1;
 	s->ai[u] = -1;
-	mig_usearch_unit(s, u + 1);
+	unit(s, u + 1);
 }
 
 /* ------------------------------------------------------------- the planner */
@@ -458,8 +515,8 @@ make_units(struct usearch *s)
 	make_bounds(s);
 }
 
-void
-mig_usearch_init(struct usearch *s, const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs,
+static void
+usearch_init(struct usearch *s, const struct mig_gpu *gpus, int ngpus, const struct mig_request *reqs,
     int nunits, struct gtable *tab, long limit, int ascending)
 {
 	size_t nu = (size_t)nunits, ng = (size_t)ngpus;
@@ -508,8 +565,8 @@ mig_usearch_init(struct usearch *s, const struct mig_gpu *gpus, int ngpus, const
 	}
 }
 
-void
-mig_usearch_free(struct usearch *s)
+static void
+usearch_free(struct usearch *s)
 {
 	free(s->cls);
 	free(s->minmem);
@@ -533,3 +590,62 @@ mig_usearch_free(struct usearch *s)
 	free(s->best_ai);
 }
 
+/* The unit search's best plan as loads in s->cur, offered. */
+static void
+seed(struct search *s, const struct usearch *us)
+{
+	if (!us->found)
+		return;
+	for (int j = 0; j < s->ngpus; j++) {
+		const struct sgpu *sg = &s->sg[j];
+		const struct gstate *st = &us->best_gs[sg->gpu];
+		struct load *ld = &s->cur[j];
+
+		ld->x = mig_gtable_find(sg->t, st->key);
+		ld->nslots = st->nopen;
+		for (int o = 0; o < st->nopen; o++) {
+			struct slot *sl = &ld->slot[o];
+
+			sl->profile = st->open[o].profile;
+			sl->big = -1;
+			sl->nunits = 0;
+			sl->mem = 0;
+			sl->need = 0;
+			memset(sl->cnt, 0, sizeof *sl->cnt * (size_t)s->nk);
+			for (int u = 0; u < us->nunits; u++) {
+				int k = s->cls[us->units[u].req];
+
+				if (us->best_ag[u] != sg->gpu || us->best_ai[u] != o)
+					continue;
+				if (st->open[o].exclusive)
+					sl->big = k;
+				else
+					sl->cnt[k]++;
+				sl->nunits++;
+				sl->mem += sg->mem[k];
+				sl->need += sg->need[k];
+			}
+		}
+	}
+	mig_offer(s);
+}
+
+void
+mig_unit_plans(struct search *s, const struct mig_request *reqs, int nunits)
+{
+	struct usearch a, b;
+	long limit = s->limit / 64 + 1;
+
+	usearch_init(&a, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 1);
+	unit(&a, 0);
+	s->nodes += a.nodes;
+	seed(s, &a);
+	usearch_init(&b, s->gpus, s->ngpus, reqs, nunits, s->tab, limit, 0);
+	b.best = a.best;
+	b.have_best = a.have_best;
+	unit(&b, 0);
+	s->nodes += b.nodes;
+	seed(s, &b);
+	usearch_free(&a);
+	usearch_free(&b);
+}

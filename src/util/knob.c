@@ -17,16 +17,11 @@ struct knob_row {
 };
 
 static const struct knob_row rows[KNOB_N] = {
-	[KNOB_MIG_DP_OFF] = {"mig.dp_off", "switch: leave the DP over units out"},
-	[KNOB_MIG_DP_NO_PRUNE] = {"mig.dp_no_prune", "switch: the DP keeps every state (dominance alone thins)"},
-	[KNOB_MIG_DP_NO_MEMTAB] = {"mig.dp_no_memtab", "switch: the DP without its bounds by instance memory"},
-	[KNOB_MIG_DP_BLIND] = {"mig.dp_blind", "switch: the DP blind to the best plan so far"},
-	[KNOB_MIG_DP_NO_STOP] = {"mig.dp_no_stop", "switch: the DP's row walk looks at every content"},
-	[KNOB_MIG_LP_FAIL_FROM] = {"mig.lp_fail_from", "switch: every simplex call from this one (1-based) fails"},
-	[KNOB_MIG_SPLIT_SERIAL] = {"mig.split_serial", "switch: the split DP on the calling thread, to its end"},
-	[KNOB_MIG_SPLIT_OFF] = {"mig.split_off", "switch: leave the split DP out"},
-	[KNOB_MIG_SPLIT_BLIND] = {"mig.split_blind", "switch: the split DP blind to the best plan so far"},
-	[KNOB_MIG_SPLIT_NO_BAGS] = {"mig.split_no_bags", "switch: leave the bags out"},
+	[KNOB_MIG_LP_FAIL_FROM] = {"mig.lp_fail_from", "switch: every simplex call of a plan from this one (1-based) fails"},
+	[KNOB_MIG_BAGS_OFF] = {"mig.bags_off", "switch: leave the bags out (the LP's bounds and the first plans alone)"},
+	[KNOB_MIG_BAGS_BLIND] = {"mig.bags_blind", "switch: the bags blind to the best plan so far (they find their own)"},
+	[KNOB_MIG_BAG_PROOFS] = {"mig.bag_proofs", "counter: plans the bags proved optimal"},
+	[KNOB_MIG_BAG_UNITS] = {"mig.bag_units", "counter: plans of one unit more the bags found"},
 	[KNOB_FARM_RECORD_STOPPED] = {"farm.record_stopped", "switch: record the tasks a stop ended, as "
 	    "before issue 28 (tests/torture/stop.sh must then count them lost)"},
 	[KNOB_FARM_FAULT_RESTART] = {"farm.fault_restart_s",

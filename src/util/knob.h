@@ -20,16 +20,11 @@
 #include <stdio.h>
 
 enum knob_id {
-	KNOB_MIG_DP_OFF,        /* the DP over units left out */
-	KNOB_MIG_DP_NO_PRUNE,   /* the DP keeps every state the units allow */
-	KNOB_MIG_DP_NO_MEMTAB,  /* the DP without its bounds by instance memory */
-	KNOB_MIG_DP_BLIND,      /* the DP blind to the best plan so far */
-	KNOB_MIG_DP_NO_STOP,    /* the DP's row walk sees every content */
-	KNOB_MIG_LP_FAIL_FROM,  /* the simplex fails from this call on */
-	KNOB_MIG_SPLIT_SERIAL,  /* the split DP on the calling thread */
-	KNOB_MIG_SPLIT_OFF,     /* the split DP left out */
-	KNOB_MIG_SPLIT_BLIND,   /* the split DP blind to the best plan so far */
-	KNOB_MIG_SPLIT_NO_BAGS, /* the bags left out */
+	KNOB_MIG_LP_FAIL_FROM,  /* the planner's simplex fails from this call on */
+	KNOB_MIG_BAGS_OFF,      /* the planner's bags left out */
+	KNOB_MIG_BAGS_BLIND,    /* the bags blind to the best plan so far */
+	KNOB_MIG_BAG_PROOFS,    /* counter: plans the bags proved optimal */
+	KNOB_MIG_BAG_UNITS,     /* counter: plans of one unit more the bags found */
 	KNOB_FARM_RECORD_STOPPED, /* the farm records the tasks a stop ended (issue 28's bug, for the torture) */
 	KNOB_FARM_FAULT_RESTART, /* seconds a server may stay in FAULT before its restart */
 	KNOB_N

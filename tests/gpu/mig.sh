@@ -190,9 +190,9 @@ PY
 	"$G" mig apply --gpu 0 --dry-run --requests "$req" >"$OUT/mig-dry-$name.txt" 2>&1
 	check $? "mig apply --dry-run --requests ($what) exits 0" "$(cat "$OUT/mig-dry-$name.txt")"
 }
-# every unit placed (where the bags, mig_splitbag.c, may prove it)
+# every unit placed (where the bags, mig_bag.c, may prove it)
 proven_mix fit fits "a mix that fits: 1x$p3, 2x8G, 4x2G share 0.05" "$(printf '1 %s\n2 8G\n4 2G 0.05\n' "$p3")"
-# some units left out (the bags beneath each drop vector, mig_splitdrop.c, may prove it)
+# some units left out (the bags beneath each drop vector, mig_bagdrop.c, may prove it)
 proven_mix over over "a mix that does not fit: 3x$p3, 4x8G, 6x2G share 0.05, 2x8G share 0.3" \
 	"$(printf '3 %s\n4 8G\n6 2G 0.05\n2 8G 0.3\n' "$p3")"
 # --- --effort N (more search work) on the card: the same optimum, apply --dry-run with it ---

@@ -22,12 +22,22 @@ reused or destroyed, jobs counted per class in each instance.
   mig_check.py [--exhaustive] [--time-limit S] [--context BYTES] TOPOLOGY REQUESTS
 
 Prints one JSON line: {"status": "optimal"|"limit", "satisfied": N,
-"waste_bytes": N, "sms": N, "operation_count": N}; with "limit" the numbers
-are those of the levels proven so far (later ones null).
+"waste_bytes": N, "sms": N, "operation_count": N}; with "limit" (out of
+time) the numbers are those of the levels proven so far (later ones null).
+
+Every level's model is feasible by construction (the plan that creates and
+places nothing meets level 1's rows; each later level's model holds the
+solution of the one before), so a solver that calls one infeasible, or fails
+otherwise, is wrong: the level is solved again without HiGHS's presolve
+(scipy 1.10's presolve calls bench mix 4 on 8 A100s infeasible), and where
+that fails too the check fails loudly: one line on stderr, exit 3, and
+{"status": "error", "message": ...} on stdout. It never answers a level it
+did not solve.
 """
 import itertools
 import json
 import math
+import os
 import re
 import sys
 
@@ -277,6 +287,31 @@ def exhaustive(gpus, cls):
 
 # ---------------------------------------------------------- integer program
 
+class SolverError(Exception):
+    """The solver failed on a model that has a solution: the check cannot answer."""
+
+
+def solve_level(milp, c, cons, integer, bounds, time_limit, lvl, known):
+    """One level: scipy's result, optimal or out of time. known: a solution the model has (None at level 1)."""
+    why = ""
+    for presolve in (True, False):
+        res = milp(c, constraints=cons, integrality=integer, bounds=bounds,
+                   options={"time_limit": time_limit, "mip_rel_gap": 0, "disp": False, "presolve": presolve})
+        if os.environ.get("MIG_CHECK_SOLVER_FAILS"):
+            # tests/cli/mig-check.t: a solver that calls every model infeasible, as scipy 1.10's presolve can
+            res.status, res.x, res.message = 2, None, "The problem is infeasible. (MIG_CHECK_SOLVER_FAILS)"
+        if res.status == 0 and res.x is not None:
+            return res
+        if res.status == 1:
+            return res  # out of time: the levels so far stand
+        why = "%s (status %d)" % (res.message, res.status)
+        sys.stderr.write("mig_check.py: level %d: %s%s\n" % (
+            lvl + 1, why, ", solving it again without presolve" if presolve else ""))
+    raise SolverError("level %d: the solver failed on a feasible model (%s): %s" % (
+        lvl + 1, "the plan of the level before is a solution" if known is not None
+        else "the plan that places nothing is a solution", why))
+
+
 def milp_check(gpus, cls, time_limit):
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -446,9 +481,9 @@ def milp_check(gpus, cls, time_limit):
                 cons.append(LinearConstraint(v.reshape(1, -1), val - tol, np.inf))
             else:
                 cons.append(LinearConstraint(v.reshape(1, -1), -np.inf, val + tol))
-        res = milp(sign * vec(obj), constraints=cons, integrality=np.array(integer), bounds=bounds,
-                   options={"time_limit": time_limit, "mip_rel_gap": 0, "disp": False})
-        if res.status != 0 or res.x is None:
+        res = solve_level(milp, sign * vec(obj), cons, np.array(integer), bounds, time_limit, lvl,
+                          x if lvl else None)
+        if res.status != 0:
             result["status"] = "limit"
             return result
         x = np.round(res.x)
@@ -486,7 +521,12 @@ def main(argv):
         return 2
     gpus = parse_topology(args[0])
     cls = classes(parse_requests(args[1]), context)
-    out = exhaustive(gpus, cls) if exhaustive_mode else milp_check(gpus, cls, time_limit)
+    try:
+        out = exhaustive(gpus, cls) if exhaustive_mode else milp_check(gpus, cls, time_limit)
+    except SolverError as e:
+        sys.stderr.write("mig_check.py: %s\n" % e)
+        print(json.dumps({"status": "error", "message": str(e)}))
+        return 3
     print(json.dumps(out))
     return 0
 

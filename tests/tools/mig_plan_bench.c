@@ -9,14 +9,13 @@
  *   mig_plan_bench CSV PRODUCT GPUS UNITS MIXES [HARD_CLASSES [NODE_LIMIT]]
  *
  * MIG_PLAN_BENCH_ONLY=N plans mix N alone (the mixes come from the seed, so
- * mix N is the same), to look at one mix with cc -DMIG_TRACE;
+ * mix N is the same), to look at one mix (under a debugger, callgrind);
  * MIG_PLAN_BENCH_SEED=N (N > 0) draws other mixes than the bench's, to check
  * that a change helps beyond the mixes it was measured on.
  *
  * HARD_CLASSES > 0: every mix has that many classes of distinct sizes.
  */
 #include "share/mig.h"
-#include "share/mig_int.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -262,11 +261,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "mig_plan_bench: no profiles for %s in %s\n", argv[2], argv[1]);
 		return 2;
 	}
-	if (getenv("MIG_NO_MEMTAB"))
-		mig_dp_no_memtab = 1;
-	/* the split DP on the calling thread, to its end, first: plans and work must not change */
-	if (getenv("MIG_SPLIT_SERIAL"))
-		mig_split_serial = 1;
 	if (getenv("MIG_PLAN_BENCH_SEED"))
 		rng += (unsigned long long)atoll(getenv("MIG_PLAN_BENCH_SEED")) * 0x9E3779B97F4A7C15ULL;
 	ngpus = atoi(argv[3]);

@@ -6,6 +6,7 @@
  * data/mig-profiles.csv, every product in it.
  */
 #include "mig_fixture.h"
+#include "util/knob.h"
 
 /* ------------------------------------------------------------------ tests */
 
@@ -223,7 +224,7 @@ test_random_valid(void)
 	int bad = 0, plans = 0, limited = 0;
 
 	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= 60; seed++) {
+		for (int seed = 1; seed <= (san_pass() ? 10 : 60); seed++) {
 			struct mig_gpu g[4];
 			struct mig_request r[8];
 			struct mig_plan p;
@@ -264,7 +265,7 @@ test_bounds_hold(void)
 	int wrong = 0, cases = 0, cut = 0;
 
 	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= 25; seed++) {
+		for (int seed = 1; seed <= (san_pass() ? 5 : 25); seed++) {
 			struct mig_gpu g[2];
 			struct mig_request r[4];
 			struct mig_plan p;
@@ -341,7 +342,7 @@ test_handmade(void)
 }
 
 
-/* test_dom_exhaustive's mix for product pi and seed: ng GPUs into g, 5 requests into r, *units their units. */
+/* test_mixes_exhaustive's mix for product pi and seed: ng GPUs into g, 5 requests into r, *units their units. */
 static int
 dom_mix(int pi, int seed, struct mig_gpu *g, struct mig_request *r, int *units)
 {
@@ -387,206 +388,127 @@ dom_mix(int pi, int seed, struct mig_gpu *g, struct mig_request *r, int *units)
 }
 
 /*
- * Dominance between the DP's states (mig_dpdom.c) against the exhaustive
- * optimum, where it has states to drop: small mixes over two or three
- * GPUs (one of another product every third time), half of them asking for
- * more than fits, of classes of every kind (a named profile, memory jobs,
- * small jobs that share an instance, two of them alike where they share).
- * The DP's bounds are off (mig_dp_no_prune), so that its layers hold every
- * state and dominance alone thins them: a wrong rule drops the states of
- * the only optimal plans, and the DP's own best is then worse.
+ * Small mixes over two or three GPUs (one of another product every third
+ * time), half of them asking for more than fits, of classes of every kind
+ * (a named profile, memory jobs, small jobs that share an instance, two of
+ * them alike where they share, so that the order between classes that
+ * stand for each other is used), against the exhaustive optimum: each plan
+ * the optimum, and proven by the planner where the GPUs are of one product
+ * (the bags take one product; on two, the LP's bounds prove what they can,
+ * and a plan they call proven must be the optimum).
  */
-#ifndef DOM_SEEDS
 #define DOM_SEEDS 40
-#endif
+
+static int
+dom_seeds(void)
+{
+	return san_pass() ? 5 : DOM_SEEDS;
+}
+
+/* The exhaustive optimum of dom_mix(pi, seed), searched once for the tests below. */
+static struct mig_score
+dom_best(int pi, int seed, const struct mig_gpu *g, int ng, const struct mig_request *r)
+{
+	static struct mig_score cache[MAX_PRODUCTS][DOM_SEEDS + 1];
+	static unsigned char have[MAX_PRODUCTS][DOM_SEEDS + 1];
+
+	if (!have[pi][seed]) {
+		cache[pi][seed] = brute_force(g, ng, r, 5);
+		have[pi][seed] = 1;
+	}
+	return cache[pi][seed];
+}
 
 static void
-test_dom_exhaustive(void)
+test_mixes_exhaustive(void)
 {
-	int worse = 0, cases = 0, notopt = 0, over = 0, mixed = 0, dpcases = 0, dpworse = 0;
-	long dropped = mig_dp_dom_dropped;
+	int worse = 0, cases = 0, notopt = 0, over = 0, mixed = 0, mixedopt = 0;
 
-	mig_dp_no_prune = 1;
 	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
+		for (int seed = 1; seed <= dom_seeds(); seed++) {
 			struct mig_gpu g[3];
 			struct mig_request r[5];
 			struct mig_plan p;
 			struct mig_score best;
-			int units, ng = dom_mix(pi, seed, g, r, &units);
+			int units, ng = dom_mix(pi, seed, g, r, &units), two;
 
 			if (mig_plan(g, ng, r, 5, 0, &p) < 0) {
 				printf("# mig_plan: %s\n", err_msg());
 				continue;
 			}
-			best = brute_force(g, ng, r, 5);
+			best = dom_best(pi, seed, g, ng, r);
+			two = strcmp(g[0].name, g[1].name) != 0;
 			cases++;
-			if (mig_dp_found.satisfied >= 0) {
-				/* every state kept but those dominance drops: the DP's own best is the optimum */
-				dpcases++;
-				dpworse += differs(products[pi].name, seed, "the DP's best", &mig_dp_found, &best);
-			}
 			over += best.satisfied < units;
-			mixed += strcmp(g[0].name, g[1].name) != 0;
-			notopt += !p.optimal;
-			worse += differs(products[pi].name, seed, "plan", &p.score, &best);
+			mixed += two;
+			mixedopt += two && p.optimal;
+			notopt += !two && !p.optimal;
+			if (!two || p.optimal)
+				worse += differs(products[pi].name, seed, "plan", &p.score, &best);
+			else
+				worse += mig_score_better(&p.score, &best);
 			mig_plan_free(&p);
 		}
-	mig_dp_no_prune = 0;
-	is_int(worse, 0, "%d small mixes on two or three GPUs (%d over capacity, %d of two products): the plan's "
-	    "score equals the exhaustive optimum", cases, over, mixed);
-	is_int(notopt, 0, "... and the planner proved each optimal itself");
-	ok(dpworse == 0 && dpcases >= cases * 9 / 10, "... and so is the DP's own best, bounds off (%d of %d DP runs)",
-	    dpcases - dpworse, dpcases);
-	ok(over >= cases / 3 && mig_dp_dom_dropped - dropped > 0, "... with %ld states dropped by dominance",
-	    mig_dp_dom_dropped - dropped);
+	is_int(worse, 0, "%d small mixes on two or three GPUs (%d over capacity, %d of two products, %d of those "
+	    "proven): each plan the exhaustive optimum where proven, none better", cases, over, mixed, mixedopt);
+	is_int(notopt, 0, "... and on one product the planner proved each optimal itself");
 }
 
 /*
- * dom_mix(pi, seed) planned with the test switch *blind set, and its
- * exhaustive optimum; 0 planned, -1 not (said).
- */
-static int
-plan_blind(int pi, int seed, int *blind, struct mig_gpu *g, int *ng, struct mig_plan *p, struct mig_score *best)
-{
-	struct mig_request r[5];
-	int units, rc;
-
-	*ng = dom_mix(pi, seed, g, r, &units);
-	*blind = 1;
-	rc = mig_plan(g, *ng, r, 5, 0, p);
-	*blind = 0;
-	if (rc < 0) {
-		printf("# mig_plan: %s\n", err_msg());
-		return -1;
-	}
-	*best = brute_force(g, *ng, r, 5);
-	return 0;
-}
-
-/* What a search's own best made of the small mixes, blind (own_vs_exhaustive). */
-struct own_run {
-	int cases, worse, notopt;     /* mixes; plans not the optimum; plans not proven */
-	int runs, wrong;              /* its own best set; not the optimum, or a proof without a plan */
-	int single, all;              /* mixes of one product; of those, placing every unit */
-};
-
-/*
- * The small mixes planned blind (*blind set: the search prunes by its own
- * plans alone), each plan and the search's own best (*own, satisfied -1
- * where it found none) against the exhaustive optimum. Blind, no plan is
- * as bad as the one it starts from, so a proof (*proofs grew; NULL: not
- * counted) must come with a plan of its own.
- */
-static void
-own_vs_exhaustive(int *blind, const char *who, struct mig_score *own, const long *proofs, struct own_run *o)
-{
-	long none = 0;
-
-	if (!proofs)
-		proofs = &none;
-	memset(o, 0, sizeof *o);
-	for (int pi = 0; pi < nproducts; pi++)
-		for (int seed = 1; seed <= DOM_SEEDS; seed++) {
-			struct mig_gpu g[3];
-			struct mig_plan p;
-			struct mig_score best;
-			int ng, one = 1;
-			long before = *proofs;
-
-			own->satisfied = -1;
-			if (plan_blind(pi, seed, blind, g, &ng, &p, &best) < 0)
-				continue;
-			if (*proofs > before && own->satisfied < 0) {
-				printf("# %s seed %d: %s proved without a plan\n", products[pi].name, seed, who);
-				o->wrong++;
-			}
-			for (int i = 1; i < ng; i++)
-				one = one && strcmp(g[i].name, g[0].name) == 0;
-			o->single += one;
-			o->all += one && best.satisfied == p.nunits;
-			o->cases++;
-			o->notopt += !p.optimal;
-			if (own->satisfied >= 0) {
-				o->runs++;
-				o->wrong += differs(products[pi].name, seed, who, own, &best);
-			}
-			o->worse += differs(products[pi].name, seed, "plan", &p.score, &best);
-			mig_plan_free(&p);
-		}
-}
-
-/*
- * The DP's bounds by instance memory (mig_dpmem.c) against the
- * exhaustive optimum: the same small mixes, the DP's bounds on, its runs
- * blind to the branch and price's plan (mig_dp_blind: it prunes by what its
- * own beam finds), so that its own best must be the optimum: a bound that
- * drops every state of the optimal plans leaves it worse.
- */
-static void
-test_memtab_exhaustive(void)
-{
-	struct own_run o;
-	long cut = mig_dp_memtab_cut;
-
-	own_vs_exhaustive(&mig_dp_blind, "the DP's own", &mig_dp_own, NULL, &o);
-	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the DP's bounds on and blind to the branch and price's plan: "
-	    "each plan is the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
-	ok(o.wrong == 0 && o.runs >= o.cases * 9 / 10 && mig_dp_memtab_cut - cut > 0, "... and so is the DP's own best "
-	    "(%d of %d DP runs), %ld states cut by the bounds by memory", o.runs - o.wrong, o.runs,
-	    mig_dp_memtab_cut - cut);
-}
-
-/*
- * The split DP (mig_split.c) against the exhaustive optimum: the same
- * small mixes, the split blind to the branch and price's plan (it prunes
- * by its own plans alone), so that it must find the optimum itself; a
- * bound or a dominance that drops the only optimal plans' states, an
- * inner packing that misses the best fill, or a plan rebuilt wrong makes
- * its own best differ. It does not take GPUs of two products. The bags
- * are left out, as they would settle the mixes that place every unit.
- */
-static void
-test_split_exhaustive(void)
-{
-	struct own_run o;
-	long proofs = mig_split_proofs;
-
-	mig_split_no_bags = 1;
-	own_vs_exhaustive(&mig_split_blind, "the split DP's own", &mig_split_own, &mig_split_proofs, &o);
-	mig_split_no_bags = 0;
-	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the split DP blind to the branch and price's plan: each "
-	    "plan is the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
-	ok(o.wrong == 0 && o.runs >= o.single * 9 / 10 && mig_split_proofs - proofs >= o.runs, "... and so is the split "
-	    "DP's own best (%d of %d runs, %d mixes of one product)", o.runs - o.wrong, o.runs, o.single);
-}
-
-/*
- * The bags (mig_splitbag.c) against the exhaustive optimum: the same
- * small mixes, blind, so that the bags must find the optimum themselves,
- * first: where every unit is placed, and where the mix does not fit,
- * beneath each drop vector (the units left out of each class). A bag
- * wrongly held not a plan (the packing, the exclusive units' instances,
- * the GPUs' tables), a drop vector or a bag that a bound drops wrongly,
- * or a plan rebuilt wrong makes their best differ.
+ * The bags alone against the exhaustive optimum: the same small mixes, the
+ * LP failing from its first call and the bags blind to the first plans
+ * (mig.lp_fail_from, mig.bags_blind), so that the bags prove the most units
+ * and find the rest's optimum by themselves: on one product, each plan the
+ * optimum, proven, by the bags (their proofs counted). A bag wrongly held
+ * not a plan (the packing, the exclusive units' instances, the GPUs'
+ * tables), a drop vector or a bag that a bound drops wrongly, or a plan
+ * rebuilt wrong leaves a plan that differs or is not proven.
  */
 static void
 test_bags_exhaustive(void)
 {
-	struct own_run o;
-	long proofs = mig_bag_proofs;
+	int worse = 0, cases = 0, notopt = 0, all = 0, proofs = 0;
 
-	own_vs_exhaustive(&mig_split_blind, "the bags' own", &mig_bag_own, &mig_bag_proofs, &o);
-	ok(o.worse == 0 && o.notopt == 0, "%d small mixes, the bags blind to the branch and price's plan: each plan is "
-	    "the exhaustive optimum and proven (%d differ, %d not proven)", o.cases, o.worse, o.notopt);
-	ok(o.wrong == 0 && o.runs >= o.all && o.runs - o.all >= (o.single - o.all) * 9 / 10 && o.all > 0 &&
-	    mig_bag_proofs - proofs >= o.runs, "... and so is the bags' own best (%d of %d runs; %d mixes of one product, "
-	    "%d of them placing every unit)", o.runs - o.wrong, o.runs, o.single, o.all);
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= dom_seeds(); seed++) {
+			struct mig_gpu g[3];
+			struct mig_request r[5];
+			struct mig_plan p;
+			struct mig_score best;
+			int units, ng = dom_mix(pi, seed, g, r, &units), rc;
+
+			if (strcmp(g[0].name, g[ng - 1].name) != 0 || (ng == 3 && strcmp(g[0].name, g[1].name) != 0))
+				continue;
+			knob_reset();
+			knob_put(KNOB_MIG_LP_FAIL_FROM, 1);
+			knob_put(KNOB_MIG_BAGS_BLIND, 1);
+			rc = mig_plan(g, ng, r, 5, 0, &p);
+			proofs += knob(KNOB_MIG_BAG_PROOFS) > 0;
+			if (rc == 0 && !knob(KNOB_MIG_BAG_PROOFS))
+				printf("# %s seed %d: (%d,%llu,%d,%d) gap %d bounds (%d,%llu,%d,%d) work %ld, not by the bags\n",
+				    products[pi].name, seed, p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms,
+				    p.score.ops, p.gap_level, p.bound_satisfied, (unsigned long long)p.bound_waste, p.bound_sms,
+				    p.bound_ops, p.nodes);
+			knob_reset();
+			if (rc < 0) {
+				printf("# mig_plan: %s\n", err_msg());
+				continue;
+			}
+			best = dom_best(pi, seed, g, ng, r);
+			cases++;
+			all += best.satisfied == units;
+			notopt += !p.optimal;
+			worse += differs(products[pi].name, seed, "the bags alone", &p.score, &best);
+			mig_plan_free(&p);
+		}
+	is_int(worse, 0, "%d small mixes of one product (%d placing every unit), the LP failing, the bags blind: each "
+	    "plan the exhaustive optimum", cases, all);
+	ok(notopt == 0 && proofs == cases, "... proven by the bags themselves (%d of %d)", proofs, cases);
 }
 
 /*
  * The order between classes that stand for each other (the drop vectors,
- * mig_splitbag.c): on one A100-40GB, 4 jobs of 9.5 GiB and 3 of the same
+ * mig_bagdrop.c): on one A100-40GB, 4 jobs of 9.5 GiB and 3 of the same
  * memory needing 40 SMs (a 3g.20gb at least). Four jobs at most fit: the
  * four small ones in 1g.10gb instances. Only the vector that leaves out
  * the jobs that need more SMs is tried; the other way round, the bags,
@@ -599,7 +521,7 @@ test_bags_stand_for(void)
 	struct mig_request r[2];
 	struct mig_plan p;
 	struct mig_score best;
-	long proofs = mig_bag_proofs;
+	long proofs;
 
 	g[0] = gpu_of(product_get("A100-40GB"), 0);
 	memset(r, 0, sizeof r);
@@ -609,19 +531,20 @@ test_bags_stand_for(void)
 		r[i].share = i ? 0.4 : 0;
 		snprintf(r[i].label, sizeof r[i].label, "class%d", i + 1);
 	}
-	mig_bag_own.satisfied = -1;
-	mig_split_blind = 1;
+	knob_reset();
+	knob_put(KNOB_MIG_LP_FAIL_FROM, 1);
+	knob_put(KNOB_MIG_BAGS_BLIND, 1);
 	cond = mig_plan(g, 1, r, 2, 0, &p) == 0;
-	mig_split_blind = 0;
+	proofs = knob(KNOB_MIG_BAG_PROOFS);
+	knob_reset();
 	if (!ok(cond, "one A100, 4 + 3 jobs of one memory: planned")) {
 		printf("# %s\n", err_msg());
 		return;
 	}
 	best = brute_force(g, 1, r, 2);
-	ok(best.satisfied == 4 && mig_bag_proofs > proofs && mig_bag_own.satisfied == best.satisfied &&
-	    mig_bag_own.waste == best.waste && mig_bag_own.sms == best.sms && mig_bag_own.ops == best.ops && p.optimal,
-	    "one A100, 4 + 3 jobs of one memory, 3 needing 40 SMs: the bags' own plan, beneath the vector that leaves "
-	    "those out, is the exhaustive optimum (%d placed, %d SMs), proven", mig_bag_own.satisfied, mig_bag_own.sms);
+	ok(best.satisfied == 4 && proofs == 1 && !mig_score_better(&best, &p.score) && p.optimal,
+	    "one A100, 4 + 3 jobs of one memory, 3 needing 40 SMs: the bags' plan, beneath the vector that leaves "
+	    "those out, is the exhaustive optimum (%d placed, %d SMs), proven", p.score.satisfied, p.score.sms);
 	mig_plan_free(&p);
 }
 
@@ -711,22 +634,14 @@ main(void)
 	test_random_valid();
 	check_optimal(0, "", NULL);
 	test_bounds_hold();
-	/* the DP over units where the split DP would settle the mix first */
-	mig_split_disabled = 1;
-	test_dom_exhaustive();
-	test_memtab_exhaustive();
-	mig_split_disabled = 0;
-	/* the split DP to its end, whatever the rest proves: its own best is what is checked */
-	mig_split_serial = 1;
-	test_split_exhaustive();
+	test_mixes_exhaustive();
 	test_bags_exhaustive();
 	test_bags_stand_for();
-	mig_split_serial = 0;
 	test_handmade();
-	/* the branch and price alone, as where the DPs give up */
-	mig_dp_disabled = mig_split_disabled = 1;
-	check_optimal(0, ", the branch and price alone", NULL);
-	mig_dp_disabled = mig_split_disabled = 0;
+	/* the LP's bounds and the first plans alone, as where the bags give up */
+	knob_put(KNOB_MIG_BAGS_OFF, 1);
+	test_bounds_hold();
+	knob_reset();
 	test_plan_file();
 	return done_testing();
 }

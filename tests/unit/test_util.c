@@ -459,18 +459,18 @@ test_select(void)
 static void
 test_knobs(void)
 {
-	ok(knob(KNOB_MIG_SPLIT_SERIAL) == 0, "a knob starts at 0");
-	ok(knob_set("mig.split_serial", 1) == 0 && knob(KNOB_MIG_SPLIT_SERIAL) == 1, "set by name");
+	ok(knob(KNOB_MIG_BAGS_BLIND) == 0, "a knob starts at 0");
+	ok(knob_set("mig.bags_blind", 1) == 0 && knob(KNOB_MIG_BAGS_BLIND) == 1, "set by name");
 	ok(knob_set("mig.nothing", 1) < 0 && strstr(err_msg(), "no knob named 'mig.nothing'"),
 	    "an unknown name is refused");
-	ok(knob_parse("mig.dp_off=2,mig.lp_fail_from=7") == 0 && knob(KNOB_MIG_DP_OFF) == 2 &&
+	ok(knob_parse("mig.bags_off=2,mig.lp_fail_from=7") == 0 && knob(KNOB_MIG_BAGS_OFF) == 2 &&
 	    knob(KNOB_MIG_LP_FAIL_FROM) == 7, "GPUPACK_KNOBS' form sets each");
-	ok(knob_parse("mig.dp_off=3,mig.lp_fail_from=x") < 0 && knob(KNOB_MIG_DP_OFF) == 2,
+	ok(knob_parse("mig.bags_off=3,mig.lp_fail_from=x") < 0 && knob(KNOB_MIG_BAGS_OFF) == 2,
 	    "a bad value sets nothing of the spec");
-	ok(knob_parse("mig.dp_off") < 0 && strstr(err_msg(), "name=value"), "a name without a value");
-	ok(knob_add(KNOB_MIG_DP_OFF, 5) == 7, "a counter adds");
+	ok(knob_parse("mig.bags_off") < 0 && strstr(err_msg(), "name=value"), "a name without a value");
+	ok(knob_add(KNOB_MIG_BAGS_OFF, 5) == 7, "a counter adds");
 	knob_reset();
-	ok(knob(KNOB_MIG_DP_OFF) == 0 && knob(KNOB_MIG_SPLIT_SERIAL) == 0, "reset: all back to 0");
+	ok(knob(KNOB_MIG_BAGS_OFF) == 0 && knob(KNOB_MIG_BAGS_BLIND) == 0, "reset: all back to 0");
 }
 
 int

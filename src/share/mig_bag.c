@@ -1,45 +1,39 @@
 /*
- * mig_splitbag: the bags of instances, the split DP's first try once the
- * most units any plan places, S, is proven (doc/mig.md, "The bags"): set
- * up, the bags enumerated with the checks every bag gets, the GPUs holding
- * a bag, its plan rebuilt, the bags tried in order (mig_splitbagpack.c
- * gives a bag's instances the units; mig_splitdrop.c runs them).
+ * mig_bag: the bags of instances (doc/mig.md, "How it works"): set up, the
+ * bags enumerated with the checks every bag gets, the GPUs holding a bag,
+ * its plan rebuilt, the bags tried in order (mig_bagpack.c gives a bag's
+ * instances the units; mig_bagdrop.c runs them).
  *
- * Where every unit is placed, every plan places the same memory P, so its
- * waste is its instances' memory less P, and its SMs are its instances'
- * SMs: the first two levels of its value depend on the multiset I of its
- * instances alone (the bag: instances per profile), and which GPU an
- * instance sits on matters only to the operations. So the bags whose
- * memory lies between P plus a bound and P plus the best plan's waste are
- * enumerated (each kept only where its instances could take every unit:
- * an instance for each exclusive unit, room for the small ones in what
- * those leave, Hall's condition on which instances the exclusive units
- * fit, the compute slices the GPUs have), sorted by memory and then SMs,
- * and tried in that order: a bag is a plan where its instances can take
- * every unit (each exclusive unit alone in an instance it fits, every way;
- * the small units packed into the rest by a DP over those instances whose
- * waste the slack bounds, which is exact) and the GPUs' tables can hold it
- * (a DP over the GPUs, remembered across bags, with the fewest
- * operations). The first bag that is a plan has the least waste and then
- * SMs any plan can have; the bags of the same memory and SMs after it are
- * tried for fewer operations; one that leaves an instance empty is never
- * the first, since the bag without that instance is a plan too, with less
- * memory, and comes before it. Where no bag better than the best plan is
- * a plan, that plan is optimal.
- *
- * Where the mix does not fit, the bags are those of the units each drop
- * vector places (mig_splitdrop.c).
+ * Where the units placed are fixed (every unit, or all but a drop
+ * vector's), every plan places the same memory P, so its waste is its
+ * instances' memory less P, and its SMs are its instances' SMs: the first
+ * two levels of its value depend on the multiset of its instances alone
+ * (the bag: instances per profile), and which GPU an instance sits on
+ * matters only to the operations. So the bags whose memory lies between P
+ * plus a bound and P plus the best plan's waste are enumerated (each kept
+ * only where its instances could take every unit: an instance for each
+ * exclusive unit, room for the small ones in what those leave, Hall's
+ * condition on which instances the exclusive units fit, the compute
+ * slices the GPUs have), sorted by memory and then SMs, and tried in that
+ * order: a bag is a plan where its instances can take every unit (each
+ * exclusive unit alone in an instance it fits, every way; the small units
+ * packed into the rest by a DP over those instances whose waste of memory
+ * and of SMs the slacks bound, which is exact) and the GPUs' tables can hold it (a DP over the
+ * GPUs, remembered across bags, with the fewest operations). The first bag
+ * that is a plan has the least waste and then SMs any plan can have; the
+ * bags of the same memory and SMs after it are tried for fewer operations;
+ * one that leaves an instance empty is never the first, since the bag
+ * without that instance is a plan too, with less memory, and comes before
+ * it. Where no bag better than the best plan is a plan, that plan is
+ * optimal.
  */
 #include "share/mig.h"
-#include "share/mig_splitbag.h"
+#include "share/mig_bag.h"
 #include "util/str.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
-#ifdef MIG_TRACE
-#include <stdio.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +41,7 @@
 
 /* What depends on the GPUs alone: their rows, the profiles used, the memo of what they hold. */
 int
-mig_bags_init(struct bags *b, struct split *x)
+mig_bags_init(struct bags *b, struct bagrun *x)
 {
 	const struct search *s = x->s;
 	int used[MIG_MAX_PROFILES] = {0}, cap[MIG_MAX_PROFILES];
@@ -55,11 +49,11 @@ mig_bags_init(struct bags *b, struct split *x)
 
 	memset(b, 0, sizeof *b);
 	b->x = x;
-	b->rows = xcalloc((size_t)s->ngpus + 1, sizeof *b->rows);
-	b->nrows = xcalloc((size_t)s->ngpus + 1, sizeof *b->nrows);
-	b->sufmax = xcalloc(((size_t)s->ngpus + 1) * MIG_MAX_PROFILES, sizeof *b->sufmax);
-	b->sufsl = xcalloc((size_t)s->ngpus + 1, sizeof *b->sufsl);
-	mig_hm_init(&b->memo, 1024, 2);
+	b->gp.rows = xcalloc((size_t)s->ngpus + 1, sizeof *b->gp.rows);
+	b->gp.nrows = xcalloc((size_t)s->ngpus + 1, sizeof *b->gp.nrows);
+	b->gp.sufmax = xcalloc(((size_t)s->ngpus + 1) * MIG_MAX_PROFILES, sizeof *b->gp.sufmax);
+	b->gp.sufsl = xcalloc((size_t)s->ngpus + 1, sizeof *b->gp.sufsl);
+	mig_hm_init(&b->gp.memo, 1024, 2);
 	mig_hm_init(&b->ycache, 64, 1);
 	for (int j = s->ngpus - 1; j >= 0; j--) {
 		const struct gtable *t = s->sg[j].t;
@@ -67,11 +61,11 @@ mig_bags_init(struct bags *b, struct split *x)
 		int sl = 0, rsms = 0;
 		uint64_t rmem = 0;
 
-		xgrow(&b->rows[j], &cap2, 1, sizeof *b->rows[j]);
-		memset(&b->rows[j][0], 0, sizeof b->rows[j][0]);
-		b->nrows[j] = 1;
+		xgrow(&b->gp.rows[j], &cap2, 1, sizeof *b->gp.rows[j]);
+		memset(&b->gp.rows[j][0], 0, sizeof b->gp.rows[j][0]);
+		b->gp.nrows[j] = 1;
 		for (int p = 0; p < MIG_MAX_PROFILES; p++)
-			b->sufmax[j * MIG_MAX_PROFILES + p] = b->sufmax[(j + 1) * MIG_MAX_PROFILES + p];
+			b->gp.sufmax[j * MIG_MAX_PROFILES + p] = b->gp.sufmax[(j + 1) * MIG_MAX_PROFILES + p];
 		for (size_t r = 0; r < t->ngeo; r++) {
 			const struct geo *g = &t->geo[r];
 			struct brow w;
@@ -100,64 +94,66 @@ mig_bags_init(struct bags *b, struct split *x)
 				rmem = m > rmem ? m : rmem;
 				rsms = sm > rsms ? sm : rsms;
 			}
-			xgrow(&b->rows[j], &cap2, b->nrows[j] + 1, sizeof *b->rows[j]);
-			b->rows[j][b->nrows[j]++] = w;
+			xgrow(&b->gp.rows[j], &cap2, b->gp.nrows[j] + 1, sizeof *b->gp.rows[j]);
+			b->gp.rows[j][b->gp.nrows[j]++] = w;
 			for (int p = 0; p < x->np; p++) {
 				used[p] |= w.n[p] > 0;
-				if (w.n[p] > b->sufmax[j * MIG_MAX_PROFILES + p] - b->sufmax[(j + 1) * MIG_MAX_PROFILES + p])
-					b->sufmax[j * MIG_MAX_PROFILES + p] = b->sufmax[(j + 1) * MIG_MAX_PROFILES + p] + w.n[p];
+				if (w.n[p] > b->gp.sufmax[j * MIG_MAX_PROFILES + p] - b->gp.sufmax[(j + 1) * MIG_MAX_PROFILES + p])
+					b->gp.sufmax[j * MIG_MAX_PROFILES + p] = b->gp.sufmax[(j + 1) * MIG_MAX_PROFILES + p] + w.n[p];
 			}
 		}
-		b->sufsl[j] = b->sufsl[j + 1] + sl;
-		b->capmem += rmem;
-		b->capsms += rsms;
+		b->gp.sufsl[j] = b->gp.sufsl[j + 1] + sl;
+		b->gp.capmem += rmem;
+		b->gp.capsms += rsms;
 		spend(x, (long)t->ngeo / 8 + 1);
 	}
 	for (int p = 0; p < x->np; p++) {
-		b->maxc[p] = b->sufmax[p];
-		cap[p] = b->maxc[p];
+		b->gp.maxc[p] = b->gp.sufmax[p];
+		cap[p] = b->gp.maxc[p];
 		if (cap[p] > UCHAR_MAX)
 			return -1;
 		pm[p] = x->g->profiles[p].mem_bytes;
 		if (used[p]) {
-			b->prof[b->np++] = p;
-			b->dm = mig_gcd64(b->dm, pm[p]);
+			b->gp.prof[b->gp.np++] = p;
+			b->gp.dm = mig_gcd64(b->gp.dm, pm[p]);
 		}
 	}
-	mig_order_by(b->prof, pm, b->np, 1);
-	for (int i = b->np - 1; i >= 0; i--) {
-		int p = b->prof[i];
+	if (!b->gp.dm)
+		b->gp.dm = 1; /* no instance at all: every bag is empty */
+	mig_order_by(b->gp.prof, pm, b->gp.np, 1);
+	for (int i = b->gp.np - 1; i >= 0; i--) {
+		int p = b->gp.prof[i];
 
-		b->restmem[i] = b->restmem[i + 1] + (uint64_t)b->maxc[p] * pm[p];
-		b->restfill[i] = b->restfill[i + 1] + (uint64_t)b->maxc[p] * x->fill[p];
-		b->restmost[i] = b->restmost[i + 1] + (long)b->maxc[p] * x->smost[p];
-		b->restsms[i] = b->restsms[i + 1] + (long)b->maxc[p] * x->g->profiles[p].sms;
-		b->restn[i] = b->restn[i + 1] + b->maxc[p];
+		b->gp.restmem[i] = b->gp.restmem[i + 1] + (uint64_t)b->gp.maxc[p] * pm[p];
+		b->gp.restfill[i] = b->gp.restfill[i + 1] + (uint64_t)b->gp.maxc[p] * x->fill[p];
+		b->gp.restmost[i] = b->gp.restmost[i + 1] + (long)b->gp.maxc[p] * x->smost[p];
+		b->gp.restsms[i] = b->gp.restsms[i + 1] + (long)b->gp.maxc[p] * x->g->profiles[p].sms;
+		b->gp.restn[i] = b->gp.restn[i + 1] + b->gp.maxc[p];
 		{
 			double v[4] = {(double)x->fill[p], x->smost[p], x->g->profiles[p].sms, 1};
 
 			for (int k = 0; k < 4; k++) {
 				v[k] /= x->g->profiles[p].slices;
-				b->perslice[k][i] = v[k] > b->perslice[k][i + 1] ? v[k] : b->perslice[k][i + 1];
+				b->gp.perslice[k][i] = v[k] > b->gp.perslice[k][i + 1] ? v[k] : b->gp.perslice[k][i + 1];
 			}
 		}
 	}
-	if (mig_split_pack_init(&b->pr, x->np, cap) < 0)
+	if (mig_pack_init(&b->gp.pr, x->np, cap) < 0)
 		return -1;
 	for (int c = 0; c < x->ne; c++) {
 		uint64_t um = s->sg[0].mem[x->ecls[c]];
 
-		b->efit[c] = s->sg[0].fit[x->ecls[c]];
-		b->ew[c] = UINT64_MAX;
+		b->u.efit[c] = s->sg[0].fit[x->ecls[c]];
+		b->u.ew[c] = UINT64_MAX;
 		for (int p = 0; p < x->np; p++) {
 			if (!used[p])
-				b->efit[c] &= ~(1u << p);
-			if (b->efit[c] >> p & 1 && pm[p] - um < b->ew[c])
-				b->ew[c] = pm[p] - um;
+				b->u.efit[c] &= ~(1u << p);
+			if (b->u.efit[c] >> p & 1 && pm[p] - um < b->u.ew[c])
+				b->u.ew[c] = pm[p] - um;
 		}
 	}
 	if ((1 << x->ne) <= MAX_HALL)
-		b->hl = xcalloc((size_t)1 << x->ne, sizeof *b->hl);
+		b->u.hl = xcalloc((size_t)1 << x->ne, sizeof *b->u.hl);
 	return 0;
 }
 
@@ -170,62 +166,62 @@ mig_bags_init(struct bags *b, struct split *x)
 int
 mig_bags_units(struct bags *b, const int *ec, const int *sc)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 
-	memcpy(b->ec, ec, sizeof *ec * (size_t)x->ne);
-	memcpy(b->sc, sc, sizeof *sc * (size_t)x->nsm);
-	b->P = b->smem = 0;
-	b->sneed = 0;
-	b->eunits = b->ns = b->minmost = 0;
-	b->minfill = 0;
-	b->minsms = 0;
-	memset(b->minroom, 0, sizeof b->minroom);
-	b->nhall = 0;
+	memcpy(b->u.ec, ec, sizeof *ec * (size_t)x->ne);
+	memcpy(b->u.sc, sc, sizeof *sc * (size_t)x->nsm);
+	b->u.P = b->u.smem = 0;
+	b->u.sneed = 0;
+	b->u.eunits = b->u.ns = b->u.minmost = 0;
+	b->u.minfill = 0;
+	b->u.minsms = 0;
+	memset(b->u.minroom, 0, sizeof b->u.minroom);
+	b->u.nhall = 0;
 	b->nc = 0;
 	mig_hm_free(&b->ycache);
 	mig_hm_init(&b->ycache, 64, 1);
 	/* the small units, and the least the exclusive ones take from them */
 	for (int a = 0; a < x->nsm; a++) {
-		b->ns += sc[a];
-		b->smem += (uint64_t)sc[a] * x->smem[a];
-		b->sneed += (long)sc[a] * x->sneed[a];
+		b->u.ns += sc[a];
+		b->u.smem += (uint64_t)sc[a] * x->smem[a];
+		b->u.sneed += (long)sc[a] * x->sneed[a];
 		for (int p = 0; p < x->np; p++) {
 			const struct mig_profile *pr = &x->g->profiles[p];
 			uint64_t n = pr->mem_bytes / x->smem[a];
 
 			if (x->sneed[a] > 0 && (uint64_t)(pr->sms / x->sneed[a]) < n)
 				n = (uint64_t)(pr->sms / x->sneed[a]);
-			b->holds[a][p] = n < (uint64_t)sc[a] ? (int)n : sc[a];
+			b->u.holds[a][p] = n < (uint64_t)sc[a] ? (int)n : sc[a];
 		}
 	}
-	b->P = b->smem;
+	b->u.P = b->u.smem;
 	for (int c = 0; c < x->ne; c++) {
 		uint64_t f = UINT64_MAX;
 		int m = INT_MAX, sm = INT_MAX;
 
 		if (!ec[c])
 			continue;
-		if (!b->efit[c])
+		if (!b->u.efit[c])
 			return -1;
 		for (int p = 0; p < x->np; p++)
-			if (b->efit[c] >> p & 1) {
+			if (b->u.efit[c] >> p & 1) {
 				f = x->fill[p] < f ? x->fill[p] : f;
 				m = x->smost[p] < m ? x->smost[p] : m;
 				sm = x->g->profiles[p].sms < sm ? x->g->profiles[p].sms : sm;
 			}
-		b->minsms += (long)ec[c] * sm;
+		b->u.minsms += (long)ec[c] * sm;
 		for (int a = 0; a < x->nsm; a++) {
 			int h = INT_MAX;
 
 			for (int p = 0; p < x->np; p++)
-				if (b->efit[c] >> p & 1 && b->holds[a][p] < h)
-					h = b->holds[a][p];
-			b->minroom[a] += (long)ec[c] * h;
+				if (b->u.efit[c] >> p & 1 && b->u.holds[a][p] < h)
+					h = b->u.holds[a][p];
+			b->u.minroom[a] += (long)ec[c] * h;
 		}
-		b->P += (uint64_t)ec[c] * x->s->sg[0].mem[x->ecls[c]];
-		b->eunits += ec[c];
-		b->minfill += (uint64_t)ec[c] * f;
-		b->minmost += ec[c] * m;
+		b->u.P += (uint64_t)ec[c] * x->s->sg[0].mem[x->ecls[c]];
+		b->u.eunits += ec[c];
+		b->u.minfill += (uint64_t)ec[c] * f;
+		b->u.minmost += ec[c] * m;
 	}
 	/*
 	 * Hall's condition: each set of exclusive classes against the instances
@@ -233,43 +229,43 @@ mig_bags_units(struct bags *b, const int *ec, const int *sc)
 	 * the one of every class that fits within them holds the most units: one
 	 * per mask.
 	 */
-	if (b->hl)
+	if (b->u.hl)
 		for (uint32_t m = 1; m < (1u << x->ne); m++) {
 			struct hall h = {0, 0, 0};
 			int seen = 0;
 
 			for (int c = 0; c < x->ne; c++)
 				if (m >> c & 1 && ec[c])
-					h.mask |= b->efit[c];
-			for (int t = 0; t < b->nhall && !seen; t++)
-				seen = b->hl[t].mask == h.mask;
+					h.mask |= b->u.efit[c];
+			for (int t = 0; t < b->u.nhall && !seen; t++)
+				seen = b->u.hl[t].mask == h.mask;
 			if (!h.mask || seen)
 				continue;
 			for (int c = 0; c < x->ne; c++)
-				if (ec[c] && (b->efit[c] & ~h.mask) == 0)
+				if (ec[c] && (b->u.efit[c] & ~h.mask) == 0)
 					h.units += ec[c];
-			for (int i = 0; i < b->np; i++)
-				if (h.mask >> b->prof[i] & 1)
+			for (int i = 0; i < b->gp.np; i++)
+				if (h.mask >> b->gp.prof[i] & 1)
 					h.depth = i + 1;
-			b->hl[b->nhall++] = h;
+			b->u.hl[b->u.nhall++] = h;
 		}
-	b->hi = x->inc.waste > UINT64_MAX - b->P ? UINT64_MAX : b->P + x->inc.waste;
+	b->hi = x->inc.waste > UINT64_MAX - b->u.P ? UINT64_MAX : b->u.P + x->inc.waste;
 	return 0;
 }
 
 void
 mig_bags_free(struct bags *b)
 {
-	for (int j = 0; b->rows && j <= b->x->s->ngpus; j++)
-		free(b->rows[j]);
-	free(b->rows);
-	free(b->nrows);
-	free(b->sufmax);
-	free(b->sufsl);
-	free(b->hl);
+	for (int j = 0; b->gp.rows && j <= b->x->s->ngpus; j++)
+		free(b->gp.rows[j]);
+	free(b->gp.rows);
+	free(b->gp.nrows);
+	free(b->gp.sufmax);
+	free(b->gp.sufsl);
+	free(b->u.hl);
 	free(b->c);
-	free(b->held);
-	mig_hm_free(&b->memo);
+	free(b->gp.held);
+	mig_hm_free(&b->gp.memo);
 	mig_hm_free(&b->ycache);
 }
 
@@ -286,9 +282,9 @@ least_taken(const struct bags *b, const unsigned char *n, uint32_t mask, int uni
 	int order[MIG_MAX_PROFILES], m = 0;
 	uint64_t sum = 0;
 
-	for (int i = 0; i < b->np; i++)
-		if (mask >> b->prof[i] & 1 && n[b->prof[i]])
-			order[m++] = b->prof[i];
+	for (int i = 0; i < b->gp.np; i++)
+		if (mask >> b->gp.prof[i] & 1 && n[b->gp.prof[i]])
+			order[m++] = b->gp.prof[i];
 	for (int i = 1; i < m; i++)
 		for (int j = i; j > 0 && val[order[j]] < val[order[j - 1]]; j--) {
 			int t = order[j];
@@ -314,7 +310,7 @@ least_taken(const struct bags *b, const unsigned char *n, uint32_t mask, int uni
 static int
 left_room(const struct bags *b, const unsigned char *n)
 {
-	const struct split *x = b->x;
+	const struct bagrun *x = b->x;
 	uint64_t val[MIG_MAX_PROFILES], have;
 
 	for (int r = 0; r < 3 + x->nsm; r++) {
@@ -329,12 +325,12 @@ left_room(const struct bags *b, const unsigned char *n)
 			else if (r == 2)
 				val[p] = (uint64_t)x->g->profiles[p].sms;
 			else
-				val[p] = (uint64_t)b->holds[r - 3][p];
+				val[p] = (uint64_t)b->u.holds[r - 3][p];
 			have += (uint64_t)n[p] * val[p];
 		}
-		need = r == 0 ? b->smem : r == 1 ? (uint64_t)b->ns : r == 2 ? (uint64_t)b->sneed : (uint64_t)b->sc[r - 3];
-		for (int h = 0; h < b->nhall; h++) {
-			uint64_t t = least_taken(b, n, b->hl[h].mask, b->hl[h].units, val);
+		need = r == 0 ? b->u.smem : r == 1 ? (uint64_t)b->u.ns : r == 2 ? (uint64_t)b->u.sneed : (uint64_t)b->u.sc[r - 3];
+		for (int h = 0; h < b->u.nhall; h++) {
+			uint64_t t = least_taken(b, n, b->u.hl[h].mask, b->u.hl[h].units, val);
 
 			take = t > take ? t : take;
 		}
@@ -354,18 +350,18 @@ struct have {
 static void
 decided(const struct bags *b, int i, struct have *h)
 {
-	const struct split *x = b->x;
+	const struct bagrun *x = b->x;
 
 	memset(h, 0, sizeof *h);
 	for (int t = 0; t < i; t++) {
-		int p = b->prof[t], c = b->cur[p];
+		int p = b->gp.prof[t], c = b->cur[p];
 
 		h->n += c;
 		h->fill += (uint64_t)c * x->fill[p];
 		h->most += (long)c * x->smost[p];
 		h->sms += (long)c * x->g->profiles[p].sms;
 		for (int a = 0; a < x->nsm; a++)
-			h->room[a] += (long)c * b->holds[a][p];
+			h->room[a] += (long)c * b->u.holds[a][p];
 	}
 }
 
@@ -381,47 +377,47 @@ decided(const struct bags *b, int i, struct have *h)
 static int
 bag_room(const struct bags *b, int i, int sl, const struct have *h)
 {
-	const struct split *x = b->x;
-	double left = b->sufsl[0] - sl;   /* the compute slices left for prof[i..] */
+	const struct bagrun *x = b->x;
+	double left = b->gp.sufsl[0] - sl;   /* the compute slices left for prof[i..] */
 
-	if (h->n + fmin(b->restn[i], left * b->perslice[3][i] + ROUNDING) < b->eunits ||
-	    (double)h->fill + fmin((double)b->restfill[i], left * b->perslice[0][i] * (1 + ROUNDING)) <
-	        (double)(b->minfill + b->smem) ||
-	    h->most + fmin(b->restmost[i], left * b->perslice[1][i] + ROUNDING) < b->minmost + b->ns ||
-	    h->sms + fmin(b->restsms[i], left * b->perslice[2][i] + ROUNDING) < b->minsms + b->sneed)
+	if (h->n + fmin(b->gp.restn[i], left * b->gp.perslice[3][i] + ROUNDING) < b->u.eunits ||
+	    (double)h->fill + fmin((double)b->gp.restfill[i], left * b->gp.perslice[0][i] * (1 + ROUNDING)) <
+	        (double)(b->u.minfill + b->u.smem) ||
+	    h->most + fmin(b->gp.restmost[i], left * b->gp.perslice[1][i] + ROUNDING) < b->u.minmost + b->u.ns ||
+	    h->sms + fmin(b->gp.restsms[i], left * b->gp.perslice[2][i] + ROUNDING) < b->u.minsms + b->u.sneed)
 		return 0;
 	for (int a = 0; a < x->nsm; a++) {
 		long more = 0;
 		double rate = 0;
 
-		for (int t = i; t < b->np; t++) {
-			int p = b->prof[t];
+		for (int t = i; t < b->gp.np; t++) {
+			int p = b->gp.prof[t];
 
-			more += (long)b->maxc[p] * b->holds[a][p];
-			if ((double)b->holds[a][p] / x->g->profiles[p].slices > rate)
-				rate = (double)b->holds[a][p] / x->g->profiles[p].slices;
+			more += (long)b->gp.maxc[p] * b->u.holds[a][p];
+			if ((double)b->u.holds[a][p] / x->g->profiles[p].slices > rate)
+				rate = (double)b->u.holds[a][p] / x->g->profiles[p].slices;
 		}
-		if (h->room[a] + fmin((double)more, left * rate + ROUNDING) < b->sc[a] + b->minroom[a])
+		if (h->room[a] + fmin((double)more, left * rate + ROUNDING) < b->u.sc[a] + b->u.minroom[a])
 			return 0;
 	}
-	for (int k = 0; k < b->nhall; k++) {
+	for (int k = 0; k < b->u.nhall; k++) {
 		int have = 0, more = 0, sl1 = INT_MAX;
 
-		for (int t = 0; t < b->np; t++) {
-			int p = b->prof[t];
+		for (int t = 0; t < b->gp.np; t++) {
+			int p = b->gp.prof[t];
 
-			if (!(b->hl[k].mask >> p & 1))
+			if (!(b->u.hl[k].mask >> p & 1))
 				continue;
 			if (t < i) {
 				have += b->cur[p];
 			} else {
-				more += b->maxc[p];
+				more += b->gp.maxc[p];
 				sl1 = x->g->profiles[p].slices < sl1 ? x->g->profiles[p].slices : sl1;
 			}
 		}
 		if (more && more > left / sl1 + ROUNDING)
 			more = (int)(left / sl1 + ROUNDING);
-		if (have + more < b->hl[k].units)
+		if (have + more < b->u.hl[k].units)
 			return 0;
 	}
 	return 1;
@@ -431,26 +427,26 @@ bag_room(const struct bags *b, int i, int sl, const struct have *h)
 static int
 last_least(const struct bags *b, int p, const struct have *h)
 {
-	const struct split *x = b->x;
+	const struct bagrun *x = b->x;
 	const struct mig_profile *pr = &x->g->profiles[p];
-	long c = 0, need[3] = {b->minsms + b->sneed - h->sms, b->minmost + b->ns - h->most, 0}, per[3] = {pr->sms,
+	long c = 0, need[3] = {b->u.minsms + b->u.sneed - h->sms, b->u.minmost + b->u.ns - h->most, 0}, per[3] = {pr->sms,
 	    x->smost[p], 0};
 
 	for (int k = 0; k < 2; k++)
 		if (need[k] > 0 && per[k] > 0 && (need[k] + per[k] - 1) / per[k] > c)
 			c = (need[k] + per[k] - 1) / per[k];
-	if (h->fill < b->minfill + b->smem && x->fill[p] > 0 &&
-	    (long)((b->minfill + b->smem - h->fill + x->fill[p] - 1) / x->fill[p]) > c)
-		c = (long)((b->minfill + b->smem - h->fill + x->fill[p] - 1) / x->fill[p]);
+	if (h->fill < b->u.minfill + b->u.smem && x->fill[p] > 0 &&
+	    (long)((b->u.minfill + b->u.smem - h->fill + x->fill[p] - 1) / x->fill[p]) > c)
+		c = (long)((b->u.minfill + b->u.smem - h->fill + x->fill[p] - 1) / x->fill[p]);
 	for (int a = 0; a < x->nsm; a++) {
-		long short_of = b->sc[a] + b->minroom[a] - h->room[a];
+		long short_of = b->u.sc[a] + b->u.minroom[a] - h->room[a];
 
 		if (short_of <= 0)
 			continue;
-		if (b->holds[a][p] == 0)
+		if (b->u.holds[a][p] == 0)
 			return INT_MAX;
-		if ((short_of + b->holds[a][p] - 1) / b->holds[a][p] > c)
-			c = (short_of + b->holds[a][p] - 1) / b->holds[a][p];
+		if ((short_of + b->u.holds[a][p] - 1) / b->u.holds[a][p] > c)
+			c = (short_of + b->u.holds[a][p] - 1) / b->u.holds[a][p];
 	}
 	return c > INT_MAX ? INT_MAX : (int)c;
 }
@@ -459,16 +455,16 @@ last_least(const struct bags *b, int p, const struct have *h)
 static void
 bag_keep(struct bags *b, uint64_t mem, int sms)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 
-	spend(x, (long)b->nhall * (4 + x->nsm) / 16 + 1);
+	spend(x, (long)b->u.nhall * (4 + x->nsm) / 16 + 1);
 	if (!left_room(b, b->cur))
 		return;
 	if (b->nc >= MAX_BAGS) {
 		x->aborted = 1;
 		return;
 	}
-	xgrow(&b->c, &b->cap, b->nc + 1, sizeof *b->c);
+	xgrow(&b->c, &b->ccap, b->nc + 1, sizeof *b->c);
 	b->c[b->nc].mem = mem;
 	b->c[b->nc].sms = sms;
 	memcpy(b->c[b->nc].n, b->cur, sizeof b->cur);
@@ -479,7 +475,7 @@ bag_keep(struct bags *b, uint64_t mem, int sms)
 static void
 bag_enum(struct bags *b, int i, uint64_t mem, int n, int sl)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	struct have h;
 	int p;
 	uint64_t pm;
@@ -490,22 +486,22 @@ bag_enum(struct bags *b, int i, uint64_t mem, int n, int sl)
 	decided(b, i, &h);
 	if (i > 0 && !bag_room(b, i, sl, &h))
 		return;
-	if (i == b->np) {
+	if (i == b->gp.np) {
 		if (mem >= b->lo)
 			bag_keep(b, mem, (int)h.sms);
 		return;
 	}
-	p = b->prof[i];
+	p = b->gp.prof[i];
 	pm = x->g->profiles[p].mem_bytes;
-	for (int c = i + 1 == b->np ? last_least(b, p, &h) : 0;
-	    c <= b->maxc[p] && n + c <= b->eunits + b->ns && !x->aborted; c++) {
+	for (int c = i + 1 == b->gp.np ? last_least(b, p, &h) : 0;
+	    c <= b->gp.maxc[p] && n + c <= b->u.eunits + b->u.ns && !x->aborted; c++) {
 		uint64_t m = mem + (uint64_t)c * pm;
 		int l = sl + c * x->g->profiles[p].slices;
 
 		/* more memory than the best plan allows, more compute slices than the GPUs have */
-		if (m > b->hi || l > b->sufsl[0])
+		if (m > b->hi || l > b->gp.sufsl[0])
 			break;
-		if (m + b->restmem[i + 1] < b->lo)
+		if (m + b->gp.restmem[i + 1] < b->lo)
 			continue;
 		b->cur[p] = (unsigned char)c;
 		bag_enum(b, i + 1, m, n + c, l);
@@ -534,26 +530,26 @@ bag_cmp(const void *pa, const void *pb)
 static int
 hold(struct bags *b, int j, const unsigned char *rest)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	const struct search *s = x->s;
 	uint64_t key = 0;
 	int *at, best = NO_ROW, brow = -1, me, sl = 0;
 
 	for (int p = 0; p < x->np; p++) {
-		if (rest[p] > b->sufmax[j * MIG_MAX_PROFILES + p])
+		if (rest[p] > b->gp.sufmax[j * MIG_MAX_PROFILES + p])
 			return NO_ROW;
-		key += (uint64_t)rest[p] << b->pr.off[p];
+		key += (uint64_t)rest[p] << b->gp.pr.off[p];
 		sl += rest[p] * x->g->profiles[p].slices;
 	}
-	if (sl > b->sufsl[j])
+	if (sl > b->gp.sufsl[j])
 		return NO_ROW;
 	if (j == s->ngpus)
 		return 0;
-	at = mig_hm_get(&b->memo, key, (uint64_t)j);
+	at = mig_hm_get(&b->gp.memo, key, (uint64_t)j);
 	if (*at >= 0)
-		return b->held[*at].ops;
-	for (size_t r = 0; r < b->nrows[j] && !x->aborted; r++) {
-		const struct brow *w = &b->rows[j][r];
+		return b->gp.held[*at].ops;
+	for (size_t r = 0; r < b->gp.nrows[j] && !x->aborted; r++) {
+		const struct brow *w = &b->gp.rows[j][r];
 		unsigned char left[MIG_MAX_PROFILES];
 		int ok = 1, v;
 
@@ -569,27 +565,27 @@ hold(struct bags *b, int j, const unsigned char *rest)
 			brow = (int)r;
 		}
 	}
-	spend(x, (long)b->nrows[j] / 8 + 1);
+	spend(x, (long)b->gp.nrows[j] / 8 + 1);
 	if (x->aborted)
 		return NO_ROW;
-	xgrow(&b->held, &b->mcap, b->nm + 1, sizeof *b->held);
-	me = (int)b->nm++;
-	b->held[me] = (struct held){best, brow};
+	xgrow(&b->gp.held, &b->gp.mcap, b->gp.nm + 1, sizeof *b->gp.held);
+	me = (int)b->gp.nm++;
+	b->gp.held[me] = (struct held){best, brow};
 	/* the recursion may have grown the map: find the entry again */
-	*mig_hm_get(&b->memo, key, (uint64_t)j) = me;
+	*mig_hm_get(&b->gp.memo, key, (uint64_t)j) = me;
 	return best;
 }
 
 /* ----------------------------------------------------------------------------- the plan */
 
-/* The plan of bag t into the search, offered as the split DP's: 1 built with value want. */
+/* The plan of bag t into the search, offered: 1 where it was built with value want. */
 static int
 bag_plan(struct bags *b, const struct bagc *t, const struct mig_score *want)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	const struct search *s = x->s;
-	struct opt *os = xcalloc((size_t)s->ngpus + 1, sizeof *os);
-	const struct opt *o[s->ngpus + 1];
+	const struct geo *row[s->ngpus + 1];
+	signed char (*role)[MIG_MAX_INST] = xcalloc((size_t)s->ngpus + 1, sizeof *role);
 	unsigned char rest[MIG_MAX_PROFILES];
 	int give[MAX_FIELDS][MIG_MAX_PROFILES], ok = 1;
 
@@ -601,89 +597,82 @@ bag_plan(struct bags *b, const struct bagc *t, const struct mig_score *want)
 		const struct brow *w;
 
 		for (int p = 0; p < x->np; p++)
-			key += (uint64_t)rest[p] << b->pr.off[p];
-		at = mig_hm_find(&b->memo, key, (uint64_t)j);
-		if (!at || *at < 0 || b->held[*at].row < 0) {
+			key += (uint64_t)rest[p] << b->gp.pr.off[p];
+		at = mig_hm_find(&b->gp.memo, key, (uint64_t)j);
+		if (!at || *at < 0 || b->gp.held[*at].row < 0) {
 			ok = 0;
 			break;
 		}
-		w = &b->rows[j][b->held[*at].row];
-		os[j].x = w->g;
-		o[j] = &os[j];
+		w = &b->gp.rows[j][b->gp.held[*at].row];
+		row[j] = w->g;
 		for (int i = 0; w->g && i < w->g->n; i++) {
 			int p = s->sg[j].t->cand[w->g->cand[i]].profile, c;
 
 			for (c = 0; c < x->ne && give[c][p] == 0; c++)
 				;
-			if (c < x->ne) {
+			role[j][i] = (signed char)(c < x->ne ? c : -1);
+			if (c < x->ne)
 				give[c][p]--;
-				os[j].role[i] = (unsigned char)c;
-			} else {
-				os[j].role[i] = SHARED;
-			}
 		}
 		for (int p = 0; p < x->np; p++)
 			rest[p] = (unsigned char)(rest[p] - w->n[p]);
 	}
 	if (ok)
-		ok = mig_split_loads(x, o, b->yprof, b->ycnt, b->ninst, want);
-	free(os);
+		ok = mig_bag_offer(x, row, (const signed char (*)[MIG_MAX_INST])role, b->yprof, b->ycnt, b->ninst, want);
+	free(role);
 	return ok;
 }
 
 /*
  * The bags of the units b holds, tried in order of memory and SMs until
- * none could beat the best plan: 0 done (a better plan offered where one
- * was found), -1 out of work. *found: set where a bag gave a plan.
+ * none could beat the best plan (x->first: until one is a plan): 0 done
+ * (a better plan offered where one was found), -1 out of work. *found: set
+ * where a bag gave a plan.
  */
 int
-mig_bags_try(struct bags *b, struct mig_score *best, int *found)
+mig_bags_try(struct bags *b, int *found)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	int first = -1;
 
 	bag_enum(b, 0, 0, 0, 0);
 	if (!x->aborted && b->nc > 1)
 		qsort(b->c, b->nc, sizeof *b->c, bag_cmp);
 	spend(x, (long)b->nc / 4 + 1);
-#ifdef MIG_TRACE
-	fprintf(stderr, "bags: enumerated %zu, work %ld\n", b->nc, x->work);
-#endif
 	for (size_t i = 0; i < b->nc && !x->aborted; i++) {
 		const struct bagc *t = &b->c[i];
-		uint64_t w = t->mem - b->P;
+		uint64_t w = t->mem - b->u.P;
 		int ops, r;
 		struct mig_score want;
 
-		if (first >= 0 && (w != best->waste || t->sms != best->sms))
+		if (first >= 0 && (w != x->inc.waste || t->sms != x->inc.sms))
 			break;
 		if (no_better(x, w, t->sms, 0))
 			break;
+		b->at_mem = t->mem;
+		b->at_sms = t->sms;
 		memcpy(b->avail, t->n, sizeof b->avail);
 		memset(b->e, 0, sizeof b->e);
-		b->tried++;
-		r = mig_bags_exclusive(b, 0, 0, x->ne ? b->ec[0] : 0);
+		r = mig_bags_exclusive(b, 0, 0, x->ne ? b->u.ec[0] : 0);
 		if (r < 0)
 			break;
-		if (r == 0) {
-			b->nopack++;
+		if (r == 0)
 			continue;
-		}
 		ops = hold(b, 0, t->n);
-		if (ops == NO_ROW || no_better(x, w, t->sms, ops)) {
-			b->nohold++;
+		if (ops == NO_ROW || no_better(x, w, t->sms, ops))
 			continue;
-		}
 		/* its plan now: a later bag of the same value and fewer operations replaces it */
 		want = (struct mig_score){x->S, w, t->sms, ops};
 		if (!bag_plan(b, t, &want)) {
-			/* not built (none should fail): no proof, and the split DP goes on from the plans it has */
+			/* not built (none should fail): no proof */
 			x->aborted = 1;
 			break;
 		}
-		*best = x->inc = want;
+		x->inc = want;
 		first = (int)i;
 		*found = 1;
+		if (x->first)
+			break;
 	}
 	return x->aborted ? -1 : 0;
 }

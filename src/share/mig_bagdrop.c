@@ -1,25 +1,18 @@
 /*
- * mig_splitdrop: the bags run (doc/mig.md, "The drop vectors"): where
- * every unit is placed, those of the whole mix; where the mix does not
- * fit, beneath each drop vector (the units left out of each class, which
- * fix the memory placed), the vectors bounded, ordered and tried least
- * bound first until the bound passes the best plan.
+ * mig_bagdrop: the bags run (doc/mig.md, "How it works"), for plans placing
+ * S units: where S is every unit, those of the whole mix; else beneath each
+ * drop vector (the units left out of each class, which fix the memory
+ * placed), the vectors bounded, ordered and tried least bound first until
+ * the bound passes the best plan.
  */
 #include "share/mig.h"
-#include "share/mig_splitbag.h"
+#include "share/mig_bag.h"
 #include "util/str.h"
 
 #include <limits.h>
 #include <stdint.h>
-#ifdef MIG_TRACE
-#include <stdio.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
-
-int mig_split_no_bags;
-long mig_bag_proofs;
-struct mig_score mig_bag_own = {-1, 0, 0, 0};
 
 /*
  * Where the mix does not fit: a drop vector (the units of each class left
@@ -64,8 +57,6 @@ struct drops {
 };
 
 #define MAX_DROPS 100000      /* drop vectors within the best plan's waste, before giving up */
-
-_Static_assert(sizeof ((struct search *)0)->bags_done_d == 2 * MAX_FIELDS, "a drop vector's classes");
 
 /* Classes i.. in order of val, most first, into out. */
 static void
@@ -115,13 +106,13 @@ drops_use(const struct drops *r, int q, int i, int left)
 static void
 drops_enum(struct drops *r, int i, int left, uint64_t waste, uint64_t placed, int room, const double *used)
 {
-	struct split *x = r->b->x;
+	struct bagrun *x = r->b->x;
 
 	if (x->aborted)
 		return;
 	spend(x, 1);
 	if (i == r->nk) {
-		uint64_t dm = r->b->dm, lb = waste + (dm - (placed + waste) % dm) % dm;
+		uint64_t dm = r->b->gp.dm, lb = waste + (dm - (placed + waste) % dm) % dm;
 
 		/* its instances' memory, a multiple of dm, within what the GPUs have */
 		if (left || no_better(x, lb, 0, 0) || (double)(placed + lb) > r->cap[0] * (1 + ROUNDING))
@@ -174,11 +165,37 @@ dv_cmp(const void *pa, const void *pb)
 	return memcmp(a->d, c->d, sizeof a->d);
 }
 
-/* The drop vectors, and the bags beneath each: 0 every one done, -1 out of work. */
-static int
-drops_run(struct bags *b, int units, struct mig_score *best, int *found)
+/* The first waste at least w (and lb) that a bag's memory, a multiple of dm, allows above the memory placed. */
+static uint64_t
+start(const struct bags *b, uint64_t lb, uint64_t w)
 {
-	struct split *x = b->x;
+	uint64_t dm = b->gp.dm;
+
+	if (w <= lb)
+		return lb;
+	return w + (dm - (b->u.P + w) % dm) % dm;
+}
+
+/* The lesser of two (waste, SMs) bounds, in the objective's order. */
+static struct mig_score
+least(struct mig_score a, uint64_t w, int sms)
+{
+	if (w < a.waste || (w == a.waste && sms < a.sms)) {
+		a.waste = w;
+		a.sms = sms;
+	}
+	return a;
+}
+
+/*
+ * The drop vectors, and the bags beneath each, their waste from wlb up: 0
+ * every one done (or, x->first, a plan found), -1 out of work, *lb then the
+ * least waste and SMs a plan of the vectors not done can have.
+ */
+static int
+drops_run(struct bags *b, int units, uint64_t wlb, struct mig_score *lb, int *found)
+{
+	struct bagrun *x = b->x;
 	struct drops r;
 	int room = 0, ret = 0;
 
@@ -186,14 +203,14 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 	r.b = b;
 	for (int c = 0; c < x->ne; c++) {
 		r.n[r.nk] = x->pe.cap[c];
-		r.w[r.nk] = b->efit[c] ? b->ew[c] : 0;
+		r.w[r.nk] = b->u.efit[c] ? b->u.ew[c] : 0;
 		r.m[r.nk] = x->s->sg[0].mem[x->ecls[c]];
 		r.use[0][r.nk] = (double)(r.m[r.nk] + r.w[r.nk]);
 		r.use[1][r.nk] = r.use[2][r.nk] = INT_MAX;
-		for (int i = 0; i < b->np; i++) {
-			const struct mig_profile *pr = &x->g->profiles[b->prof[i]];
+		for (int i = 0; i < b->gp.np; i++) {
+			const struct mig_profile *pr = &x->g->profiles[b->gp.prof[i]];
 
-			if (!(b->efit[c] >> b->prof[i] & 1))
+			if (!(b->u.efit[c] >> b->gp.prof[i] & 1))
 				continue;
 			r.use[1][r.nk] = pr->sms < r.use[1][r.nk] ? pr->sms : r.use[1][r.nk];
 			r.use[2][r.nk] = pr->slices < r.use[2][r.nk] ? pr->slices : r.use[2][r.nk];
@@ -208,8 +225,8 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 		r.use[0][r.nk] = (double)x->smem[a];
 		r.use[1][r.nk] = x->sneed[a];
 		r.use[2][r.nk] = r.use[3][r.nk] = INT_MAX;
-		for (int i = 0; i < b->np; i++) {
-			const struct mig_profile *pr = &x->g->profiles[b->prof[i]];
+		for (int i = 0; i < b->gp.np; i++) {
+			const struct mig_profile *pr = &x->g->profiles[b->gp.prof[i]];
 			double by_mem = pr->slices * ((double)x->smem[a] / (double)pr->mem_bytes);
 			double by_sms = pr->slices * ((double)x->sneed[a] / pr->sms);
 
@@ -228,17 +245,17 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 			if (a == c || ea != ec || r.m[a] != r.m[c])
 				continue;
 			if (ea) {
-				ab = (b->efit[a] & b->efit[c]) == b->efit[c];     /* a fits wherever c does */
-				ca = (b->efit[a] & b->efit[c]) == b->efit[a];
+				ab = (b->u.efit[a] & b->u.efit[c]) == b->u.efit[c];     /* a fits wherever c does */
+				ca = (b->u.efit[a] & b->u.efit[c]) == b->u.efit[a];
 			} else {
 				ab = x->sneed[a - x->ne] <= x->sneed[c - x->ne];
 				ca = x->sneed[c - x->ne] <= x->sneed[a - x->ne];
 			}
 			r.easier[a][c] = ab && (!ca || a > c);
 		}
-	r.cap[0] = (double)b->capmem;
-	r.cap[1] = (double)b->capsms;
-	r.cap[2] = r.cap[3] = b->sufsl[0];
+	r.cap[0] = (double)b->gp.capmem;
+	r.cap[1] = (double)b->gp.capsms;
+	r.cap[2] = r.cap[3] = b->gp.sufsl[0];
 	for (int i = r.nk - 1; i >= 0; i--) {
 		double wv[2 * MAX_FIELDS];
 
@@ -253,41 +270,33 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 	}
 	for (int k = 0; k < r.nk; k++)
 		room += r.n[k];
+	*lb = least(x->inc, wlb, 0);
 	drops_enum(&r, 0, units - x->S, 0, 0, room, (const double[NRES]){0});
 	if (!x->aborted && r.nv > 1)
 		qsort(r.v, r.nv, sizeof *r.v, dv_cmp);
 	spend(x, (long)r.nv / 4 + 1);
-#ifdef MIG_TRACE
-	fprintf(stderr, "drops: %zu vectors, work %ld\n", r.nv, x->work);
-#endif
-	for (size_t i = 0; i < r.nv && !x->aborted; i++) {
+	for (size_t i = 0; i < r.nv && !x->aborted && !(x->first && *found); i++) {
 		const unsigned char *d = r.v[i].d;
-		struct search *s = x->s;
-		struct dv done;
 		int ec[MAX_FIELDS], sc[MAX_FIELDS];
 
 		if (no_better(x, r.v[i].lb, 0, 0))
 			break;
-		/* finished by the bags first, against a plan no better than this run's */
-		memset(&done, 0, sizeof done);
-		done.lb = s->bags_done_lb;
-		memcpy(done.d, s->bags_done_d, sizeof done.d);
-		if (s->bags_done && dv_cmp(&r.v[i], &done) <= 0)
-			continue;
 		for (int c = 0; c < x->ne; c++)
 			ec[c] = x->pe.cap[c] - d[c];
 		for (int a = 0; a < x->nsm; a++)
 			sc[a] = x->psm.cap[a] - d[x->ne + a];
 		if (mig_bags_units(b, ec, sc) < 0)
 			continue;
-		b->lo = b->P + r.v[i].lb;
-		if (mig_bags_try(b, best, found) < 0) {
-			ret = -1;
+		b->lo = b->u.P + start(b, r.v[i].lb, wlb);
+		b->at_mem = b->lo;
+		b->at_sms = 0;
+		if (mig_bags_try(b, found) < 0) {
+			/* this vector's plans come from the bag tried on, the later vectors' from their bounds */
+			*lb = least(x->inc, b->at_mem - b->u.P, b->at_sms);
+			if (i + 1 < r.nv)
+				*lb = least(*lb, r.v[i + 1].lb > wlb ? r.v[i + 1].lb : wlb, 0);
 			break;
 		}
-		s->bags_done = 1;
-		s->bags_done_lb = r.v[i].lb;
-		memcpy(s->bags_done_d, d, sizeof s->bags_done_d);
 	}
 	if (x->aborted)
 		ret = -1;
@@ -296,30 +305,21 @@ drops_run(struct bags *b, int units, struct mig_score *best, int *found)
 }
 
 int
-mig_split_bags(struct split *x)
+mig_bags_run(struct search *s, int S, long limit, int first, uint64_t wlb, struct mig_score *lb)
 {
+	struct bagrun x;
 	struct bags b;
-	int ret = 0, found = 0, units = x->ns, r;
-	struct mig_score best = x->inc;
+	int ret = 0, found = 0, units;
 
-	for (int c = 0; c < x->ne; c++)
-		units += x->pe.cap[c];
-	if (mig_bags_init(&b, x) < 0) {
+	*lb = (struct mig_score){S, wlb, 0, 0}; /* nothing ruled out but what wlb says */
+	if (mig_bagrun_init(&x, s, S, limit, first) == 0) {
+		units = x.ns;
+		for (int c = 0; c < x.ne; c++)
+			units += x.pe.cap[c];
+		if (mig_bags_init(&b, &x) == 0)
+			ret = (drops_run(&b, units, wlb, lb, &found) == 0 && !x.aborted) || (first && found);
 		mig_bags_free(&b);
-		return 0;
 	}
-	r = drops_run(&b, units, &best, &found);
-	if (r == 0 && !x->aborted) {
-		ret = 1;
-		mig_bag_proofs++;
-		if (found)
-			mig_bag_own = best;
-	}
-#ifdef MIG_TRACE
-	fprintf(stderr, "bags: tried %ld (not packed %ld, not held %ld), held %zu, found %d, ret %d, work %ld "
-	    "aborted %d; packs: cheap %ld cache %ld slack %ld (work %ld)\n", b.tried, b.nopack, b.nohold, b.nm, found, ret,
-	    x->work, x->aborted, b.pcheap, b.pcache, b.pslack, b.pwork);
-#endif
-	mig_bags_free(&b);
+	s->nodes += x.work;
 	return ret;
 }

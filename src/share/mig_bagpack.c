@@ -1,19 +1,17 @@
 /*
- * mig_splitbagpack: a bag's instances given every unit (doc/mig.md, "The
- * bags"): each exclusive unit alone in an instance it fits, every way
+ * mig_bagpack: a bag's instances given every unit (doc/mig.md, "How it
+ * works"): each exclusive unit alone in an instance it fits, every way
  * until one works, a way dropped as soon as what is left cannot hold the
  * small units; the small units packed into the other instances by a DP
- * over them, least memory first, whose waste the slack bounds.
+ * over them, least memory first, whose waste of memory and of SMs the
+ * slacks bound.
  */
 #include "share/mig.h"
-#include "share/mig_splitbag.h"
+#include "share/mig_bag.h"
 #include "util/str.h"
 
 #include <limits.h>
 #include <stdint.h>
-#ifdef MIG_TRACE
-#include <stdio.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,13 +29,13 @@ struct pst {
 static int
 class_room(const struct bags *b, const unsigned char *n, const long *less)
 {
-	const struct split *x = b->x;
+	const struct bagrun *x = b->x;
 
 	for (int a = 0; a < x->nsm; a++) {
-		long room = 0, need = b->sc[a] + (less ? less[a] : 0);
+		long room = 0, need = b->u.sc[a] + (less ? less[a] : 0);
 
-		for (int i = 0; i < b->np && room < need; i++)
-			room += (long)n[b->prof[i]] * b->holds[a][b->prof[i]];
+		for (int i = 0; i < b->gp.np && room < need; i++)
+			room += (long)n[b->gp.prof[i]] * b->u.holds[a][b->gp.prof[i]];
 		if (room < need)
 			return 0;
 	}
@@ -54,6 +52,10 @@ class_room(const struct bags *b, const unsigned char *n, const long *less)
  * than what the instances before it left of the slack, and must leave no
  * more than the later instances hold at their fullest; a state is the
  * units still to place (which fixes what the instances before wasted).
+ * The SMs likewise: a packing of all of them leaves exactly the SMs of Y
+ * less what their shares need, so an instance's content may leave no more
+ * of its SMs than the instances before it left of that (where shares make
+ * the SMs the scarce resource, this is what rules most contents out).
  * Contents are kept to those with a unit at least: a packing that leaves
  * an instance empty makes a smaller bag a plan, and that one comes first.
  */
@@ -65,16 +67,21 @@ struct pk {
 	int parent;
 	uint64_t r, lower, pm;
 	int ps;
+	long lower_sms;               /* the least SMs its content's shares need */
 };
 
-/* Contents of the instance from class sorder[i] on, c so far (plain), mem and need its memory and SMs. */
+/*
+ * Contents of the instance from class sorder[i] on, c so far (plain), mem
+ * and need its memory and SMs, restmem and restneed those of the units of
+ * the classes from sorder[i] on still to place.
+ */
 static void
-contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restmem)
+contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restmem, long restneed)
 {
-	struct split *x = k->b->x;
+	struct bagrun *x = k->b->x;
 	int a, have;
 
-	if (x->aborted || mem + restmem < k->lower)
+	if (x->aborted || mem + restmem < k->lower || need + restneed < k->lower_sms)
 		return;
 	if (i == x->nsm) {
 		int *at;
@@ -93,13 +100,14 @@ contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restm
 	a = x->sorder[i];
 	have = pk_get(&x->psm, k->r, a);
 	restmem -= (uint64_t)have * x->smem[a];
+	restneed -= (long)have * x->sneed[a];
 	for (int n = have; n >= 0; n--) {
 		uint64_t m = mem + (uint64_t)n * x->smem[a];
 		int nd = need + n * x->sneed[a];
 
 		if (m > k->pm || nd > k->ps)
 			continue;
-		contents(k, i + 1, c + (uint64_t)n * x->psm.one[a], m, nd, restmem);
+		contents(k, i + 1, c + (uint64_t)n * x->psm.one[a], m, nd, restmem, restneed);
 	}
 }
 
@@ -116,7 +124,7 @@ contents(struct pk *k, int i, uint64_t c, uint64_t mem, int need, uint64_t restm
 static void
 dominated(struct bags *b, struct pk *k)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	size_t w = 0;
 	unsigned char *gone = xcalloc(k->n + 1, 1);
 
@@ -135,21 +143,21 @@ dominated(struct bags *b, struct pk *k)
 static int
 slack_pack(struct bags *b, uint64_t ymem)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	int inst[MIG_MAX_INST * 64], m = 0, ret = 0;
-	uint64_t full = 0, slack = ymem - b->smem, before = 0, lfill[MIG_MAX_INST * 64 + 1] = {0};
+	uint64_t full = 0, slack = ymem - b->u.smem, before = 0, lfill[MIG_MAX_INST * 64 + 1] = {0};
 	uint64_t lminw[MIG_MAX_INST * 64 + 1] = {0};
-	long lmost[MIG_MAX_INST * 64 + 1] = {0}, lsms[MIG_MAX_INST * 64 + 1] = {0};
+	long lmost[MIG_MAX_INST * 64 + 1] = {0}, lsms[MIG_MAX_INST * 64 + 1] = {0}, smslack, sbefore = 0;
 	struct pst *prev = NULL;
 	size_t nprev = 0;
 	struct pst **lay;
 
 	/* least memory first: the last instance, the largest, then takes what is left, one check */
-	for (int i = b->np - 1; i >= 0; i--)
-		for (int n = 0; n < b->avail[b->prof[i]]; n++)
-			inst[m++] = b->prof[i];
+	for (int i = b->gp.np - 1; i >= 0; i--)
+		for (int n = 0; n < b->avail[b->gp.prof[i]]; n++)
+			inst[m++] = b->gp.prof[i];
 	for (int a = 0; a < x->nsm; a++)
-		full += (uint64_t)b->sc[a] * x->psm.one[a];
+		full += (uint64_t)b->u.sc[a] * x->psm.one[a];
 	/* what the instances from t on hold at most: memory, units, SMs; and waste at least */
 	for (int t = m - 1; t >= 0; t--) {
 		lfill[t] = lfill[t + 1] + x->fill[inst[t]];
@@ -157,6 +165,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 		lmost[t] = lmost[t + 1] + x->smost[inst[t]];
 		lsms[t] = lsms[t + 1] + x->g->profiles[inst[t]].sms;
 	}
+	smslack = lsms[0] - b->u.sneed;
 	lay = xcalloc((size_t)m + 1, sizeof *lay);
 	lay[0] = xcalloc(1, sizeof *lay[0]);
 	lay[0][0] = (struct pst){full, 0, -1};
@@ -183,7 +192,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 				need += (long)n * x->sneed[a];
 			}
 			/* what the instances before wasted: their memory less what they hold */
-			wasted = before - (b->smem - left);
+			wasted = before - (b->u.smem - left);
 			if (wasted + lminw[t] > slack || left > lfill[t] || units > lmost[t] || need > lsms[t])
 				continue;
 			k.r = prev[i].r;
@@ -193,13 +202,16 @@ slack_pack(struct bags *b, uint64_t ymem)
 			/* and what is left after it, the later instances hold */
 			if (left > lfill[t + 1] && left - lfill[t + 1] > k.lower)
 				k.lower = left - lfill[t + 1];
-			contents(&k, 0, 0, 0, 0, left);
+			/* its SMs left over: no more than the SM slack less what the instances before left over */
+			k.lower_sms = k.ps - (smslack - (sbefore - (b->u.sneed - need)));
+			contents(&k, 0, 0, 0, 0, left, need);
 		}
 		spend(x, (long)nprev / 4 + 1);
 		if (!x->aborted)
 			dominated(b, &k);
 		mig_hm_free(&k.h);
 		before += k.pm;
+		sbefore += k.ps;
 		lay[t + 1] = k.st;
 		prev = k.st;
 		nprev = k.n;
@@ -246,7 +258,7 @@ slack_pack(struct bags *b, uint64_t ymem)
 static int
 packs(struct bags *b)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	uint64_t y = 0, fill = 0, ymem = 0;
 	long ysms = 0, most = 0;
 	int n = 0, *seen, r;
@@ -254,27 +266,20 @@ packs(struct bags *b)
 	for (int p = 0; p < x->np; p++) {
 		if (!b->avail[p])
 			continue;
-		y += (uint64_t)b->avail[p] << b->pr.off[p];
+		y += (uint64_t)b->avail[p] << b->gp.pr.off[p];
 		fill += (uint64_t)b->avail[p] * x->fill[p];
 		most += (long)b->avail[p] * x->smost[p];
 		ysms += (long)b->avail[p] * x->g->profiles[p].sms;
 		ymem += (uint64_t)b->avail[p] * x->g->profiles[p].mem_bytes;
 		n += b->avail[p];
 	}
-	if (n > b->ns || fill < b->smem || most < b->ns || ysms < b->sneed || n > MIG_MAX_INST * 64 ||
-	    !class_room(b, b->avail, NULL)) {
-		b->pcheap++;
+	if (n > b->u.ns || fill < b->u.smem || most < b->u.ns || ysms < b->u.sneed || n > MIG_MAX_INST * 64 ||
+	    !class_room(b, b->avail, NULL))
 		return 0;
-	}
 	seen = mig_hm_get(&b->ycache, y, 0);
-	if (*seen == 0) {
-		b->pcache++;
+	if (*seen == 0)
 		return 0;
-	}
-	b->pslack++;
-	b->pwork -= x->work;
 	r = slack_pack(b, ymem);
-	b->pwork += x->work;
 	if (r == 0)
 		*mig_hm_get(&b->ycache, y, 0) = 0;
 	if (r > 0)
@@ -290,7 +295,7 @@ packs(struct bags *b)
 int
 mig_bags_exclusive(struct bags *b, int c, int q, int left)
 {
-	struct split *x = b->x;
+	struct bagrun *x = b->x;
 	uint64_t fill = 0, take = 0;
 	long sms = 0, tsms = 0, room[MAX_FIELDS];
 	int r;
@@ -300,7 +305,7 @@ mig_bags_exclusive(struct bags *b, int c, int q, int left)
 	if (c == x->ne)
 		return packs(b);
 	if (left == 0)
-		return mig_bags_exclusive(b, c + 1, 0, c + 1 < x->ne ? b->ec[c + 1] : 0);
+		return mig_bags_exclusive(b, c + 1, 0, c + 1 < x->ne ? b->u.ec[c + 1] : 0);
 	/*
 	 * What the instances left hold, less what the units still to give take
 	 * at least (each the least fill and SMs of a profile it fits that is
@@ -314,18 +319,18 @@ mig_bags_exclusive(struct bags *b, int c, int q, int left)
 	for (int d = c; d < x->ne; d++) {
 		uint64_t f = UINT64_MAX;
 		long m = LONG_MAX;
-		int n = d == c ? left : b->ec[d], h[MAX_FIELDS];
+		int n = d == c ? left : b->u.ec[d], h[MAX_FIELDS];
 
 		if (!n)
 			continue;
 		for (int a = 0; a < x->nsm; a++)
 			h[a] = INT_MAX;
 		for (int p = d == c ? q : 0; p < x->np; p++)
-			if (b->efit[d] >> p & 1 && b->avail[p]) {
+			if (b->u.efit[d] >> p & 1 && b->avail[p]) {
 				f = x->fill[p] < f ? x->fill[p] : f;
 				m = x->g->profiles[p].sms < m ? x->g->profiles[p].sms : m;
 				for (int a = 0; a < x->nsm; a++)
-					h[a] = b->holds[a][p] < h[a] ? b->holds[a][p] : h[a];
+					h[a] = b->u.holds[a][p] < h[a] ? b->u.holds[a][p] : h[a];
 			}
 		if (m == LONG_MAX)
 			return 0;
@@ -334,9 +339,9 @@ mig_bags_exclusive(struct bags *b, int c, int q, int left)
 		for (int a = 0; a < x->nsm; a++)
 			room[a] += (long)n * h[a];
 	}
-	if (fill < take || fill - take < b->smem || sms - tsms < b->sneed || !class_room(b, b->avail, room))
+	if (fill < take || fill - take < b->u.smem || sms - tsms < b->u.sneed || !class_room(b, b->avail, room))
 		return 0;
-	for (; q < x->np && !(b->efit[c] >> q & 1 && b->avail[q]); q++)
+	for (; q < x->np && !(b->u.efit[c] >> q & 1 && b->avail[q]); q++)
 		;
 	if (q == x->np)
 		return 0;
