@@ -15,6 +15,10 @@
 #   refused NAME ARGS...  gpupack refuses with one line naming the alternative
 #
 # At the end a line counts the cases: identical, documented-different, refused.
+# GNU parallel's side is recorded (tests/cli/parallel-diff.golden, see run_all): a case
+# whose gpupack side does what parallel did there passes without running parallel; any
+# other runs both live. After adding or changing cases, record again:
+#   PARALLEL_DIFF_RECORD=tests/cli/parallel-diff.golden tests/run-test -b build tests/cli/parallel-diff.t
 # In make check's sanitizer pass (GPUPACK_TEST_PASS=san) GNU parallel's side is not run
 # again: the first pass compared it; gpupack runs every case under the sanitizers, which
 # must not report.
@@ -74,11 +78,15 @@ printf 'echo one\necho two\n' >"$F/ex/jobs_to_run"
 printf 'r1\nr2\nr3\n' >"$F/ex/xlist"
 printf 'x\ny\n' >"$F/ex/ylist"
 
+# the fixtures date from 2001: a file a case left is newer, or not among them
+find "$F" -exec touch -h -d 2001-01-01 {} +
+(cd "$F" && find . -type f | LC_ALL=C sort) >"$T/fix.list"
+
 P_=0 D_=0 R_=0 FAILED=""
 norm_tree() {
-	# every file under $1 but the fixtures: joblogs by their stable columns, others whole
-	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do
-		[ -e "$F/$f" ] && cmp -s "$F/$f" "$f" && continue
+	# the files the case left (new ones, changed fixtures): joblogs by their stable columns, others whole
+	(cd "$1" && { find . -type f -newermt 2001-01-02; find . -type f | LC_ALL=C sort | LC_ALL=C comm -23 - "$T/fix.list"; } |
+		LC_ALL=C sort -u | while read -r f; do
 		case $f in *.gpupack | */.parallel/tmp/*) continue ;; esac
 		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime	JobRuntime	Send	Receive	Exitval	Signal	Command$'; then
 			printf '== %s (joblog)\n' "$f"
@@ -104,8 +112,9 @@ no_times() {
 P_parallel() { timeout 60 parallel "$@"; }
 P_gpupack() { timeout 60 $GPUPACK --sim "$SIM" run --share timeslice "$@"; }
 
-# Cases are queued, then run JOBS at a time (each side in its own copy of
-# the fixtures, parallel and gpupack at once), then compared in order.
+# Cases are queued, then run JOBS at a time, each side in its own copy of the fixtures:
+# gpupack's side of every case first, then GNU parallel's where needed (below), then
+# compared in order.
 N_=0
 declare -a C_NAME C_CASE C_STDIN C_ORDER
 queue() {
@@ -115,30 +124,95 @@ queue() {
 	N_=$((N_ + 1))
 }
 
-# side I p|g: run case I's snippet (calling P) in a fresh copy of the fixtures; stdout, rc, files
+# side I p|g: run case I's snippet (calling P) in a fresh copy of the fixtures; what it
+# did (stdout, sorted unless the case orders it; the exit status; the files it left) in
+# $T/cI.p.res or .g.res, stderr in .err. The sanitizer pass keeps only stderr.
 side() {
 	local i=$1 dir="$T/c$1.$2"
 	rm -rf "$dir"
 	cp -rp "$F" "$dir"
 	if [ "$2" = p ]; then P() { P_parallel "$@"; }; else P() { P_gpupack "$@"; }; fi
 	(cd "$dir" && eval "${C_CASE[i]}" <"${C_STDIN[i]:-/dev/null}" >"$dir.out" 2>"$dir.err"; echo $? >"$dir.rc")
-	# the case's own directory (pwd) is named alike on both sides
-	sed -i "s|$dir|DIR|g" "$dir.out"
-	norm_tree "$dir" >"$dir.tree"
+	if [ "${GPUPACK_TEST_PASS:-}" != san ]; then
+		# the case's own directory (pwd) and the scratch one are named alike on both sides and in every run
+		{
+			if [ "${C_ORDER[i]}" = sorted ]; then
+				sed -e "s|$dir|DIR|g" -e "s|$T|T|g" "$dir.out" | LC_ALL=C sort
+			else
+				sed -e "s|$dir|DIR|g" -e "s|$T|T|g" "$dir.out"
+			fi
+			printf '== exit %s\n' "$(cat "$dir.rc")"
+			norm_tree "$dir"
+		} >"$dir.res"
+	fi
 	rm -rf "$dir"
 }
 
-run_all() {
-	local i max=${PARALLEL_DIFF_JOBS:-3}
-	for ((i = 0; i < N_; i++)); do
+# sides SIDE I...: those cases' SIDE, PARALLEL_DIFF_JOBS (3) at a time
+sides() {
+	local s=$1 i max=${PARALLEL_DIFF_JOBS:-3}
+	shift
+	for i in "$@"; do
 		while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do wait -n; done
-		if [ "${GPUPACK_TEST_PASS:-}" = san ]; then
-			side "$i" g &
-		else
-			(side "$i" p & side "$i" g & wait) &
-		fi
+		side "$i" "$s" &
 	done
 	wait
+}
+
+# GNU parallel's answers, recorded: tests/cli/parallel-diff.golden holds, for one version of
+# GNU parallel, CPU count and set of fixtures, a hash of each case and of what parallel did.
+# A case whose gpupack side did exactly that passes without running parallel again; every
+# other case runs parallel live and compares the two. PARALLEL_DIFF_LIVE=1 runs every case
+# live; PARALLEL_DIFF_RECORD=FILE runs every case live and writes FILE from parallel's side.
+GOLDEN="$GPUPACK_SRC/tests/cli/parallel-diff.golden"
+golden_head() {
+	printf '# %s; %s CPUs; fixtures %s\n' "$(parallel --version 2>/dev/null | head -n 1)" "$(nproc)" \
+		"$(cd "$F" && xargs -d "\n" cat <"$T/fix.list" | sha1sum | cut -c1-40)"
+}
+# keyed I...: "I key" of each case: a hash of its snippet, stdin and ordering
+keyed() {
+	local i
+	mkdir -p "$T/keys"
+	for i in "$@"; do
+		printf '%s\n%s\n%s\n' "${C_CASE[i]}" "${C_STDIN[i]#"$F"/}" "${C_ORDER[i]}" >"$T/keys/$i"
+	done
+	(cd "$T/keys" && sha1sum "$@") | awk '{ print $2, $1 }'
+}
+# hashed SIDE I...: "I hash" of each case's .res
+hashed() {
+	local s=$1 i
+	shift
+	(cd "$T" && for i in "$@"; do printf 'c%s.%s.res\n' "$i" "$s"; done | xargs sha1sum) |
+		sed -E 's/^([0-9a-f]+) +c([0-9]+)\..*/\2 \1/'
+}
+
+declare -a DONE_ # DONE_[I]=1: case I matched parallel's recorded answer
+LIVE_=0 REC_=0
+run_all() {
+	local i all=() live=()
+	for ((i = 0; i < N_; i++)); do all+=("$i"); done
+	sides g "${all[@]}"
+	[ "${GPUPACK_TEST_PASS:-}" = san ] && return
+	if [ -z "${PARALLEL_DIFF_LIVE:-}${PARALLEL_DIFF_RECORD:-}" ] && [ -f "$GOLDEN" ] &&
+		[ "$(head -n 1 "$GOLDEN")" = "$(golden_head)" ]; then
+		keyed "${all[@]}" >"$T/keys.txt"
+		hashed g "${all[@]}" >"$T/g.txt"
+		while read -r i; do DONE_[i]=1; REC_=$((REC_ + 1)); done < <(awk '
+			FILENAME == ARGV[1] { if (FNR > 1) p[$1] = $2; next }
+			FILENAME == ARGV[2] { key[$1] = $2; next }
+			(key[$1] in p) && p[key[$1]] == $2 { print $1 }' "$GOLDEN" "$T/keys.txt" "$T/g.txt")
+	elif [ -f "$GOLDEN" ] && [ -z "${PARALLEL_DIFF_LIVE:-}${PARALLEL_DIFF_RECORD:-}" ]; then
+		diag "parallel-diff.golden was recorded with $(head -n 1 "$GOLDEN" | cut -c3-), here $(golden_head | cut -c3-): every case runs live"
+	fi
+	for i in "${all[@]}"; do [ -n "${DONE_[i]:-}" ] || live+=("$i"); done
+	LIVE_=${#live[@]}
+	[ "$LIVE_" -gt 0 ] && sides p "${live[@]}"
+	if [ -n "${PARALLEL_DIFF_RECORD:-}" ]; then
+		keyed "${all[@]}" >"$T/keys.txt"
+		hashed p "${all[@]}" >"$T/p.txt"
+		{ golden_head; awk 'FILENAME == ARGV[1] { key[$1] = $2; next } { print key[$1], $2 }' "$T/keys.txt" "$T/p.txt" |
+			LC_ALL=C sort; } >"$PARALLEL_DIFF_RECORD"
+	fi
 }
 
 compare() {
@@ -153,22 +227,17 @@ compare() {
 		fi
 		return
 	fi
-	if [ "${C_ORDER[i]}" = sorted ]; then
-		LC_ALL=C sort "$a.out" >"$a.o"
-		LC_ALL=C sort "$b.out" >"$b.o"
-	else
-		cp "$a.out" "$a.o"
-		cp "$b.out" "$b.o"
-	fi
-	if cmp -s "$a.o" "$b.o" && cmp -s "$a.rc" "$b.rc" && cmp -s "$a.tree" "$b.tree"; then
+	if [ -n "${DONE_[i]:-}" ]; then
+		ok 0 "$name (as GNU parallel's recorded answer)"
+		P_=$((P_ + 1))
+	elif cmp -s "$a.res" "$b.res"; then
 		ok 0 "$name"
 		P_=$((P_ + 1))
 	else
 		ok 1 "$name"
 		FAILED="$FAILED|$name"
-		diag "  exit: parallel $(cat "$a.rc"), gpupack $(cat "$b.rc")"
-		diff "$a.o" "$b.o" | head -n 8 | sed 's/^/#   /'
-		diff "$a.tree" "$b.tree" | head -n 8 | sed 's/^/#   tree /'
+		diag "  parallel, then gpupack:"
+		diff "$a.res" "$b.res" | head -n 12 | sed 's/^/#   /'
 		head -n 2 "$b.err" | sed 's/^/#   gpupack stderr: /'
 	fi
 }
@@ -826,4 +895,4 @@ doc "no default -j from the CPU count: -j auto, the farm chooses per device (fro
 
 run_all
 for ((i = 0; i < N_; i++)); do compare "$i"; done
-diag "parallel-diff: identical $P_, documented-different $D_, refused $R_${FAILED:+; different:$FAILED}"
+diag "parallel-diff: identical $P_ ($REC_ as GNU parallel's recorded answer, $LIVE_ run live), documented-different $D_, refused $R_${FAILED:+; different:$FAILED}"

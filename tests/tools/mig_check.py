@@ -19,11 +19,13 @@ candidate instance (profile at placement), memory slices used at most once,
 compute slices and per-profile counts within the GPU's, idle instances kept,
 reused or destroyed, jobs counted per class in each instance.
 
-  mig_check.py [--exhaustive] [--time-limit S] [--context BYTES] TOPOLOGY REQUESTS
+  mig_check.py [--exhaustive] [--time-limit S] [--node-limit N] [--context BYTES] TOPOLOGY REQUESTS
 
 Prints one JSON line: {"status": "optimal"|"limit", "satisfied": N,
 "waste_bytes": N, "sms": N, "operation_count": N}; with "limit" (out of
-time) the numbers are those of the levels proven so far (later ones null).
+time, or past N branch-and-bound nodes in a level) the numbers are those of
+the levels proven so far (later ones null). A node limit, unlike time, gives
+the same answer on a busy machine as on a quiet one.
 
 Every level's model is feasible by construction (the plan that creates and
 places nothing meets level 1's rows; each later level's model holds the
@@ -287,6 +289,9 @@ def exhaustive(gpus, cls):
 
 # ---------------------------------------------------------- integer program
 
+LIMITS = {}  # --node-limit N: {"node_limit": N}
+
+
 class SolverError(Exception):
     """The solver failed on a model that has a solution: the check cannot answer."""
 
@@ -296,7 +301,7 @@ def solve_level(milp, c, cons, integer, bounds, time_limit, lvl, known):
     why = ""
     for presolve in (True, False):
         res = milp(c, constraints=cons, integrality=integer, bounds=bounds,
-                   options={"time_limit": time_limit, "mip_rel_gap": 0, "disp": False, "presolve": presolve})
+                   options=dict(LIMITS, time_limit=time_limit, mip_rel_gap=0, disp=False, presolve=presolve))
         if os.environ.get("MIG_CHECK_SOLVER_FAILS"):
             # tests/cli/mig-check.t: a solver that calls every model infeasible, as scipy 1.10's presolve can
             res.status, res.x, res.message = 2, None, "The problem is infeasible. (MIG_CHECK_SOLVER_FAILS)"
@@ -510,6 +515,9 @@ def main(argv):
         elif a == "--time-limit":
             i += 1
             time_limit = float(argv[i])
+        elif a == "--node-limit":
+            i += 1
+            LIMITS["node_limit"] = int(argv[i])
         elif a == "--context":
             i += 1
             context = int(argv[i])
