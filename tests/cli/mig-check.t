@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # mig-check.t: `gpupack mig plan` against an independent check (tests/tools/mig_check.py,
 # written apart from the planner: the geometry rules as an integer program solved by
 # scipy's HiGHS, or an exhaustive search for tiny inputs) on every topology in topologies/:
@@ -9,7 +9,8 @@
 #     it runs out of nodes, the levels it proved: at least the most units (a check that
 #     finished no level fails; so does a check whose solver failed: mig_check.py exits 3).
 # Mixes are random with fixed seeds (named profiles, memory sizes, small shared jobs with
-# compute shares). Under the sanitizers (a second pass of make check) one mix a topology.
+# compute shares). Under the sanitizers (make check's second pass): every mix, each plan the
+# plain build's.
 # shellcheck source=tests/lib.sh disable=SC2154,SC2086 # rc, out, err: set by run() in lib.sh; $LIMIT splits
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 CHECK="$GPUPACK_SRC/tests/tools/mig_check.py"
@@ -36,18 +37,37 @@ fi
 # machine as on a quiet one (the time limit is a backstop no check comes near)
 LIMIT="--node-limit 10000 --time-limit 900"
 
-# make check's sanitizer pass: one mix a topology (the first pass covers the rest)
-many=1
-[ "${GPUPACK_TEST_PASS:-}" = san ] && many=0
+# make check's sanitizer pass (GPUPACK_TEST_PASS=san, with build-san's gpupack): every mix,
+# each plan the same as the plain build's (build/, which the first pass checks against
+# mig_check.py); without that build, one mix a topology against mig_check.py
+many=1 PLAIN=
+if [ "${GPUPACK_TEST_PASS:-}" = san ]; then
+	PLAIN=${GPUPACK_BUILD%-san}/gpupack
+	if [ "$PLAIN" = "$GPUPACK_BUILD/gpupack" ] || [ ! -x "$PLAIN" ]; then
+		PLAIN=''
+		many=0
+	fi
+fi
 
-# check WHAT ARGS...: mig_check.py's answer in $chk; a failed check (its solver failed, exit 3) is a failed test
+# The checks are asked in one batch (mig_check.py --batch: Python and scipy start once):
+# ask ARGS... queues one, its answer is line $asked (from 1) of $T/answers once asked_all ran.
+asked=0
+: >"$T/batch"
+ask() {
+	printf '%s\n' "$*" >>"$T/batch"
+	asked=$((asked + 1))
+}
+asked_all() {
+	"$PY" "$CHECK" --batch <"$T/batch" >"$T/answers" 2>"$T/check.err"
+	is "$?" 0 "mig_check.py answered the batch of $asked checks ($(tail -n 1 "$T/check.err"))"
+}
+# check WHAT N: answer N in $chk; a failed check (its solver failed, exit 3) is a failed test
 check() {
-	what=$1
-	shift
-	chk=$("$PY" "$CHECK" "$@" 2>"$T/check.err")
-	crc=$?
-	[ "$crc" -eq 0 ]
-	ok $? "$what: the check answers (exit $crc$([ -s "$T/check.err" ] && printf ': %s' "$(tr '\n' ' ' <"$T/check.err")"))"
+	line=$(sed -n "$2p" "$T/answers")
+	chk=$(printf '%s' "$line" | jq -c .answer)
+	crc=$(printf '%s' "$line" | jq -r .exit)
+	[ "$crc" = 0 ]
+	ok $? "$1: the check answers (exit $crc$([ "$crc" != 0 ] && printf ': %s' "$(tr '\n' ' ' <"$T/check.err")"))"
 }
 
 # a solver that calls every model infeasible (as scipy 1.10's presolve does bench mix 4 on 8
@@ -109,7 +129,16 @@ better() {
 		exit 1 }'
 }
 
-compared=0
+# same_as_plain TOPOLOGY WHAT: in the sanitizer pass, the plan in $out is the plain build's
+same_as_plain() {
+	[ -n "$PLAIN" ] || return 1
+	is "$out" "$("$PLAIN" --sim "$1" mig plan --requests "$T/req.$k" --json)" "$2: the plan under the sanitizers is the plain build's"
+	return 0
+}
+
+# the mixes: the planner's answers now, the checks asked in one batch
+k=0
+declare -a MIXES
 for topo in "$TOPO"/*.topo; do
 	name=$(basename "$topo" .topo)
 	ngpus=$(grep -c '^gpu ' "$topo")
@@ -117,18 +146,14 @@ for topo in "$TOPO"/*.topo; do
 	if [ "$ngpus" -eq 1 ]; then
 		for seed in 1 2 3; do
 			[ "$many" -eq 0 ] && [ "$seed" -gt 1 ] && break
-			mix "$topo" "$seed" 3 >"$T/req"
-			run gp --sim "$topo" mig plan --requests "$T/req" --json
-			plan=$(levels "$out")
-			proven=$(printf '%s' "$out" | jq -r .optimal)
-			check "$name seed $seed, exhaustive" --exhaustive "$topo" "$T/req"
-			exh=$(levels "$chk")
-			check "$name seed $seed, integer program" $LIMIT "$topo" "$T/req"
-			ilp=$(levels "$chk")
-			is "$plan" "$exh" "$name seed $seed: plan equals the exhaustive optimum ($(tr '\n' ',' <"$T/req"))"
-			is "$ilp" "$exh" "$name seed $seed: ... and the integer program's"
-			is "$proven" true "$name seed $seed: ... and the planner proved it optimal"
-			compared=$((compared + 1))
+			mix "$topo" "$seed" 3 >"$T/req.$k"
+			run gp --sim "$topo" mig plan --requests "$T/req.$k" --json
+			printf '%s' "$out" >"$T/plan.$k"
+			same_as_plain "$topo" "$name seed $seed" && continue
+			MIXES[k]="small $name $seed $((asked + 1))"
+			ask --exhaustive "$topo" "$T/req.$k"
+			ask $LIMIT "$topo" "$T/req.$k"
+			k=$((k + 1))
 		done
 	fi
 	# larger: more jobs (fewer on the 8-GPU machine, where the integer program is slow)
@@ -136,26 +161,50 @@ for topo in "$TOPO"/*.topo; do
 	[ "$ngpus" -ge 8 ] && units=5
 	for seed in 11 12; do
 		[ "$many" -eq 0 ] && [ "$seed" -gt 11 ] && break
-		mix "$topo" "$((seed * 7 + ngpus))" "$units" >"$T/req"
-		run gp --sim "$topo" mig plan --requests "$T/req" --json
-		plan=$(levels "$out")
-		proven=$(printf '%s' "$out" | jq -r .optimal)
-		check "$name seed $seed, integer program" $LIMIT "$topo" "$T/req"
-		if [ "$(printf '%s' "$chk" | jq -r .status)" = optimal ]; then
-			ilp=$(levels "$chk")
-			better "$ilp" "$plan"
-			ok $((1 - $?)) "$name seed $seed: the integer program does not beat the plan ($plan vs $ilp)"
-			if [ "$proven" = true ]; then
-				is "$plan" "$ilp" "$name seed $seed: ... and the plan proven optimal equals its optimum"
-			fi
-			compared=$((compared + 1))
-		else
-			# out of nodes: the levels it proved; at least the most units, or the check says nothing
-			sat=$(printf '%s' "$chk" | jq -r '.satisfied')
-			[ "$sat" != null ] && [ "${plan%% *}" -ge "$sat" ]
-			ok $? "$name seed $seed: the integer program (out of nodes) proved the most units, no more than the plan's ($sat)"
-		fi
+		mix "$topo" "$((seed * 7 + ngpus))" "$units" >"$T/req.$k"
+		run gp --sim "$topo" mig plan --requests "$T/req.$k" --json
+		printf '%s' "$out" >"$T/plan.$k"
+		same_as_plain "$topo" "$name seed $seed" && continue
+		MIXES[k]="large $name $seed $((asked + 1))"
+		ask $LIMIT "$topo" "$T/req.$k"
+		k=$((k + 1))
 	done
+done
+[ -n "$PLAIN" ] && exit 0
+asked_all
+
+compared=0
+for ((c = 0; c < k; c++)); do
+	read -r size name seed a <<<"${MIXES[c]}"
+	out=$(cat "$T/plan.$c")
+	plan=$(levels "$out")
+	proven=$(printf '%s' "$out" | jq -r .optimal)
+	if [ "$size" = small ]; then
+		check "$name seed $seed, exhaustive" "$a"
+		exh=$(levels "$chk")
+		check "$name seed $seed, integer program" "$((a + 1))"
+		ilp=$(levels "$chk")
+		is "$plan" "$exh" "$name seed $seed: plan equals the exhaustive optimum ($(tr '\n' ',' <"$T/req.$c"))"
+		is "$ilp" "$exh" "$name seed $seed: ... and the integer program's"
+		is "$proven" true "$name seed $seed: ... and the planner proved it optimal"
+		compared=$((compared + 1))
+		continue
+	fi
+	check "$name seed $seed, integer program" "$a"
+	if [ "$(printf '%s' "$chk" | jq -r .status)" = optimal ]; then
+		ilp=$(levels "$chk")
+		better "$ilp" "$plan"
+		ok $((1 - $?)) "$name seed $seed: the integer program does not beat the plan ($plan vs $ilp)"
+		if [ "$proven" = true ]; then
+			is "$plan" "$ilp" "$name seed $seed: ... and the plan proven optimal equals its optimum"
+		fi
+		compared=$((compared + 1))
+	else
+		# out of nodes: the levels it proved; at least the most units, or the check says nothing
+		sat=$(printf '%s' "$chk" | jq -r '.satisfied')
+		[ "$sat" != null ] && [ "${plan%% *}" -ge "$sat" ]
+		ok $? "$name seed $seed: the integer program (out of nodes) proved the most units, no more than the plan's ($sat)"
+	fi
 done
 [ "$compared" -gt 0 ]
 ok $? "some plans were compared with a finished independent check ($compared)"

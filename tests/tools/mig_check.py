@@ -20,6 +20,7 @@ compute slices and per-profile counts within the GPU's, idle instances kept,
 reused or destroyed, jobs counted per class in each instance.
 
   mig_check.py [--exhaustive] [--time-limit S] [--node-limit N] [--context BYTES] TOPOLOGY REQUESTS
+  mig_check.py --batch    (one such line of arguments per line of stdin)
 
 Prints one JSON line: {"status": "optimal"|"limit", "satisfied": N,
 "waste_bytes": N, "sms": N, "operation_count": N}; with "limit" (out of
@@ -503,9 +504,11 @@ def milp_check(gpus, cls, time_limit):
 
 
 def main(argv):
+    """One check: its JSON line on stdout; exit 0, 2 (usage) or 3 (the solver failed)."""
     exhaustive_mode = False
     time_limit = 60.0
     context = 528 * MIB
+    LIMITS.clear()
     args = []
     i = 0
     while i < len(argv):
@@ -539,5 +542,20 @@ def main(argv):
     return 0
 
 
+def batch():
+    """--batch: one check per line of stdin (its arguments, split as sh words), each answered
+    by a line on stdout: {"exit": N, "answer": {...}}; Python and scipy start once."""
+    import contextlib
+    import io
+    import shlex
+    for line in sys.stdin:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = main(shlex.split(line))
+        text = buf.getvalue().strip()
+        print(json.dumps({"exit": rc, "answer": json.loads(text) if text else None}), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(batch() if sys.argv[1:] == ["--batch"] else main(sys.argv[1:]))
