@@ -76,15 +76,22 @@ is "$(readlink "$L.farm/r2/parent")" "none" "and its run has no parent"
 # ---- a gpupack killed midway: its inputs run elsewhere --------------------------------------
 # A task that finished on it just before may have lost its record with it and
 # run again: at least once, recorded once. So the tasks count their ends here.
+# n2's tasks are held at their end (FARM_TASK_HOLD) until it is killed, so that it surely
+# dies with inputs in flight: killed once it holds a claim and the others have done 60.
 rm -rf "$T/marks" "$L" "$L.farm" && mkdir "$T/marks"
+touch "$T/hold.n2"
 for k in 0 1 2; do
-	member n$k $k GPUPACK_FARM_RUN=lost GPUPACK_FARM_LOST=2 -- --gpus 0,1 --share timeslice -j 4 \
+	hold=
+	[ $k -eq 2 ] && hold="FARM_TASK_HOLD=$T/hold.n2"
+	member n$k $k GPUPACK_FARM_RUN=lost GPUPACK_FARM_LOST=2 $hold -- --gpus 0,1 --share timeslice -j 4 \
 		--joblog "$L" "$TASK" --ms 40 --count "$T/marks" :::: "$T/in"
 	eval "P$k=$LAST"
 done
+n2_claims() { for c in "$L.farm/lost/claim"/*; do [ "$(readlink "$c" 2>/dev/null)" = "n2.2.$P2" ] && return 0; done; return 1; }
 i=0
-while [ "$(marks)" -lt 60 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+until { [ "$(marks)" -ge 60 ] && n2_claims; } || [ $i -ge 1200 ]; do sleep 0.05; i=$((i + 1)); done
 { kill -9 "$P2"; wait "$P2"; } 2>/dev/null
+rm -f "$T/hold.n2"
 wait
 is "$(marks)" $N "a gpupack killed with -9: every input still ran to its end"
 is "$(tail -n +2 "$L" | wc -l):$(records)" "$N:$N" "one record per input"
