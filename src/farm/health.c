@@ -27,6 +27,11 @@
  * run-alone search follow. (That search, run for a contained fault, cost
  * a farm of 32 PyTorch trainings at -j 16 the draining of its device and a
  * lone rerun of each faulting task: 37.8 s where GNU parallel took 31.7-34.9.)
+ * Where the server stays in FAULT with tasks still on it (clients the fault
+ * stopped, that never leave), they are ended and run again as for any
+ * fault of the device (farm_mps_stuck). Not handled: clients that hang on
+ * a server that stays ACTIVE after a contained fault (seen on an H200,
+ * doc/run.md, "Retries, timeouts, faults").
  */
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
@@ -114,7 +119,12 @@ health_check(struct farm *f, double now)
 
 		if (!g->mps || g->running == 0 || now < g->mps_probe_at)
 			continue;
-		if (farm_mps_probe(g, why, sizeof why) < 0)
+		if (farm_mps_stuck(g, now)) {
+			snprintf(why, sizeof why, "its server stayed in FAULT for %.0f s with %d task%s on it",
+			    now - g->fault_at, g->running, g->running == 1 ? "" : "s");
+			g->fault_at = 0;
+			fault(f, g, why, now);
+		} else if (farm_mps_probe(g, why, sizeof why) < 0)
 			fault(f, g, why, now);
 		g->mps_probe_at = now + interval(g, now);
 	}

@@ -232,6 +232,18 @@ farm_mps_restart(struct group *g)
 	return mps_start(&g->t, g->gpu_index, &theirs, 0, g->mps, &started);
 }
 
+int
+farm_mps_stuck(struct group *g, double now)
+{
+	if (!g->mps || g->fault_at == 0 || g->running == 0 || now - g->fault_at <= restart_after())
+		return 0;
+	if (!in_fault(g)) {
+		g->fault_at = 0;
+		return 0;
+	}
+	return 1;
+}
+
 /* Seconds between asks whether a server is still in FAULT (each one runs the control program). */
 #define FAULT_ASK 0.25
 

@@ -32,6 +32,14 @@ void farm_mps_terminate(const struct group *g, pid_t pgid);
  * (our daemons only).
  */
 int farm_mps_blocked(struct group *g, double now);
+/*
+ * 1 when g's server has stayed in FAULT for longer than FARM_FAULT_RESTART
+ * seconds after a fault while tasks of ours still run on it: a server in
+ * FAULT waits for its clients to leave (NVIDIA's MPS guide), and a client
+ * whose work the fault stopped may never leave. health.c then ends them
+ * and reruns them as for any fault of the device.
+ */
+int farm_mps_stuck(struct group *g, double now);
 /* Is g's daemon process alive (pid and start time; asks it nothing)? If not, why says so. */
 int farm_mps_alive(const struct group *g, char *why, size_t size);
 /*

@@ -38,3 +38,24 @@ run R -j 8 --retries 2 --json --joblog own2.jl sh task.sh ::: a b f c
 is "$rc" 1 "--retries 2: it fails again"
 is "$(wc -l <f.runs | tr -d ' ')" 2 "and ran twice: --retries, not a lone rerun"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 1 "one retry spent"
+
+# a fault whose server stays in FAULT with the other clients on it, their work stopped for
+# good (x_fault_stuck): past farm.fault_restart_s (10 s; 1 here) they
+# are ended and run again on a restarted daemon, no --retries spent; the farm ends
+cat >stuck.sh <<'SH'
+echo "$1" >>stuck.runs
+if [ "$1" = f ]; then
+	sleep 0.5
+	echo x_fault_stuck 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1
+fi
+exec "$CLIENT" --ms 1500
+SH
+GPUPACK_KNOBS=farm.fault_restart_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --retries 1 --json --joblog stuck.jl \
+	sh stuck.sh ::: a b c f
+is "$rc" 1 "a fault that leaves its clients stuck: the farm ends (the faulting task failed)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' stuck.jl | wc -l | tr -d ' ')" 3 "the three stuck tasks end done, run again"
+is "$(awk -F'\t' 'NR > 1' stuck.jl | wc -l | tr -d ' ')" 4 "every task is in the joblog once"
+is "$(grep -c '^[abc]$' stuck.runs)" 6 "each stuck task ran twice"
+like "$err" "stayed in FAULT for [0-9]+ s with 3 tasks on it; daemon restarted" "and it says why"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"

@@ -18,7 +18,9 @@
  * Exit: CODE (default 0) after --ms; 1 "error 810" when the daemon sends
  * terminate (terminate_client); 1 "error 999" on a fault or when the daemon
  * goes away; 1 "error 2" when --alloc-mib exceeds the memory limit; 1 when
- * the daemon refuses it (807 during a fault, 805 while quitting).
+ * the daemon refuses it (807 during a fault, 805 while quitting). Told
+ * "hang" (x_fault_stuck), its work never ends: it waits until terminated
+ * or killed (a client whose GPU work a fault stopped for good).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -118,6 +120,8 @@ work(int fd, double deadline)
 			fprintf(stderr, "fake-mps-client: error 999: fatal fault on the MPS server\n");
 			return 1;
 		}
+		if (strcmp(msg, "hang") == 0)
+			deadline = -1;
 	}
 }
 

@@ -35,6 +35,10 @@
  *                      the lent H100s and H200s): the same server.log line, but
  *                      no client is told; new clients are refused (807) for
  *                      HOLD_MS (default 300) whoever runs, then ACTIVE again.
+ *   x_fault_stuck [HOLD_MS]  a fault whose clients never leave: the server
+ *                      goes FAULT as with x_fault, but every
+ *                      client is told "hang" (its work never ends, until it is
+ *                      terminated or killed); FAULT lasts until they are gone.
  *   x_hang             the daemon stops answering anything (until killed).
  *   x_hang_server      the server stops answering: get_server_status of it and
  *                      new clients get no reply (the connection is kept open,
@@ -322,6 +326,14 @@ cmd_fault_own(const char *hold)
 }
 
 static void
+cmd_fault_stuck(const char *hold)
+{
+	cmd_fault_own(hold);
+	fault_own = 0;
+	tell_clients("hang");
+}
+
+static void
 cmd_quit(int fd, const char *flag, const char *secs)
 {
 	quitting = 1;
@@ -410,6 +422,8 @@ command(int fd, char *line)
 		cmd_fault(a[1]);
 	} else if (strcmp(a[0], "x_fault_own") == 0) {
 		cmd_fault_own(a[1]);
+	} else if (strcmp(a[0], "x_fault_stuck") == 0) {
+		cmd_fault_stuck(a[1]);
 	} else if (strcmp(a[0], "x_hang_server") == 0) {
 		if (server_pid <= 0)
 			server_start();
