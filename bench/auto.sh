@@ -61,6 +61,8 @@ NRUN=0
 
 say() { echo "$*" >&2; }
 left() { echo $((BUDGET - ($(date +%s) - START))); }
+# what is left, less 20 s for the report, at least 1: a run's limit
+budget_left() { local l=$(($(left) - 20)); echo $((l > 1 ? l : 1)); }
 now() { date +%s.%N; }
 fmt() { awk -v x="$1" 'BEGIN { printf "%.1f", x }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
@@ -345,14 +347,15 @@ for c in $CLASSES; do
 		continue
 	fi
 	warm
-	farm "$c-auto" "" 0 "$TMP/st-$c"
+	# no farm outlives the call's budget (a farm that hangs ends as cut: "> T", and the report is written)
+	farm "$c-auto" "" "$(budget_left)" "$TMP/st-$c"
 	read -r ta oka fa _ <<<"$FARM"
 	settled=$(jget "$c-auto" settled)
 	say "   auto: $(fmt "$ta") s, $oka ok, $fa failed, settled $(jget "$c-auto" settled_all), max $(jget "$c-auto" max)"
 	ta2=-
 	if [[ " $AUTO2 " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 3 * t + 30 }')" ]; then
 		cp "$RAW/$c-auto.json" "$TMP/$c-auto1.json"
-		farm "$c-auto2" "" 0 "$TMP/st-$c"
+		farm "$c-auto2" "" "$(budget_left)" "$TMP/st-$c"
 		read -r ta2 _ _ _ <<<"$FARM"
 		cp "$TMP/$c-auto1.json" "$RAW/$c-auto.json"
 		say "   auto, remembered: $(fmt "$ta2") s (settled $(jget "$c-auto2" settled_all))"
@@ -373,7 +376,7 @@ for c in $CLASSES; do
 	fi
 	# the energy goal: the fewest joules per task within 5% of the fastest
 	if [[ " $ENERGY " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ]; then
-		farm "$c-energy" auto:energy 0
+		farm "$c-energy" auto:energy "$(budget_left)"
 		read -r te _ _ _ <<<"$FARM"
 		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
 		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
