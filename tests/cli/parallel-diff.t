@@ -17,7 +17,8 @@
 # At the end a line counts the cases: identical, documented-different, refused.
 # GNU parallel's side is recorded (tests/cli/parallel-diff.golden, see run_all): a case
 # whose gpupack side does what parallel did there passes without running parallel; any
-# other runs both live. After adding or changing cases, record again:
+# other runs both live, and so does every tenth case, to check the recording against the
+# parallel installed here (a mismatch runs every case live). After adding or changing cases, record again:
 #   PARALLEL_DIFF_RECORD=tests/cli/parallel-diff.golden tests/run-test -b build tests/cli/parallel-diff.t
 # In make check's sanitizer pass (GPUPACK_TEST_PASS=san) GNU parallel's side is not run
 # again: the first pass compared it; gpupack runs every case under the sanitizers, which
@@ -162,7 +163,8 @@ sides() {
 # GNU parallel's answers, recorded: tests/cli/parallel-diff.golden holds, for one version of
 # GNU parallel, CPU count and set of fixtures, a hash of each case and of what parallel did.
 # A case whose gpupack side did exactly that passes without running parallel again; every
-# other case runs parallel live and compares the two. PARALLEL_DIFF_LIVE=1 runs every case
+# other case runs parallel live and compares the two, and so does every tenth case: where
+# one of those does not match the recording, every case runs live. PARALLEL_DIFF_LIVE=1 runs every case
 # live; PARALLEL_DIFF_RECORD=FILE runs every case live and writes FILE from parallel's side.
 GOLDEN="$GPUPACK_SRC/tests/cli/parallel-diff.golden"
 golden_head() {
@@ -204,9 +206,31 @@ run_all() {
 	elif [ -f "$GOLDEN" ] && [ -z "${PARALLEL_DIFF_LIVE:-}${PARALLEL_DIFF_RECORD:-}" ]; then
 		diag "parallel-diff.golden was recorded with $(head -n 1 "$GOLDEN" | cut -c3-), here $(golden_head | cut -c3-): every case runs live"
 	fi
-	for i in "${all[@]}"; do [ -n "${DONE_[i]:-}" ] || live+=("$i"); done
-	LIVE_=${#live[@]}
-	[ "$LIVE_" -gt 0 ] && sides p "${live[@]}"
+	# every tenth case runs GNU parallel live all the same: where one of them does not do what
+	# the recording says, the recording is stale here and every case runs live
+	local sample=()
+	for i in "${all[@]}"; do
+		[ -n "${DONE_[i]:-}" ] && [ $((i % 10)) -eq 0 ] && sample+=("$i")
+	done
+	if [ ${#sample[@]} -gt 0 ]; then
+		sides p "${sample[@]}"
+		hashed p "${sample[@]}" >"$T/sample.txt"
+		stale=$(awk '
+			FILENAME == ARGV[1] { if (FNR > 1) p[$1] = $2; next }
+			FILENAME == ARGV[2] { key[$1] = $2; next }
+			p[key[$1]] != $2 { n++ } END { print n + 0 }' "$GOLDEN" "$T/keys.txt" "$T/sample.txt")
+		if [ "$stale" -gt 0 ]; then
+			diag "GNU parallel here did not do what parallel-diff.golden recorded in $stale of ${#sample[@]} sampled cases: every case runs live"
+			DONE_=()
+			REC_=0
+		fi
+		for i in "${sample[@]}"; do
+			[ -n "${DONE_[i]:-}" ] && unset "DONE_[i]" && REC_=$((REC_ - 1))
+		done
+	fi
+	for i in "${all[@]}"; do [ -n "${DONE_[i]:-}" ] || [ -f "$T/c$i.p.res" ] || live+=("$i"); done
+	LIVE_=$((${#live[@]} + ${#sample[@]}))
+	[ ${#live[@]} -gt 0 ] && sides p "${live[@]}"
 	if [ -n "${PARALLEL_DIFF_RECORD:-}" ]; then
 		keyed "${all[@]}" >"$T/keys.txt"
 		hashed p "${all[@]}" >"$T/p.txt"
