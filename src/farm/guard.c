@@ -45,7 +45,7 @@ sleep_ms(int ms)
 
 struct kill_scan {
 	const char *env;
-	int killed;
+	int killed, unknown;
 };
 
 static int
@@ -53,8 +53,14 @@ kill_carriers(const struct proc_stat *st, void *arg)
 {
 	struct kill_scan *k = arg;
 
-	if (st->pid != getpid() && proc_has_env(st->pid, k->env) && kill(st->pid, SIGKILL) == 0)
-		k->killed++;
+	if (st->pid == getpid())
+		return 0;
+	if (proc_has_env(st->pid, k->env)) {
+		if (kill(st->pid, SIGKILL) == 0)
+			k->killed++;
+	} else if (proc_env_unknown(st)) {
+		k->unknown++;
+	}
 	return 0;
 }
 
@@ -64,7 +70,7 @@ guard_kill_run(const char *env, const pid_t *pgid, const unsigned long long *sta
 	int total = 0;
 
 	for (int round = 0; round < KILL_ROUNDS; round++) {
-		struct kill_scan k = {env, 0};
+		struct kill_scan k = {env, 0, 0};
 
 		/* a group whose leader is the one recorded is the task's, whole */
 		for (int i = 0; i < n; i++)
@@ -73,7 +79,8 @@ guard_kill_run(const char *env, const pid_t *pgid, const unsigned long long *sta
 		/* the rest, by the token they inherited (children that left the group too) */
 		if (proc_each(kill_carriers, &k) < 0)
 			err_clear();
-		if (k.killed == 0)
+		/* done when a look kills nothing and every environment could be read */
+		if (k.killed == 0 && k.unknown == 0)
 			break;
 		total += k.killed;
 		sleep_ms(10);

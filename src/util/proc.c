@@ -106,6 +106,24 @@ proc_has_env(pid_t pid, const char *entry)
 	return hit;
 }
 
+int
+proc_env_unknown(const struct proc_stat *st)
+{
+	char path[64], *data = NULL;
+	size_t len = 0;
+
+	if (st->state == 'Z' || st->pid == 2 || st->ppid == 2 || st->pid == getpid())
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/environ", (long)st->pid);
+	if (read_file_max(path, ENV_MAX, &data, &len) < 0) {
+		err_clear();
+		/* gone meanwhile: nothing to tell */
+		return proc_start_time(st->pid) != 0;
+	}
+	free(data);
+	return len == 0;
+}
+
 void
 proc_boot_id(char *out, size_t size)
 {

@@ -26,6 +26,13 @@ unsigned long long proc_start_time(pid_t pid);
 int proc_is(pid_t pid, unsigned long long start);
 /* Does pid's environment hold the exact entry "NAME=VALUE"? (our own uid's processes only) */
 int proc_has_env(pid_t pid, const char *entry);
+/*
+ * Could pid's environment not be told? A live process of ours that is no
+ * zombie and no kernel thread whose environment reads empty: one between
+ * fork and exec's new image (seen when a task forks at the moment it is
+ * killed); ask again in a moment.
+ */
+int proc_env_unknown(const struct proc_stat *st);
 /* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
 void proc_boot_id(char *out, size_t size);
 
