@@ -40,7 +40,16 @@ ok $? "at most one out-of-memory rerun ($r)"
 w=$(sum '.devices[0].auto.waited')
 [ "$w" -ge 1 ]
 ok $? "tasks waited at the door ($w stopped there)"
-ps -eo stat=,args= | grep "[f]ake-work farm" | grep -q '^T'
+# stopped_ours: a stopped process of this test's device (another test's tasks, run beside, may
+# wait at their own door now)
+stopped_ours() {
+	for p in /proc/[0-9]*; do
+		[ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" = T ] || continue
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "FAKE_DEVICE=$D" && return 0
+	done
+	return 1
+}
+stopped_ours
 ok $((! $?)) "no task of ours left stopped"
 
 # --- energy -------------------------------------------------------------------------------------
