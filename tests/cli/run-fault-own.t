@@ -42,14 +42,21 @@ is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 1 "one retry spent"
 # a fault whose server stays in FAULT with the other clients on it, their work stopped for
 # good (x_fault_stuck): past farm.fault_restart_s (10 s; 1 here) they
 # are ended and run again on a restarted daemon, no --retries spent; the farm ends
+# (the faulting task waits until the three others are the server's clients; their first run
+# would work 20 s, their rerun 0.2 s)
 cat >stuck.sh <<'SH'
 echo "$1" >>stuck.runs
 if [ "$1" = f ]; then
-	sleep 0.5
+	i=0
+	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 3 ] || [ $i -ge 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 	echo x_fault_stuck 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
 	exit 1
 fi
-exec "$CLIENT" --ms 1500
+[ "$(grep -cx "$1" stuck.runs)" -gt 1 ] && exec "$CLIENT" --ms 200
+exec "$CLIENT" --ms 20000
 SH
 GPUPACK_KNOBS=farm.fault_restart_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --retries 1 --json --joblog stuck.jl \
 	sh stuck.sh ::: a b c f
