@@ -43,7 +43,7 @@ struct ctlnode_task {
 	/* kept between steps (zero when it starts) */
 	double phase_t, phase_cpu, phase_wait; /* its phase (starting, on the GPU): since when, from what */
 	double seen_t;            /* its last reading (a stopped task's phase does not age) */
-	int phase_gpu;
+	int phase_gpu, phased;    /* its phase is on the GPU; phase_* are set */
 	double want;              /* cores it wanted in this phase so far (used, and waited for); < 0 unknown */
 };
 

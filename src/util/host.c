@@ -8,6 +8,7 @@
 #include "util/fs.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -26,30 +27,59 @@ proc_read(const char *name, char **data)
 }
 
 int
+host_cpu_parse(const char *data, const cpu_set_t *mask, struct host_cpu *c)
+{
+	unsigned long long v[10] = {0}, busy = 0, total = 0;
+	const char *p;
+	int n, listed = 0, mine = 0, cpu;
+
+	memset(c, 0, sizeof *c);
+	/* "cpu  user nice system idle iowait irq softirq steal guest guest_nice" */
+	n = strncmp(data, "cpu ", 4) == 0 ? sscanf(data + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
+	    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) : 0;
+	if (n < 4)
+		return err_set(EXIT_ENV, "/proc/stat: no cpu line");
+	/* guest time is already in user and nice: not added again */
+	c->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	c->total = c->busy + v[3] + v[4];
+	for (p = strstr(data, "\ncpu"); p; p = strstr(p + 1, "\ncpu")) {
+		if (p[4] < '0' || p[4] > '9')
+			continue;
+		listed++;
+		memset(v, 0, sizeof v);
+		if (sscanf(p + 4, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
+		    &v[4], &v[5], &v[6], &v[7]) < 5 || !mask || cpu < 0 || cpu >= CPU_SETSIZE ||
+		    !CPU_ISSET(cpu, mask))
+			continue;
+		mine++;
+		busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+		total += v[0] + v[1] + v[2] + v[5] + v[6] + v[7] + v[3] + v[4];
+	}
+	c->ncpu = listed;
+	/* allowed fewer CPUs than the machine has (taskset, a Slurm job's cpuset): those are the host */
+	if (mask && mine > 0 && mine < listed) {
+		c->busy = busy;
+		c->total = total;
+		c->ncpu = mine;
+	}
+	return 0;
+}
+
+int
 host_cpu_read(struct host_cpu *c)
 {
-	unsigned long long v[10] = {0};
-	char *data, *p;
-	int n;
+	const char *dir = getenv("GPUPACK_PROC_DIR");
+	cpu_set_t mask;
+	char *data;
+	int rc, real = !dir || !*dir;
 
 	memset(c, 0, sizeof *c);
 	if (proc_read("stat", &data) < 0)
 		return -1;
-	/* "cpu  user nice system idle iowait irq softirq steal guest guest_nice" */
-	n = strncmp(data, "cpu ", 4) == 0 ? sscanf(data + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
-	    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) : 0;
-	if (n < 4) {
-		free(data);
-		return err_set(EXIT_ENV, "/proc/stat: no cpu line");
-	}
-	/* guest time is already in user and nice: not added again */
-	c->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-	c->total = c->busy + v[3] + v[4];
-	for (p = strstr(data, "\ncpu"); p; p = strstr(p + 1, "\ncpu"))
-		if (p[4] >= '0' && p[4] <= '9')
-			c->ncpu++;
+	/* the CPUs this process may run on (the simulated host of the tests: all it lists) */
+	rc = host_cpu_parse(data, real && sched_getaffinity(0, sizeof mask, &mask) == 0 ? &mask : NULL, c);
 	free(data);
-	return 0;
+	return rc;
 }
 
 double

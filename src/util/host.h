@@ -8,17 +8,24 @@
 #ifndef GPUPACK_UTIL_HOST_H
 #define GPUPACK_UTIL_HOST_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Cumulative CPU time of the whole machine, in clock ticks, and its CPU count. */
+/*
+ * Cumulative CPU time of the CPUs this process may run on (its affinity:
+ * taskset, a Slurm job's cpuset; else the whole machine), in clock ticks,
+ * and their count.
+ */
 struct host_cpu {
 	unsigned long long busy, total;
-	int ncpu;               /* cpuN lines: online CPUs */
+	int ncpu;               /* cpuN lines: online CPUs (of the mask) */
 };
 
 /* Read the counters; -1 (err set) when /proc/stat cannot be read or parsed. */
 int host_cpu_read(struct host_cpu *c);
+/* The same from /proc/stat's text: the CPUs in mask only (NULL or none of them listed: all). */
+int host_cpu_parse(const char *data, const cpu_set_t *mask, struct host_cpu *c);
 /* Busy share 0..1 of all CPUs between two readings; -1 when no time passed. */
 double host_cpu_busy(const struct host_cpu *before, const struct host_cpu *after);
 /* MemAvailable in bytes; -1 (err set) when it cannot be read. */

@@ -246,6 +246,27 @@ test_host(void)
 	fclose(f);
 	ok(host_cpu_read(&b) == 0 && host_cpu_busy(&a, &b) == 0.3, "busy share between readings: 0.3");
 	ok(host_cpu_busy(&b, &b) == -1, "no time between them: unknown");
+	{
+		/* a process allowed CPU 1 only (taskset, a Slurm cpuset): that CPU is its host */
+		cpu_set_t m;
+		struct host_cpu c;
+		const char *st = "cpu  400 0 50 1550 0 0 0 0 0 0\ncpu0 300 0 0 100 0 0 0 0\n"
+		    "cpu1 100 0 50 850 0 0 0 0\n";
+
+		CPU_ZERO(&m);
+		CPU_SET(1, &m);
+		ok(host_cpu_parse(st, &m, &c) == 0 && c.ncpu == 1 && c.busy == 150 && c.total == 1000,
+		    "affinity to CPU 1: its counters and one CPU (%d, %llu/%llu)", c.ncpu, c.busy, c.total);
+		CPU_SET(0, &m);
+		ok(host_cpu_parse(st, &m, &c) == 0 && c.ncpu == 2 && c.busy == 450 && c.total == 2000,
+		    "both CPUs: the machine's line");
+		CPU_ZERO(&m);
+		CPU_SET(7, &m);
+		ok(host_cpu_parse(st, &m, &c) == 0 && c.ncpu == 2 && c.busy == 450,
+		    "a mask naming no listed CPU: the machine");
+		ok(host_cpu_parse("intr 1\n", &m, &c) < 0, "no cpu line: an error");
+		err_clear();
+	}
 	snprintf(path, sizeof path, "%s/meminfo", dir);
 	f = fopen(path, "w");
 	fputs("MemTotal: 100 kB\nMemFree: 10 kB\nMemAvailable: 42 kB\n", f);
