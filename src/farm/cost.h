@@ -54,6 +54,17 @@
  */
 #define FARM_FAULT_RETRIES   1
 /*
+ * Seconds without any CPU time after which a client that ran beside a
+ * contained fault counts as hung by it, and is ended and run again (no
+ * --retries spent). Seen on an H200 (driver 580): five PyTorch clients
+ * beside a device-side assert sat in a futex wait for good, no CPU, their
+ * memory held, the server ACTIVE. A working PyTorch client keeps a core
+ * busy; only the minutes after a fault beside it are watched.
+ */
+#define FARM_FAULT_HANG      10.0
+/* Seconds after a contained fault during which its neighbours are watched. */
+#define FARM_FAULT_WATCH     300.0
+/*
  * MPS health (health.c): a device's daemon is asked this often whether it
  * is well while tasks run on it, and restarted at most this many times in
  * one run ($GPUPACK_MPS_RESTARTS) before the run stops.

@@ -271,6 +271,7 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->alone = 0;
 	r->hold_until = 0;
 	r->fault_t = 0;
+	r->hang_t = 0;
 	group_end(r->g, now);
 	f->st.running--;
 	/* what it held is free: a start that found none tries again now */

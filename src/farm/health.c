@@ -29,14 +29,18 @@
  * lone rerun of each faulting task: 37.8 s where GNU parallel took 31.7-34.9.)
  * Where the server stays in FAULT with tasks still on it (clients the fault
  * stopped, that never leave), they are ended and run again as for any
- * fault of the device (farm_mps_stuck). Not handled: clients that hang on
- * a server that stays ACTIVE after a contained fault (seen on an H200,
- * doc/run.md, "Retries, timeouts, faults").
+ * fault of the device (farm_mps_stuck). Clients that hang on a server that
+ * stays ACTIVE after a contained fault (seen on an H200: no CPU, no exit)
+ * are found by their CPU time: a client there before the fault that used
+ * none for FARM_FAULT_HANG seconds since is ended and run again, no
+ * --retries spent (hang_check).
  */
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
 #include "util/err.h"
+#include "util/host.h"
+#include "util/knob.h"
 #include "util/str.h"
 
 #include <signal.h>
@@ -44,6 +48,7 @@
 #include <stdlib.h>
 
 #define LOST_WHY "MPS fault"
+#define HUNG_WHY "hung beside an MPS fault"
 /* Seconds a faulted attempt waits to see whether its fault took the other clients too. */
 #define FAULT_HOLD 2.0
 
@@ -109,6 +114,61 @@ interval(const struct group *g, double now)
 	return g->mps_server == 0 && now < g->mps_fast_until ? FARM_MPS_PROBE_FAST : FARM_MPS_PROBE;
 }
 
+static double
+hang_after(void)
+{
+	long s = knob(KNOB_FARM_FAULT_HANG);
+
+	return s > 0 ? (double)s : FARM_FAULT_HANG;
+}
+
+/*
+ * After a contained fault on g: its clients from before it that used no CPU
+ * for hang_after() seconds since are hung by it: ended, run again.
+ */
+static void
+hang_check(struct farm *f, struct group *g, double now)
+{
+	int watched = 0, hung = 0;
+
+	if (g->hang_from == 0)
+		return;
+	for (int i = 0; i < f->nr; i++) {
+		struct run *r = &f->r[i];
+		double cpu, wait;
+
+		if (r->g != g || !r->task || r->exited || r->lost || r->terminated || r->start >= g->hang_from)
+			continue;
+		/* stopped at the GPU's door: no CPU, by our doing; watched afresh once it goes on */
+		if (r->paused) {
+			watched++;
+			r->hang_t = 0;
+			continue;
+		}
+		if (host_task_cpu(r->pid, &cpu, &wait) < 0)
+			continue;
+		watched++;
+		if (r->hang_t == 0 || cpu > r->hang_cpu + 0.01) {
+			r->hang_cpu = cpu;
+			r->hang_t = now;
+			continue;
+		}
+		if (now - r->hang_t < hang_after())
+			continue;
+		r->lost = HUNG_WHY;
+		r->terminated = 1;
+		kill(-r->pid, SIGKILL);
+		hung++;
+		watched--;
+	}
+	if (hung > 0)
+		warnx_("MPS on %s: %d task%s that ran beside a fault used no CPU for %.0f s: hung by it; "
+		    "ended, run%s again", g->t.uuid, hung, hung == 1 ? "" : "s", hang_after(),
+		    hung == 1 ? "s" : "");
+	if (watched == 0 || now - g->hang_from > FARM_FAULT_WATCH)
+		g->hang_from = 0;
+}
+
 void
 health_check(struct farm *f, double now)
 {
@@ -119,6 +179,7 @@ health_check(struct farm *f, double now)
 
 		if (!g->mps || g->running == 0 || now < g->mps_probe_at)
 			continue;
+		hang_check(f, g, now);
 		if (farm_mps_stuck(g, now)) {
 			snprintf(why, sizeof why, "its server stayed in FAULT for %.0f s with %d task%s on it",
 			    now - g->fault_at, g->running, g->running == 1 ? "" : "s");
@@ -198,6 +259,10 @@ health_fault_hold(struct farm *f, struct run *r, double now)
 		return 0;
 	r->fault_t = now;
 	r->hold_until = now + FAULT_HOLD;
+	/* its neighbours from before it: watched for a hang (hang_check) */
+	g->hang_from = now;
+	for (int i = 0; i < f->nr; i++)
+		f->r[i].hang_t = f->r[i].g == g ? 0 : f->r[i].hang_t;
 	return 1;
 }
 

@@ -45,6 +45,7 @@ struct group {
 	struct mps_daemon *mps;   /* NULL unless --share mps */
 	int mps_ours;             /* started by this run: stopped at its end */
 	double fault_at;          /* when a fault was seen; 0: none pending */
+	double hang_from;         /* a contained fault then: its neighbours are watched for a hang; 0 none */
 	double fault_asked;       /* when the server was last asked whether it is in FAULT */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	/* MPS health (health.c): a daemon that died, hung or lost its server */

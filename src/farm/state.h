@@ -66,6 +66,7 @@ struct run {
 	struct ctlnode_task ct;  /* -j auto: its CPU, its device memory, the gate's answer (farm/ctlnode.h) */
 	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
 	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
+	double hang_cpu, hang_t; /* beside a fault: its CPU seconds at hang_t, when they last grew (health.c) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };

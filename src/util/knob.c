@@ -26,6 +26,8 @@ static const struct knob_row rows[KNOB_N] = {
 	    "before issue 28 (tests/torture/stop.sh must then count them lost)"},
 	[KNOB_FARM_FAULT_RESTART] = {"farm.fault_restart_s",
 	    "switch: seconds an MPS server may stay in FAULT before its restart (0: 10)"},
+	[KNOB_FARM_FAULT_HANG] = {"farm.fault_hang_s",
+	    "switch: seconds without CPU time after which a client that ran beside a fault counts as hung (0: 10)"},
 };
 
 static _Atomic long values[KNOB_N];

@@ -66,3 +66,36 @@ is "$(awk -F'\t' 'NR > 1' stuck.jl | wc -l | tr -d ' ')" 4 "every task is in the
 is "$(grep -c '^[abc]$' stuck.runs)" 6 "each stuck task ran twice"
 like "$err" "stayed in FAULT for [0-9]+ s with 3 tasks on it; daemon restarted" "and it says why"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"
+
+# a contained fault whose neighbours hang (seen on an H200: the server ACTIVE, the clients
+# beside the fault in a futex wait for good, no CPU): past farm.fault_hang_s (10 s; 1 here)
+# without CPU time they are ended and run again, no --retries spent; a neighbour that keeps
+# a CPU busy is left alone (it ran once)
+cat >hang.sh <<'SH'
+echo "$1" >>hang.runs
+case $1 in
+f)
+	i=0
+	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 2 ] || [ $i -ge 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo x_fault_own_hang 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1 ;;
+c)
+	# busy for 4 s of wall time: CPU time grows between any two looks
+	end=$(($(date +%s) + 4))
+	while [ "$(date +%s)" -lt "$end" ]; do :; done
+	exit 0 ;;
+esac
+[ "$(grep -cx "$1" hang.runs)" -gt 1 ] && exec "$CLIENT" --ms 200
+exec "$CLIENT" --ms 30000
+SH
+GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --retries 1 --json --joblog hang.jl \
+	sh hang.sh ::: a b c f
+is "$rc" 1 "a contained fault whose neighbours hang: the farm ends (the faulting task failed)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' hang.jl | wc -l | tr -d ' ')" 3 "the two hung tasks and the busy one end done"
+is "$(awk -F'\t' 'NR > 1' hang.jl | wc -l | tr -d ' ')" 4 "every task is in the joblog once"
+is "$(grep -c '^[ab]$' hang.runs) $(grep -c '^c$' hang.runs)" "4 1" "each hung task ran twice, the busy one once"
+like "$err" "2 tasks that ran beside a fault used no CPU for 1 s: hung by it; ended, run again" "and it says why"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"

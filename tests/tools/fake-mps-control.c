@@ -39,6 +39,9 @@
  *                      goes FAULT as with x_fault, but every
  *                      client is told "hang" (its work never ends, until it is
  *                      terminated or killed); FAULT lasts until they are gone.
+ *   x_fault_own_hang [HOLD_MS]  a contained fault whose neighbours hang (seen
+ *                      on an H200): as x_fault_own (the server ACTIVE again
+ *                      after HOLD_MS), and every client is told "hang".
  *   x_hang             the daemon stops answering anything (until killed).
  *   x_hang_server      the server stops answering: get_server_status of it and
  *                      new clients get no reply (the connection is kept open,
@@ -422,6 +425,9 @@ command(int fd, char *line)
 		cmd_fault(a[1]);
 	} else if (strcmp(a[0], "x_fault_own") == 0) {
 		cmd_fault_own(a[1]);
+	} else if (strcmp(a[0], "x_fault_own_hang") == 0) {
+		cmd_fault_own(a[1]);
+		tell_clients("hang");
 	} else if (strcmp(a[0], "x_fault_stuck") == 0) {
 		cmd_fault_stuck(a[1]);
 	} else if (strcmp(a[0], "x_hang_server") == 0) {
