@@ -12,6 +12,8 @@
 #   BUDGET=460 bash bench/auto.sh             seconds for the whole call, build included
 #   MAXFIXED=6 AUTO2="python memory" ...      more fixed counts a class, a second auto run for more
 #   ENERGY="gpu python"                       the classes that also run -j auto:energy (default gpu)
+#   PYN=32                                    PyTorch trainings per GPU in the python class (16)
+#   CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 bash bench/auto.sh   one GPU and 16 cores of a larger machine
 #   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
 #
 # The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
@@ -101,6 +103,8 @@ EOF
 	GPU_LINE="simulated (FAKE=1: fake-work on tests/tools/fakedev.h, the fake NVML)"
 else
 	NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+	# CUDA_VISIBLE_DEVICES=0 (indices or UUIDs): the farms use those GPUs only, as gpupack does
+	[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && NGPU=$(printf '%s\n' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 	GPU_LINE="$NGPU x $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
 	if [ "$NGPU" -lt 1 ]; then
 		say "auto.sh: no GPU (nvidia-smi -L lists none)"
@@ -200,7 +204,7 @@ report() {
 		echo
 		echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 		echo "- GPUs: $GPU_LINE"
-		echo "- CPUs: $NCPU; host memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "- CPUs: $NCPU$([ "$NCPU" -lt "$(getconf _NPROCESSORS_ONLN)" ] && echo " of the machine's $(getconf _NPROCESSORS_ONLN) (taskset: $(taskset -pc $$ | sed 's/.*: //'))"); host memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 		echo "- command: \`bash bench/auto.sh\` (CLASSES=\"$CLASSES\" GRID=\"$GRID\" CUT=$CUT BUDGET=$BUDGET); build ${BUILD_S} s"
 		echo "- share: mps (the default). auto: an empty state directory (nothing remembered); auto,"
 		echo "  remembered: a second run with what the first remembered. -j N: N per device."

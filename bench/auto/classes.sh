@@ -12,17 +12,22 @@
 class_python() {
 	WHAT="PyTorch trainings (bench/auto/train.py), start-up bound"
 	CMD=(python3 bench/auto/train.py)
-	INPUTS=($(seq $((16 * NGPU))))
+	INPUTS=($(seq $((${PYN:-16} * NGPU))))
 	FAILS=0
 	fake_config python start_ms=3000 start_cpu=1 gpu_cpu=0.2 curve=1:1,8:2 task_mib=1100 \
 	    "--work 0.2"
 }
 
-# PyTorch tasks holding 3-22 GiB each (bench/auto/hold.py), 1.5 s of GPU work: memory bounds the count
+# PyTorch tasks holding 3-22 GiB each (bench/auto/hold.py), 1.5 s of GPU work: memory bounds the
+# count. Ten per 80 GiB of the GPU's memory (10 on an H100, 17 on an H200: there ten all fit at once,
+# and nothing would bound the count)
 class_memory() {
+	local mib
+	mib=$([ "${FAKE:-0}" = 1 ] && echo 81559 || nvidia-smi -i "${CUDA_VISIBLE_DEVICES:-0}" \
+	    --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
 	WHAT="PyTorch tasks holding 3-22 GiB each for 1.5 s (bench/auto/hold.py)"
 	CMD=(python3 bench/auto/hold.py {} 1.5)
-	INPUTS=($(seq $((10 * NGPU))))
+	INPUTS=($(seq $((${MEMN:-$(((${mib:-81559} * 10 + 40960) / 81920))} * NGPU))))
 	FAILS=0
 	fake_config memory start_ms=2000 start_cpu=1 gpu_cpu=0.2 curve=1:1,4:2 task_mib=20000 \
 	    "--work 0.5"
