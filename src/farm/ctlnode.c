@@ -265,6 +265,16 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 			*over = (int)ceil((want - cap) / (want / active));
 			*over_why = "CPUs over budget: fewer";
 		}
+		/* the farm's tail: the last tasks start now, the CPUs over budget by at most CTLNODE_OVER */
+		if (h->left > room && active > 0 && h->left <= CTLNODE_TAIL * active) {
+			int tail = (int)floor((CTLNODE_OVER * cap - want) / each + 1e-9);
+
+			tail = tail < h->left ? tail : h->left;
+			if (tail > room) {
+				room = tail;
+				*over = 0;
+			}
+		}
 	}
 	if (h->host_avail == 0)
 		return room;

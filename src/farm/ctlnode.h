@@ -29,6 +29,13 @@
 #define CTLNODE_BLIND 16
 /* Host memory (MemAvailable) that the farm leaves to the rest of the machine, at least. */
 #define CTLNODE_HOST_RESERVE (2ull << 30)
+/*
+ * The farm's tail: once no more tasks are left to start than this share of
+ * those running, the rest start now, the CPUs over their budget up to
+ * CTLNODE_OVER (device memory still admits them): they share the CPUs with
+ * the running ones rather than run after them with CPUs idle.
+ */
+#define CTLNODE_TAIL 0.25
 /* Seconds between readings while a task nears the GPU's door (ctlmem's watch). */
 #define CTLNODE_WATCH 0.1
 
@@ -54,6 +61,7 @@ struct ctlnode_host {
 	int ncpu;
 	uint64_t host_avail;      /* MemAvailable */
 	int demand;               /* tasks wait for a slot */
+	int left;                 /* tasks not started yet (reruns included), when known; -1 unknown */
 };
 
 /* One device, at one step. */

@@ -38,6 +38,8 @@ static int verbose, quick;
 static double remembered_gib;
 /* > 0: the controllers' first count (a remembered one) */
 static int sim_start;
+/* 1: the controllers know how many tasks are left to start */
+static int sim_tail = 1;
 
 /* ---- the simulated farm ------------------------------------------------------------ */
 
@@ -164,6 +166,7 @@ host_of(const struct sim *s, struct ctlnode_host *h)
 	h->ncpu = s->f->ncpu;
 	h->host_avail = 256 * GIB_;
 	h->demand = s->nq > 0 || s->next < s->f->ntasks;
+	h->left = sim_tail ? s->nq + s->f->ntasks - s->next : -1;
 }
 
 static void
@@ -616,6 +619,21 @@ test_cpu_budget(void)
 	ok(a.node.dev[0].log[1].limit <= 8 && a.node.dev[0].log[2].limit <= 16, "the first steps share the "
 	    "CPUs: 4, %d, %d on the first GPU", a.node.dev[0].log[1].limit, a.node.dev[0].log[2].limit);
 	ctlnode_free(&a.node);
+	/* the tail: the last tasks share the CPUs with the running ones rather than run after them */
+	{
+		struct result b;
+		double known;
+
+		simulate(&farms[8], 0, 0, &b);
+		known = b.makespan;
+		ctlnode_free(&b.node);
+		sim_tail = 0;
+		simulate(&farms[8], 0, 0, &b);
+		sim_tail = 1;
+		ok(known < 0.99 * b.makespan, "4 GPUs, start-ups: knowing the tasks left ends sooner (%.1f s, "
+		    "not %.1f s)", known, b.makespan);
+		ctlnode_free(&b.node);
+	}
 	simulate(&farms[7], 0, 0, &a);
 	ok(a.settled[0] >= 12 && a.settled[0] <= 22, "1 GPU, 16 CPUs, start-ups: settled on %d (about 16)",
 	    a.settled[0]);
@@ -946,6 +964,8 @@ main(void)
 	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
 	/* the sanitizer pass sweeps the fixed counts bench/auto.sh takes, not all 48 */
 	quick = getenv("GPUPACK_TEST_PASS") && strcmp(getenv("GPUPACK_TEST_PASS"), "san") == 0;
+	if (getenv("TEST_CONTROL_NOTAIL"))
+		sim_tail = 0;
 	test_first_steps();
 	test_budget_steps();
 	test_admission();
