@@ -76,7 +76,7 @@ ctlnode_first(struct ctlnode *n, int ncpu, const uint64_t *mem_free)
 			double d = n->d_start < start_cost(n) ? n->d_start : start_cost(n);
 
 			d = d > n->d_run ? d : n->d_run;
-			int cpu = (int)floor((double)ncpu / n->ndev / (d > CORES_MIN ? d : CORES_MIN));
+			int cpu = (int)floor(CTLNODE_OVER * ncpu / n->ndev / (d > CORES_MIN ? d : CORES_MIN));
 
 			if (cpu >= 1 && cpu < start)
 				start = cpu;
@@ -262,7 +262,7 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 		    (int)floor((cap - want) / each + 1e-9);
 		*why = "CPUs saturated";
 		if (h->cpu_busy >= OVER_BUSY && want > CTLNODE_OVER * cap && active > 1) {
-			*over = (int)ceil((want - cap) / (want / active));
+			*over = (int)ceil((want - CTLNODE_OVER * cap) / (want / active));
 			*over_why = "CPUs over budget: fewer";
 		}
 		/* the farm's tail: the last tasks start now, the CPUs over budget by at most CTLNODE_OVER */

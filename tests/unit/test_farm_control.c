@@ -811,6 +811,42 @@ test_budget_steps(void)
 	ctlnode_free(&n);
 }
 
+/*
+ * A remembered count is kept where the host's CPUs held it (no more than
+ * CTLNODE_OVER times their share at the cores a task wanted): seen on an
+ * H200 with 16 cores, a farm settled on 20 and its next run started at 16.
+ */
+static void
+test_first_count(void)
+{
+	static const struct {
+		int start, ncpu, ndev;
+		double d_start, d_run;
+		int want;
+	} c[] = {
+		{20, 16, 1, 1.3, 1.0, 20}, /* settled 20 on 16 cores: 20 again */
+		{32, 16, 1, 1.3, 1.0, 20}, /* more than the CPUs took: 1.3 x 16 */
+		{20, 16, 1, 1.3, 2.0, 10}, /* two cores a task on the GPU */
+		{20, 64, 4, 1.3, 1.0, 20}, /* four devices share 64 cores */
+		{20, 32, 4, 1.3, 1.0, 10},
+		{20, 8, 1, 0.5, 0.2, 20},  /* light tasks: the count, not the CPUs */
+	};
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		struct ctl_config cfg[4];
+		struct ctlnode_config nc = {c[i].ndev, cfg, 0, CTL_TICK, c[i].d_start, c[i].d_run};
+		struct ctlnode n;
+
+		for (int k = 0; k < c[i].ndev; k++)
+			cfg[k] = (struct ctl_config){c[i].start, 48, 1, 0};
+		ctlnode_init(&n, &nc, 0);
+		ctlnode_first(&n, c[i].ncpu, NULL);
+		ok(n.dev[0].limit == c[i].want, "remembered %d, %d CPUs, %d devices, %.1f/%.1f cores a task: starts at "
+		    "%d (%d)", c[i].start, c[i].ncpu, c[i].ndev, c[i].d_start, c[i].d_run, c[i].want, n.dev[0].limit);
+		ctlnode_free(&n);
+	}
+}
+
 /* ctlmem alone: admission by the footprints' spread, the gate, late growth. */
 static void
 test_admission(void)
@@ -968,6 +1004,7 @@ main(void)
 		sim_tail = 0;
 	test_first_steps();
 	test_budget_steps();
+	test_first_count();
 	test_admission();
 	test_cpu_budget();
 	test_memory_gate();
