@@ -9,6 +9,7 @@
 #include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
+#include "farm/oom.h"
 #include "farm/state.h"
 #include "farm/stop.h"
 #include "util/clock.h"
@@ -413,6 +414,9 @@ finish_task(struct farm *f, struct run *r, double now)
 	/* an MPS device's daemon or server that failed under it took the attempt */
 	if (!ok && r->g->mps && r->fault_t == 0)
 		health_task_failed(f, r, now);
+	/* it says its GPU context died of a fault: the clients beside it may hang (health.c) */
+	if (!ok && r->g->mps && r->fault_t == 0 && oom_fault_in_output(&r->out[1], r->file[1]))
+		health_fault_said(f, r, now);
 	/* a GPU fault beside other clients: a moment to see whether it took them too (health.c) */
 	if (!ok && health_fault_hold(f, r, now))
 		return;

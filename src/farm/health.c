@@ -30,8 +30,10 @@
  * Where the server stays in FAULT with tasks still on it (clients the fault
  * stopped, that never leave), they are ended and run again as for any
  * fault of the device (farm_mps_stuck). Clients that hang on a server that
- * stays ACTIVE after a contained fault (seen on an H200: no CPU, no exit)
- * are found by their CPU time: a client there before the fault that used
+ * stays ACTIVE after a contained fault (seen on an H200: no CPU, no exit;
+ * the fault in the server's log or only in the failed task's stderr: a
+ * device-side assert on an H200 left no line there) are found by their CPU
+ * time: a client there before the fault that used
  * none for FARM_FAULT_HANG seconds since is ended and run again, no
  * --retries spent (hang_check).
  */
@@ -243,6 +245,15 @@ health_task_failed(struct farm *f, struct run *r, double now)
 	return r->lost != NULL;
 }
 
+/* Its clients from before now are watched for a hang (hang_check). */
+static void
+watch_hang(struct farm *f, struct group *g, double now)
+{
+	g->hang_from = now;
+	for (int i = 0; i < f->nr; i++)
+		f->r[i].hang_t = f->r[i].g == g ? 0 : f->r[i].hang_t;
+}
+
 int
 health_fault_hold(struct farm *f, struct run *r, double now)
 {
@@ -259,11 +270,15 @@ health_fault_hold(struct farm *f, struct run *r, double now)
 		return 0;
 	r->fault_t = now;
 	r->hold_until = now + FAULT_HOLD;
-	/* its neighbours from before it: watched for a hang (hang_check) */
-	g->hang_from = now;
-	for (int i = 0; i < f->nr; i++)
-		f->r[i].hang_t = f->r[i].g == g ? 0 : f->r[i].hang_t;
+	watch_hang(f, g, now);
 	return 1;
+}
+
+void
+health_fault_said(struct farm *f, struct run *r, double now)
+{
+	if (r->g->mps && f->stop == 0)
+		watch_hang(f, r->g, now);
 }
 
 int

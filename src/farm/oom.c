@@ -1,5 +1,5 @@
 /*
- * oom: GPU out-of-memory messages in task output. A line counts when it
+ * oom: GPU out-of-memory messages (and GPU faults) in task output. A line counts when it
  * holds one of the libraries' own error names, or "out of memory" together
  * with a word that puts it on the GPU ("CUDA", "GPU", "device"): PyTorch
  * and CuPy say "CUDA out of memory" / "cupy.cuda.memory.OutOfMemoryError:
@@ -38,6 +38,25 @@ has(const char *p, size_t n, const char *needle)
 	return 0;
 }
 
+/* A fatal fault of the task's GPU context: CUDA's names and messages, PyTorch's. */
+static const char *const faults[] = {
+	"device-side assert triggered", "cudaErrorAssert", "CUDA_ERROR_ASSERT",
+	"illegal memory access was encountered", "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
+	"an illegal instruction was encountered", "cudaErrorIllegalInstruction",
+	"CUDA_ERROR_ILLEGAL_INSTRUCTION", "misaligned address", "cudaErrorMisalignedAddress",
+	"CUDA_ERROR_MISALIGNED_ADDRESS", "unspecified launch failure", "cudaErrorLaunchFailure",
+	"CUDA_ERROR_LAUNCH_FAILED",
+};
+
+static int
+fault_says(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+		if (has(p, n, faults[i]))
+			return 1;
+	return 0;
+}
+
 static int
 line_says(const char *p, size_t n)
 {
@@ -49,8 +68,8 @@ line_says(const char *p, size_t n)
 	    (has(p, n, "cuda") || has(p, n, "gpu") || has(p, n, "device"));
 }
 
-int
-oom_in_text(const char *text, size_t n)
+static int
+scan(const char *text, size_t n, int (*says)(const char *, size_t))
 {
 	const char *p = text, *end = text + n;
 
@@ -58,11 +77,23 @@ oom_in_text(const char *text, size_t n)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-		if (line_says(p, len))
+		if (says(p, len))
 			return 1;
 		p += len + 1;
 	}
 	return 0;
+}
+
+int
+oom_in_text(const char *text, size_t n)
+{
+	return scan(text, n, line_says);
+}
+
+int
+oom_fault_in_text(const char *text, size_t n)
+{
+	return scan(text, n, fault_says);
 }
 
 /* The last OOM_TAIL bytes of fd (at most size of them) into buf; how many. */
@@ -88,17 +119,29 @@ tail_of(int fd, char *buf)
 	return got;
 }
 
-int
-oom_in_output(const struct obuf *b, int fd)
+static int
+output_says(const struct obuf *b, int fd, int (*says)(const char *, size_t))
 {
 	static char buf[OOM_TAIL];
 	size_t n;
 
 	if (fd >= 0)
-		return (n = tail_of(fd, buf)) > 0 && oom_in_text(buf, n);
+		return (n = tail_of(fd, buf)) > 0 && scan(buf, n, says);
 	if (b->spill >= 0 && (n = tail_of(b->spill, buf)) > 0)
-		return oom_in_text(buf, n);
+		return scan(buf, n, says);
 	if (b->len > OOM_TAIL)
-		return oom_in_text(b->mem + b->len - OOM_TAIL, OOM_TAIL);
-	return b->len > 0 && oom_in_text(b->mem, b->len);
+		return scan(b->mem + b->len - OOM_TAIL, OOM_TAIL, says);
+	return b->len > 0 && scan(b->mem, b->len, says);
+}
+
+int
+oom_in_output(const struct obuf *b, int fd)
+{
+	return output_says(b, fd, line_says);
+}
+
+int
+oom_fault_in_output(const struct obuf *b, int fd)
+{
+	return output_says(b, fd, fault_says);
 }

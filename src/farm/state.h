@@ -214,6 +214,8 @@ int health_task_failed(struct farm *f, struct run *r, double now);
  * shows whether the fault took the others too), else 0.
  */
 int health_fault_hold(struct farm *f, struct run *r, double now);
+/* An attempt on g failed saying its GPU context died of a fault: its neighbours are watched for a hang. */
+void health_fault_said(struct farm *f, struct run *r, double now);
 /* Did the fault that ended r stay its own (others that ran beside it ran on)? */
 int health_fault_contained(const struct farm *f, const struct run *r);
 

@@ -99,3 +99,26 @@ is "$(awk -F'\t' 'NR > 1' hang.jl | wc -l | tr -d ' ')" 4 "every task is in the 
 is "$(grep -c '^[ab]$' hang.runs) $(grep -c '^c$' hang.runs)" "4 1" "each hung task ran twice, the busy one once"
 like "$err" "2 tasks that ran beside a fault used no CPU for 1 s: hung by it; ended, run again" "and it says why"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"
+
+# the same when the server's log says nothing (a device-side assert on an H200 left no line
+# there): the failed task's stderr names the fault, and its neighbours are watched as well
+cat >quiet.sh <<'SH'
+echo "$1" >>quiet.runs
+if [ "$1" = f ]; then
+	i=0
+	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 2 ] || [ $i -ge 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "torch.AcceleratorError: CUDA error: device-side assert triggered" >&2
+	exit 1
+fi
+[ "$(grep -cx "$1" quiet.runs)" -gt 1 ] && exec "$CLIENT" --ms 200
+exec "$CLIENT" --ms 30000
+SH
+GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --json --joblog quiet.jl \
+	sh quiet.sh ::: a b f
+is "$rc" 1 "a fault said only on stderr, its neighbours hung: the farm ends"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' quiet.jl | wc -l | tr -d ' ')" 2 "the two hung tasks end done"
+is "$(grep -c '^[ab]$' quiet.runs) $(grep -c '^f$' quiet.runs)" "4 1" "each ran twice, the faulting one once"
+like "$err" "2 tasks that ran beside a fault used no CPU for 1 s: hung by it" "and it says why"

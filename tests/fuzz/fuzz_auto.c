@@ -49,6 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	err_clear();
 	(void)oom_in_text((const char *)data, size);
+	(void)oom_fault_in_text((const char *)data, size);
 	free(text);
 	return 0;
 }

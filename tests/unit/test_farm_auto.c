@@ -44,6 +44,17 @@ test_oom(void)
 	ok(!oom("MemoryError\nCannot allocate memory"), "not Python's host memory");
 	ok(!oom("out of\nmemory on the GPU"), "words on different lines do not make one message");
 	ok(!oom(""), "nothing");
+	/* a fatal GPU fault: not out of memory, but said */
+	ok(!oom("torch.AcceleratorError: CUDA error: device-side assert triggered"), "an assert is no OOM");
+#define FAULT(s) oom_fault_in_text(s, strlen(s))
+	ok(FAULT("Traceback\ntorch.AcceleratorError: CUDA error: device-side assert triggered\n"), "PyTorch's assert");
+	ok(FAULT("RuntimeError: CUDA error: an illegal memory access was encountered"), "an illegal address");
+	ok(FAULT("gpupack-work: cudaErrorIllegalAddress"), "the runtime's name");
+	ok(FAULT("CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure"), "the driver's");
+	ok(!FAULT("CUDA out of memory"), "out of memory is no fault");
+	ok(!FAULT("assert triggered on the host"), "a host assert is not the GPU's");
+	ok(!FAULT(""), "nothing");
+#undef FAULT
 }
 
 static void
