@@ -157,9 +157,9 @@ hang_check(struct farm *f, struct group *g, double now)
 		}
 		if (now - r->hang_t < hang_after())
 			continue;
+		/* through the server first (terminate_client): a client killed mid-work can wedge it */
 		r->lost = HUNG_WHY;
-		r->terminated = 1;
-		kill(-r->pid, SIGKILL);
+		finish_terminate(r, now);
 		hung++;
 		watched--;
 	}
