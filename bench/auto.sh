@@ -233,7 +233,10 @@ detail_class() {
 		echo '```'
 		python3 - "$RAW/$c-auto.json" <<'PY' 2>&1
 import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception:
+    print("auto: no summary (the run was ended before it printed one)"); sys.exit(0)
 print("auto: makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"],
       d["reruns"], d.get("rerun_reasons")))
 for x in d["devices"]:
