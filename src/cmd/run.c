@@ -792,6 +792,22 @@ one_opt(int id, const char *arg, struct run_args *a)
 }
 
 /*
+ * Whether the word after an option whose value is optional is its value,
+ * as parallel's Getopt::Long decides: a number for -l/--max-lines, any word
+ * not starting with '-' (or "-" itself) for -i/--replace and -e/--eof,
+ * though never an input separator (:::, ::::, :::+, ::::+).
+ */
+static int
+next_is_value(int id, const char *w)
+{
+	if (id == O_MAXLINES)
+		return w[0] != '\0' && strspn(w, "0123456789") == strlen(w);
+	if (strcmp(w, ":::") == 0 || strcmp(w, "::::") == 0 || strcmp(w, ":::+") == 0 || strcmp(w, "::::+") == 0)
+		return 0;
+	return w[0] != '-' || w[1] == '\0';
+}
+
+/*
  * Read the options of one list of words (a profile, $PARALLEL, the command
  * line), as parallel does: up to the first word that is not an option.
  * *rest gets the index of that word. where: the list's name for errors, or
@@ -807,6 +823,9 @@ read_opts(struct opttab *ot, int argc, char **argv, const char *where, struct ru
 	while ((ch = opt_next(argc, argv, ot->shortopts, ot->longs, &word)) != -1) {
 		const struct optdef *d = opttab_entry(ot, ch);
 
+		/* Perl's Getopt::Long: an optional value may be the next word (-l 2, -i X, --eof X) */
+		if (d && d->arg == OPTTAB_OPT && !optarg && optind < argc && next_is_value(d->id, argv[optind]))
+			optarg = argv[optind++];
 		if (ch == '?' || ch == ':' || !d)
 			opt_error("run", argc, argv, word, ch, ot->longs);
 		else if (d->refused && (d->id == O_REFUSED || (d->id == O_SSHLOGIN && strcmp(optarg, ":"))))

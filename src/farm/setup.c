@@ -288,8 +288,11 @@ compile_templates(struct farm *f)
 	char *res[1] = {(char *)o->results};
 
 	to.quote_line = o->shellquote;
-	/* --pipe: a task's data is its stdin; {} is appended only to --cat's (its block's file) */
-	to.append = !o->pipe.on || o->pipe.tee || o->pipe.cat;
+	/*
+	 * --pipe: a task's data is its stdin; {} is appended only to --cat's (its
+	 * block's file); --tee's values are used where the command names them
+	 */
+	to.append = !o->pipe.on || (o->pipe.cat && !o->pipe.tee);
 	to.plus = o->plus;
 	to.rpl_defs = o->rpl_defs;
 	to.nrpl_defs = o->nrpl_defs;

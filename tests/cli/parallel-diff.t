@@ -896,6 +896,13 @@ ts "ex: grouping lines by a customer" 'printf "1 a 53\n2 b 65\n3 b 82\n4 c 96\n5
 ts "ex: FASTA records" 'printf ">Sequence name1\nACGT\nTTGA\n>Sequence name2\nGGCC\n" | P -k --pipe -N1 --recstart ">" --rrs '"'"'read a; echo Name: "$a"; echo $(tr -d "\n")'"'"''
 ts "man: --pipe --tee -v wc {}" 'seq 1000 | P -k --pipe --tee -v wc {} ::: -w -l -c'
 ts "man: --pipe --tee --tag" 'seq 1000 | P -k --pipe --tee --tag "grep {} | wc -l" ::: 3 5 7'
+ts "--tee without {}: the values are not appended" 'seq 3 | P -k --tee --pipe wc -l ::: A B'
+t "-l 2: Getopt's optional value in the next word" -k -l 2 echo ::: a b c
+t "--max-lines 2" -k --max-lines 2 echo ::: a b c
+t "-e C: the eof string in the next word" -k -e C echo ::: A B C D
+t "-i WORD: the replace string in the next word" -k -i echo x{} ::: a
+t "-i -: a dash is a value" -k -i - echo x- ::: a
+t "-i before an option: -i alone" -k -i -k echo x{} ::: a
 ts "man: --pipe-part --block -10" 'P --pipe-part -a num300000 --block -10 -j5 wc | awk "{ s += \$1 } END { print s, NR >= 10 }"'
 ts "man: --pipe -N2 the_program" 'seq 6 | P -k --pipe -N2 "echo \$(wc -l) lines"'
 
