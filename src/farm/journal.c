@@ -414,7 +414,8 @@ journal_begin(struct journal *j)
 		    j->path, (long long)st.st_size - j->keep);
 		st.st_size = (off_t)j->keep;
 	}
-	if (st.st_size == 0 && write_all(j->fd, HEADER, strlen(HEADER)) < 0) {
+	/* parallel's --joblog +FILE never writes the header, not even to a new file */
+	if (st.st_size == 0 && !j->append && write_all(j->fd, HEADER, strlen(HEADER)) < 0) {
 		int e = errno;
 
 		if (ftruncate(j->fd, 0) < 0)

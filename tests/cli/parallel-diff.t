@@ -517,6 +517,7 @@ ts "--resume-failed reruns the failed" 'echo 1 >f; P -k --joblog jl "echo {} \$(
 ts "--retry-failed runs the joblog's failed lines" 'P -k --joblog jl "echo {}; exit {}" ::: 0 1 2 0; P -k --retry-failed --joblog jl'
 ts "--retry-failed ignores the command given" 'P -k --joblog jl "echo {}; exit {}" ::: 0 1; P -k --retry-failed --joblog jl "echo changed {}" ::: 5 6'
 ts "--joblog +FILE appends" 'P -k --joblog jl echo ::: a; P -k --joblog +jl echo ::: b'
+ts "--joblog +FILE to a new file: no header" 'P -k --joblog +jl echo ::: a b; cut -f 1,7,9 jl; rm jl'
 ts "--joblog - on stdout" 'P -k --joblog - "echo {}; exit {}" ::: 0 1 | cut -f1,7,8,9'
 
 # === --results ========================================================================

@@ -27,9 +27,9 @@ is "$(grep -c . jl)" 13 "header and twelve whole records"
 # the same for +FILE (append without resume), and a torn header
 printf 'Seq\tHo' >jl2
 run R --joblog +jl2 echo ::: x
-is "$(head -n 1 jl2)" "$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand')" \
-	"+FILE after a torn header: the header whole again"
-is "$(seqs jl2)" "1 " "and one record"
+is "$(head -n 1 jl2 | cut -f 1,2)" "$(printf '1\t:')" \
+	"+FILE after a torn header: the torn part cut (and, as parallel's +FILE, no header written)"
+is "$(cut -f 1 jl2 | tr "\n" " ")" "1 " "and one record"
 
 # a torn record in the middle is no record: its task runs again on --resume
 rm -f jl*
