@@ -27,6 +27,18 @@ peers() {
 		i=$((i + 1))
 	done
 }
+# looked: gpupack asked the daemon for its server since now: it knows the server the
+# clients reached (a server killed before gpupack ever saw it is beyond what it can tell)
+looked() {
+	l=$CUDA_MPS_LOG_DIRECTORY/control.log
+	n=$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)
+	i=0
+	while [ "$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)" -lt $((n + 1)) ] &&
+		[ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
 client() {
 	[ -e fault ] && exec "$CLIENT" --ms 100
 	exec "$CLIENT" --ms 1500
@@ -84,6 +96,7 @@ cat >srvkill.sh <<'SH'
 . ./lib.sh
 if [ "$1" = k ]; then
 	peers
+	looked
 	touch fault
 	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
 	pkill -9 -P "$d" -f fake-mps-server

@@ -64,6 +64,18 @@ peers() {
 		i=$((i + 1))
 	done
 }
+# looked: gpupack asked the daemon for its server since now: it knows the server the
+# clients reached (a server killed before gpupack ever saw it is beyond what it can tell)
+looked() {
+	l=$CUDA_MPS_LOG_DIRECTORY/control.log
+	n=$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)
+	i=0
+	while [ "$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)" -lt $((n + 1)) ] &&
+		[ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
 client() {
 	[ -e fault ] && exec "$CLIENT" --ms 100
 	exec "$CLIENT" --ms "${1:-1500}"
@@ -122,10 +134,10 @@ cat >killer.sh <<'SH'
 . ./lib.sh
 if [ "$1" = k ]; then
 	d=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")
-	[ -e killed ] || { peers; touch killed fault; pkill -9 -P "$d" -f fake-mps-server; }
+	[ -e killed ] || { peers; looked; touch killed fault; pkill -9 -P "$d" -f fake-mps-server; }
 	exit 0
 fi
-client 1200
+client 3000
 SH
 PEERS=3 run R -j 8 --retries 1 --json sh killer.sh ::: a b c k
 is "$rc" 0 "a killed MPS server loses no task (--retries 1: no retry)"
