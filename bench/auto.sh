@@ -13,6 +13,7 @@
 #   MAXFIXED=6 AUTO2="python memory" ...      more fixed counts a class, a second auto run for more
 #   ENERGY="gpu python"                       the classes that also run -j auto:energy (default gpu)
 #   PYN=32                                    PyTorch trainings per GPU in the python class (16)
+#   PHN=4                                     the phases class PHN times as long (12 SGEMM, 8 trainings)
 #   CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 bash bench/auto.sh   one GPU and 16 cores of a larger machine
 #   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
 #

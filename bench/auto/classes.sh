@@ -60,8 +60,8 @@ class_phases() {
 	WHAT="phases: SGEMM n=1024 (gpupack-work), then PyTorch trainings"
 	CMD=("$PWD/bench/auto/phase" {})
 	INPUTS=()
-	for i in $(seq $((12 * NGPU))); do INPUTS+=("s$i"); done
-	for i in $(seq $((8 * NGPU))); do INPUTS+=("p$i"); done
+	for i in $(seq $((12 * ${PHN:-1} * NGPU))); do INPUTS+=("s$i"); done
+	for i in $(seq $((8 * ${PHN:-1} * NGPU))); do INPUTS+=("p$i"); done
 	FAILS=0
 	fake_config phases start_ms=1500 start_cpu=1 gpu_cpu=0.2 curve=1:1,4:3,16:2 task_mib=900 "--work 0.3"
 }
