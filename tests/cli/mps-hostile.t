@@ -53,7 +53,7 @@ run K $G mps start --gpu 0
 is "$rc" 3 "a record that names another device is refused (exit 3)"
 like "$err" "daemon record: bad uuid" "saying so"
 rm -f "$D0/daemon"
-kill -9 "$victim" 2>/dev/null
+{ kill -9 "$victim"; wait "$victim"; } 2>/dev/null # reaped here: the shell says "Killed" into no run's stderr
 
 # --- pipe/ and log/ that are not private directories ---------------------------------------------
 mkdir -m 700 "$T/target"
