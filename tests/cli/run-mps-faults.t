@@ -18,32 +18,7 @@ export CLIENT PEERS
 # them: the fault takes them, whatever the machine's speed), never after a fixed sleep. A
 # client works 1.5 s before the fault (so that it is there when the fault comes) and 0.1 s
 # after it (the fault task made "fault"): the tasks the fault took run again quickly.
-cat >lib.sh <<'SH'
-peers() {
-	i=0
-	while [ "$(echo ps | "$GPUPACK_MPS_CONTROL" 2>/dev/null | grep -c fake-mps-client)" -lt "$PEERS" ] &&
-		[ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-# looked: gpupack asked the daemon for its server since now: it knows the server the
-# clients reached (a server killed before gpupack ever saw it is beyond what it can tell)
-looked() {
-	l=$CUDA_MPS_LOG_DIRECTORY/control.log
-	n=$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)
-	i=0
-	while [ "$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)" -lt $((n + 1)) ] &&
-		[ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-client() {
-	[ -e fault ] && exec "$CLIENT" --ms 100
-	exec "$CLIENT" --ms 1500
-}
-SH
+cp "$GPUPACK_SRC/tests/cli/mps-task-lib.sh" lib.sh
 # task.sh NAME: a client; "k*" kills the daemon (once), "h" hangs it, "s" hangs its server,
 # "K" kills the daemon every time it runs
 cat >task.sh <<'SH'

@@ -55,32 +55,7 @@ is "$(printf '%s' "$out" | jq -r '.devices[0].slots')" 48 "never more clients th
 # The faulting tasks fault once the others' clients are registered ($PEERS of them: the fault
 # must hit them, however slow the machine), not after a fixed sleep. A client works 1.5 s
 # before the fault and 0.1 s after it ("fault" exists), so the reruns are quick.
-cat >lib.sh <<'SH'
-peers() {
-	i=0
-	while [ "$(echo ps | "$GPUPACK_MPS_CONTROL" 2>/dev/null | grep -c fake-mps-client)" -lt "$PEERS" ] &&
-		[ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-# looked: gpupack asked the daemon for its server since now: it knows the server the
-# clients reached (a server killed before gpupack ever saw it is beyond what it can tell)
-looked() {
-	l=$CUDA_MPS_LOG_DIRECTORY/control.log
-	n=$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)
-	i=0
-	while [ "$(grep -c 'Accepting command: get_server_list' "$l" 2>/dev/null)" -lt $((n + 1)) ] &&
-		[ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-client() {
-	[ -e fault ] && exec "$CLIENT" --ms 100
-	exec "$CLIENT" --ms "${1:-1500}"
-}
-SH
+cp "$GPUPACK_SRC/tests/cli/mps-task-lib.sh" lib.sh
 export PEERS=4
 cat >task.sh <<'SH'
 . ./lib.sh
