@@ -16,6 +16,9 @@
 #   PHN=4                                     the phases class PHN times as long (12 SGEMM, 8 trainings)
 #   CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 bash bench/auto.sh   one GPU and 16 cores of a larger machine
 #   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
+#   VARIANTS="nogate:farm.start_over_pct=-1"  more auto runs a class, each NAME:KNOBS run with
+#                                             GPUPACK_KNOBS=KNOBS (`gpupack --knobs`): a tuning compared
+#                                             side by side with the default; rows "auto (NAME)"
 #
 # The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
 #   python   PyTorch trainings bound by their start-up (import torch, CUDA context)
@@ -50,6 +53,7 @@ GRID=${GRID:-"1 2 3 4 6 8 12 16 24 32 48"}
 CUT=${CUT:-1.15}
 AUTO2=${AUTO2:-"python"}
 ENERGY=${ENERGY:-"gpu"}
+VARIANTS=${VARIANTS:-}
 MAXFIXED=${MAXFIXED:-4}
 FAKE=${FAKE:-0}
 export NCCL_NVLS_ENABLE=0
@@ -131,7 +135,7 @@ farm() {
 			    GPUPACK_PROC_DIR=$FAKE_DEVICE_DIR/proc FAKE_ARGS
 		fi
 		export W
-		exec env GPUPACK_STATE_DIR="$st" "$G" run ${jobs:+-j "$jobs"} --json --joblog "$RAW/$name.joblog" \
+		exec env GPUPACK_STATE_DIR="$st" ${KNOBS:+GPUPACK_KNOBS="$KNOBS"} "$G" run ${jobs:+-j "$jobs"} --json --joblog "$RAW/$name.joblog" \
 		    "${CMD[@]}" ::: "${INPUTS[@]}" >"$RAW/$name.out" 2>"$RAW/$name.err"
 	) &
 	pid=$!
@@ -323,17 +327,16 @@ search() {
 	done
 }
 
-# the untimed warm-up of the PyTorch classes: a cold page cache must not be the first timed run's
-WARMED=0
+# the untimed warm-up of each class: a cold page cache must not be the first timed run's
 warm() {
-	[ "$WARMED" = 1 ] && return
-	WARMED=1
 	NRUN=$((NRUN + 1))
 	(
 		[ "$FAKE" = 1 ] && export FAKENVML_DEVICE=$FAKE_DEVICE_DIR FAKE_DEVICE=$FAKE_DEVICE_DIR \
 		    GPUPACK_PROC_DIR=$FAKE_DEVICE_DIR/proc FAKE_ARGS
 		export W
-		GPUPACK_STATE_DIR=$TMP/warm "$G" run -j 1 "${CMD[@]}" ::: "${INPUTS[0]}" >/dev/null 2>&1
+		# the first input and the last: a class of two kinds (phases) warms both (the page cache
+		# holds torch for the first farm as for the later ones)
+		GPUPACK_STATE_DIR=$TMP/warm "$G" run -j 2 "${CMD[@]}" ::: "${INPUTS[0]}" "${INPUTS[-1]}" >/dev/null 2>&1
 		GPUPACK_STATE_DIR=$TMP/warm "$G" mps stop --all --force >/dev/null 2>&1
 	)
 }
@@ -369,6 +372,14 @@ for c in $CLASSES; do
 		say "   auto, remembered: $(fmt "$ta2") s (settled $(jget "$c-auto2" settled_all))"
 		ta2=$(fmt "$ta2")
 	fi
+	for v in $VARIANTS; do
+		[ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ] || break
+		KNOBS=${v#*:} farm "$c-${v%%:*}" "" "$(budget_left)"
+		read -r tv _ fv _ <<<"$FARM"
+		echo "| auto (${v%%:*}: ${v#*:}) | $(fmt "$tv") | $(jget "$c-${v%%:*}" jpt) | $((fv > FAILS ? fv - FAILS : 0)) |" \
+		    >>"$TMP/$c.rows"
+		say "   auto (${v%%:*}): $(fmt "$tv") s, $fv failed, settled $(jget "$c-${v%%:*}" settled_all), max $(jget "$c-${v%%:*}" max)"
+	done
 	BEST=$ta BESTJ='' BESTF='' BESTJPT=- EJ='' EJPT='' ET=
 	[ "$settled" = - ] && settled=4
 	search "$c" "$(nearest "$settled")"

@@ -62,6 +62,7 @@ struct farm_auto {
 	double moved_t;           /* when the farm last made progress */
 	double moved;             /* CPU seconds the running tasks used since the last step */
 	unsigned long long ended; /* tasks ended, at the last step */
+	int starts;               /* tasks the CPUs may start until the next step (ctlnode's) */
 };
 
 static int
@@ -166,12 +167,19 @@ auto_setup(struct farm *f, const struct gpu_system *sys)
 	}
 	err_clear();
 	au->next = now + CTL_TICK;
+	au->starts = CTL_ANY;
 	au->watch_next = now + CTLNODE_WATCH;
 	f->au = au;
 	free(rem);
 	free(remembered);
 	free(mem_free);
 	return 0;
+}
+
+int
+auto_may_start(const struct farm *f)
+{
+	return !f->au || f->au->starts > 0 || f->st.running == 0;
 }
 
 double
@@ -185,6 +193,8 @@ auto_next(const struct farm *f)
 void
 auto_started(struct farm *f, struct run *r, double now)
 {
+	if (f->au && f->au->starts != CTL_ANY && f->au->starts > 0)
+		f->au->starts--;
 	memset(&r->ct, 0, sizeof r->ct);
 	r->ct.dev = (int)(r->g - f->g);
 	r->ct.start = now;
@@ -441,9 +451,10 @@ auto_tick(struct farm *f, double now)
 		if (f->g[i].ctl)
 			read_device(f, i, now, full);
 	n = gather(f, -1, NULL);
-	if (full)
+	if (full) {
 		ctlnode_step(&au->node, &au->host, au->dev, au->t, n);
-	else
+		au->starts = au->node.starts;
+	} else
 		ctlnode_watch(&au->node, &au->host, au->dev, au->t, n);
 	apply(f, n);
 	if (full)

@@ -25,6 +25,8 @@ int auto_setup(struct farm *f, const struct gpu_system *sys);
 void auto_tick(struct farm *f, double now);
 /* When the next tick is due (monotonic seconds); 0: none (no device under auto). */
 double auto_next(const struct farm *f);
+/* 0: the host's CPUs take no more start-ups until the next step (-j auto); with nothing running, 1 */
+int auto_may_start(const struct farm *f);
 /* A task's attempt started on r (its controller's view of it begins). */
 void auto_started(struct farm *f, struct run *r, double now);
 /*

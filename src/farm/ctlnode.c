@@ -7,6 +7,7 @@
  * take turns drawing first, so that none starves the others.
  */
 #include "farm/ctlnode.h"
+#include "util/knob.h"
 #include "util/str.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@ ctlnode_init(struct ctlnode *n, const struct ctlnode_config *cfg, double now)
 	memset(n, 0, sizeof *n);
 	n->ndev = cfg->ndev;
 	n->dev = xcalloc((size_t)(cfg->ndev > 0 ? cfg->ndev : 1), sizeof *n->dev);
-	n->room_tasks = CTL_ANY;
+	n->room_tasks = n->starts = CTL_ANY;
 	for (int i = 0; i < cfg->ndev; i++)
 		ctl_init(&n->dev[i], &cfg->dev[i], now);
 	/* near the door, tasks are read every CTLNODE_WATCH seconds */
@@ -225,18 +226,20 @@ static int
 host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_task *t, int nt,
     const char **why, int *over, const char **over_why)
 {
-	double want = 0, got = 0, cap, used = 0, each = n->d_start < start_cost(n) ? n->d_start : start_cost(n);
+	double want = 0, got = 0, starting = 0, cap, used = 0, each = n->d_start < start_cost(n) ? n->d_start : start_cost(n);
 	int room = CTL_ANY, active = 0, measured = 1;
 	uint64_t reserve = CTLNODE_HOST_RESERVE, per;
 
 	*over = 0;
 	*why = *over_why = NULL;
+	n->starts = CTL_ANY;
 	for (int i = 0; i < nt; i++) {
 		if (t[i].m.pause)
 			continue;
 		active++;
 		want += wants(n, &t[i], 0);
 		got += wants(n, &t[i], 1);
+		starting += t[i].m.on_gpu ? 0 : wants(n, &t[i], 0);
 		measured = measured && t[i].cpu >= 0;
 	}
 	if (each < CORES_MIN)
@@ -258,12 +261,24 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 		 * what the tasks want fills the CPUs (or, where their CPU use is
 		 * not read, the CPUs read saturated)
 		 */
-		room = (!measured && h->cpu_busy >= CTL_CPU_FULL) || want >= cap ? 0 :
-		    (int)floor((cap - want) / each + 1e-9);
+		double rf = knob(KNOB_FARM_CPU_ROOM) > 0 ? knob(KNOB_FARM_CPU_ROOM) / 100.0 : 1.0;
+
+		room = (!measured && h->cpu_busy >= CTL_CPU_FULL) || want >= rf * cap ? 0 :
+		    (int)floor((rf * cap - want) / each + 1e-9);
 		*why = "CPUs saturated";
-		if (h->cpu_busy >= OVER_BUSY && want > CTLNODE_OVER * cap && active > 1) {
-			*over = (int)ceil((want - CTLNODE_OVER * cap) / (want / active));
+		if (h->cpu_busy >= OVER_BUSY && want > CTLNODE_OVER * rf * cap && active > 1) {
+			*over = (int)ceil((want - CTLNODE_OVER * rf * cap) / (want / active));
 			*over_why = "CPUs over budget: fewer";
+		}
+		/*
+		 * the starts: tasks starting together want at most CTLNODE_START_OVER
+		 * of the CPUs (those on the GPU aside: their spinning waits count less)
+		 */
+		if (knob(KNOB_FARM_START_OVER) >= 0) {
+			double f = knob(KNOB_FARM_START_OVER) > 0 ? knob(KNOB_FARM_START_OVER) / 100.0 :
+			    CTLNODE_START_OVER;
+
+			n->starts = starting >= f * h->ncpu ? 0 : (int)floor((f * h->ncpu - starting) / each + 1e-9);
 		}
 		/* the farm's tail: the last tasks start now, the CPUs over budget by at most CTLNODE_OVER */
 		if (h->left > room && active > 0 && h->left <= CTLNODE_TAIL * active) {

@@ -42,6 +42,8 @@ pick_slot(struct farm *f, double now)
 	struct group *best = NULL;
 	double best_load = 2;
 
+	if (!auto_may_start(f))
+		return NULL;
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		double load;

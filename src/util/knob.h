@@ -28,6 +28,8 @@ enum knob_id {
 	KNOB_FARM_RECORD_STOPPED, /* the farm records the tasks a stop ended (issue 28's bug, for the torture) */
 	KNOB_FARM_FAULT_RESTART, /* seconds a server may stay in FAULT before its restart */
 	KNOB_FARM_FAULT_HANG,   /* seconds without CPU after which a client beside a fault counts as hung */
+	KNOB_FARM_START_OVER,   /* percent of the CPUs that tasks starting together may want (-1: any) */
+	KNOB_FARM_CPU_ROOM,     /* percent of the CPUs the tasks may want before the count stops rising */
 	KNOB_N
 };
 
