@@ -82,3 +82,27 @@ got=$(PATH="$T/pa:$T/pb:$PATH" R mytool ::: 1 2>&1)
 is "$got" "b 1" "a file on PATH that is not executable is passed over"
 got=$(env -u PATH $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice uname ::: -s 2>&1)
 is "$got" "$(uname -s)" "PATH unset: commands are found in /bin:/usr/bin"
+
+# --- --pipe: gpupack keeps no write end of a task's stdin pipe ---------------------------------
+# (one kept would leak a descriptor per task, and a task that reads its block to the end, as wc
+# does, would wait for ever). The task counts gpupack's ($PARALLEL_PID) descriptors on its stdin
+# pipe that are open for writing (fdinfo's flags end in 1: O_WRONLY); gpupack writes no block
+# itself (cat does), so there are none.
+cat >writers <<'SH'
+in=$(readlink /proc/self/fd/0) n=0
+for d in /proc/"$PARALLEL_PID"/fd/*; do
+	[ "$(readlink "$d")" = "$in" ] &&
+	    awk '/^flags/ { exit substr($2, length($2)) != 1 }' "/proc/$PARALLEL_PID/fdinfo/${d##*/}" &&
+	    n=$((n + 1))
+done
+echo "$n"
+SH
+got=$(printf 'a\nb\n' | R --pipe -N1 -k sh "$T/writers" 2>&1)
+is "$got" "$(printf '0\n0')" "--pipe: no descriptor of gpupack writes into a task's stdin"
+
+# --- --block: k is 1000 bytes, K and ki 1024 (parallel's sizes); a block ends on a record -------
+blocks() { yes abcd | head -n 400 | R --pipe --block "$1" -k wc -c | tr '\n' ' '; }
+is "$(blocks 1k)" "1000 1000 " "--block 1k: 1000 bytes, 200 records of 5"
+is "$(blocks 1ki)" "1020 980 " "--block 1ki: 1024 bytes, so 204 records in the first"
+# a block of one byte (the last record, without its newline) is copied whole too
+is "$(printf 'ab\nc' | R --pipe -N1 -k wc -c 2>&1 | tr '\n' ' ')" "3 1 " "--pipe: a last block of 1 byte"

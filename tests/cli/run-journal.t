@@ -51,6 +51,23 @@ is "$(cat ran)" "" "and nothing ran"
 run R --joblog jl --resume-failed --shell 'echo {} >>ran; exit $(({} % 2))' ::: 1 2 3 4 5
 is "$(sort ran | tr '\n' ' ')" "1 3 5 " "--resume-failed reruns the failed ones"
 
+# --- --line-buffer: a task's stderr that cannot be written ------------------------------------
+# /dev/full answers ENOSPC: the output is lost, so the task has no record and the run stops
+rm -f jl*
+R --line-buffer --joblog jl --shell 'echo err{} >&2' ::: a >/dev/null 2>/dev/full
+is "$?" 255 "--line-buffer: stderr that cannot be written stops the run, exit 255"
+is "$(grep -c '^[0-9]' jl)" 0 "and the task whose stderr was lost has no record (--resume runs it)"
+# a closed stderr (EPIPE) is not that: as a closed stdout, the run goes on and records the task.
+# The FIFO's one reader (fd 3) is closed before gpupack starts, so every write to it is EPIPE.
+rm -f jl* fifo
+mkfifo fifo
+# shellcheck disable=SC2094 # one FIFO opened twice on purpose: the reader goes, the writer stays
+exec 3<>fifo 4>fifo 3<&-
+R --line-buffer --joblog jl --shell 'echo err{} >&2' ::: a >/dev/null 2>&4
+is "$?" 0 "--line-buffer: a closed stderr is no error"
+exec 4>&-
+is "$(grep -c '^1	' jl)" 1 "and the task is recorded"
+
 # --- kill -9, then --resume ---------------------------------------------------------------
 rm -f jl* log
 seq 24 >inputs

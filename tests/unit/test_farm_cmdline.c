@@ -114,6 +114,15 @@ test_options(void)
 	got = line(&o, W("echo", "{= s/a/b/ =}", "{=1 $_ .= total_jobs() =}"), W("a"), 1);
 	is_str(got, "echo b a0", "{= perl =} runs in perl (total_jobs(): 0, not counted)");
 	free(got);
+	/*
+	 * parallel keeps a perl value per value it ran on: {=2 =} in a -X context repeats
+	 * with each value but runs once, on the second (parallel -X -N3 --dry-run says so)
+	 */
+	o = (struct tmpl_opts){.append = 1, .context = 1, .perl = &perl};
+	got = line(&o, W("echo", "pre{}{=2 $_ = ++$Global::n =}"), W("1", "2", "3"), 3);
+	is_str(got, "echo pre11 pre21 pre31", "-X: a positional {= perl =} runs once per task");
+	free(got);
+	o = (struct tmpl_opts){.append = 1, .perl = &perl};
 	ok(line(&o, W("echo", "{= s/( =}"), W("a"), 1) == NULL && err_code() == EXIT_USAGE,
 	    "{= perl that does not compile =} is refused");
 	err_clear();

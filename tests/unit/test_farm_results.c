@@ -132,6 +132,44 @@ test_rpl(void)
 	perl_close(perl);
 }
 
+/* --files: the task's stdout in a new $TMPDIR/parXXXXXX.par; a TMPDIR that is not there: an error. */
+static void
+test_par_file(void)
+{
+	char dir[] = "/tmp/test-par-XXXXXX", *path = NULL, *data = NULL, *want;
+	struct obuf ob;
+	size_t len = 0;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	setenv("TMPDIR", dir, 1);
+	obuf_init(&ob);
+	obuf_add(&ob, "out 1\n", 6);
+	ok(results_par_file(&ob, &path) == 0 && path, "--files: the output's file is made");
+	want = xasprintf("%s/par", dir);
+	ok(path && strncmp(path, want, strlen(want)) == 0 && strlen(path) == strlen(want) + 10 &&
+	    strcmp(path + strlen(path) - 4, ".par") == 0, "in $TMPDIR, named parXXXXXX.par");
+	ok(path && read_file(path, &data, &len) == 0 && len == 6 && memcmp(data, "out 1\n", 6) == 0,
+	    "holding the task's stdout");
+	if (path)
+		unlink(path);
+	free(path);
+	free(data);
+	free(want);
+	want = xasprintf("%s/none", dir);
+	setenv("TMPDIR", want, 1);
+	path = dir;
+	ok(results_par_file(&ob, &path) < 0 && !path && err_code() == EXIT_ENV,
+	    "a TMPDIR that is not there: an error, no path");
+	err_clear();
+	unsetenv("TMPDIR");
+	free(want);
+	obuf_free(&ob);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -139,5 +177,6 @@ main(void)
 	test_csv();
 	test_json();
 	test_rpl();
+	test_par_file();
 	return done_testing();
 }
