@@ -132,8 +132,8 @@ check_halt(struct farm *f, struct run *r, int ok, int exitval, int sig, double n
 }
 
 /* --timeout N%: the lower median of the last 999 successful runtimes (parallel's remedian). */
-static void
-record_runtime(struct farm *f, double secs)
+void
+finish_record_runtime(struct farm *f, double secs)
 {
 	double *v;
 	size_t n;
@@ -466,7 +466,7 @@ finish_task(struct farm *f, struct run *r, double now)
 	else
 		f->st.failed++;
 	if (exitval == 0)
-		record_runtime(f, now - r->start);
+		finish_record_runtime(f, now - r->start);
 	if (f->j.to_stdout) {
 		struct sbuf b;
 

@@ -193,6 +193,8 @@ void finish_release(struct farm *f, struct run *r, double now);
 void finish_output_failed(struct farm *f, const char *what, int e);
 /* A task counted done or failed whose record was not written after all. */
 void finish_uncount(struct farm *f, int ok);
+/* --timeout N%: a successful runtime into f->median, the lower median of the last 999 (parallel's). */
+void finish_record_runtime(struct farm *f, double secs);
 /* --resume --results DIR: did task t run before (its stdout file is there, parallel's test)? */
 int launch_results_done(struct farm *f, const struct task *t);
 void launch_results_forget(struct farm *f, const struct task *t);

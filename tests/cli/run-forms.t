@@ -71,6 +71,10 @@ run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share times
 like "$err" "temporary file for task output in $T/none: No such file or directory" \
 	"a task's output over 1 MiB with TMPDIR missing: the error names the directory"
 is "$rc" 255 "output that could not be kept: exit 255 (stopped), the task is not recorded"
+# --files with nowhere to put the file: the task is not counted done either (its record is not written)
+run env TMPDIR="$T/none" $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice --files --json -j 1 true ::: 1
+is "$rc" 255 "--files with TMPDIR missing: exit 255 (stopped)"
+like "$out" '^\{"tasks":0,"done":0,"failed":0,' "and the task whose file was not written is not counted"
 
 # --- a command found on PATH: the first executable file of that name, as the shell finds it --
 mkdir -p "$T/pa" "$T/pb"

@@ -124,6 +124,12 @@ run R -j 1 --joblog jl --halt now,success=2 --shell 'exit {}' ::: 1 0 0 0
 is "$rc" 0 "--halt now,success=2"
 is "$(grep -c '^[0-9]' jl)" 3 "stopped after two successes"
 
+# --- --delay: the loop wakes for the next start, also with no task running ------------------
+# (timeout: a loop that did not wake would wait for ever; the run itself takes 0.2 s)
+# shellcheck disable=SC2086
+run timeout 60 $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 1 --delay 0.1 -k echo ::: a b c
+is "$rc:$out" "0:$(printf 'a\nb\nc')" "--delay 0.1 -j 1: each next task starts once its delay is over"
+
 # --- timeout ------------------------------------------------------------------------
 run R --joblog jl --timeout 0.3 --shell 'sleep 30 & echo $! >pid{}; wait' ::: a
 is "$rc" 1 "--timeout: the task fails"
@@ -162,8 +168,13 @@ like "$err" "^gpupack: run: 1 task, 0 failed" "1 task, not 1 tasks"
 if command -v script >/dev/null 2>&1; then
 	out=$(script -qec "$GPUPACK --sim '$TOPO/h100-80gb.topo' run --share timeslice --bar 'sleep 0.6; : {}' ::: 1 2" /dev/null)
 	like "$out" "100% 2:0=0s" "--bar draws on a terminal"
+	# the input of the task started last, from the first slot too (-j 1 has no other)
+	out=$(script -qec "$GPUPACK --sim '$TOPO/h100-80gb.topo' run --share timeslice -j 1 --bar true ::: the-input" \
+		/dev/null)
+	like "$out" "\\[0:1/1\\] the-input" "--bar -j 1: the running task's input"
 else
 	ok 0 "# skip script(1) is not installed"
+	ok 0 "# skip"
 fi
 
 # --- usage: bad input changes nothing ---------------------------------------------------

@@ -1,20 +1,26 @@
 /*
  * test_farm_auto: the pieces of -j auto that read the outside world: -j's
  * value, out-of-memory messages in task output, remembered counts (and the
- * files they must ignore), and the host's /proc figures.
+ * files they must ignore), the host's /proc figures, and the step an
+ * out-of-memory end takes (which tasks it stops at the GPU's door).
  */
 #include "tap.h"
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/farm.h"
 #include "farm/oom.h"
 #include "farm/remember.h"
+#include "farm/state.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/host.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <utime.h>
@@ -295,6 +301,128 @@ test_host(void)
 		ok(0, "cleanup");
 }
 
+/*
+ * A process in a group of its own, already stopped (it stopped itself, and
+ * we saw it stop): the door finds it stopped at its first look, whatever
+ * the machine's load. -1 when it could not be made.
+ */
+static pid_t
+stopped_child(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		setpgid(0, 0);
+		raise(SIGSTOP);
+		for (;;)
+			pause();
+	}
+	if (pid < 0)
+		return -1;
+	setpgid(pid, pid);
+	if (waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * A task that ran out of device memory beside another steps its device's
+ * controller at once (auto_ended), and that step answers its device's
+ * tasks only: one there that the gate holds back is stopped at the door
+ * (kept stopped: it stopped, and holds no lock); one of another device
+ * that its gate holds back too, but that is not stopped (it held a lock at
+ * its own device's last step, so it was let go), is left to that device's
+ * next step.
+ */
+static void
+test_oom_step(void)
+{
+	const char *said = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
+	struct farm_opts o;
+	struct gpu_info gpu;
+	struct gpu_system sys;
+	struct group g[2];
+	struct task t[3];
+	struct run r[3];
+	struct farm f;
+	pid_t door = stopped_child(), other = stopped_child();
+	double now = clock_mono();
+	int st;
+
+	if (door < 0 || other < 0) {
+		ok(0, "stopped children");
+		goto out;
+	}
+	memset(&o, 0, sizeof o);
+	o.jobs_auto = 1;
+	o.share = SHARE_MPS;
+	memset(&gpu, 0, sizeof gpu);
+	snprintf(gpu.name, sizeof gpu.name, "NVIDIA H100 80GB HBM3");
+	memset(&sys, 0, sizeof sys);
+	sys.ngpus = 1;
+	sys.gpus = &gpu;
+	memset(g, 0, sizeof g);
+	for (int i = 0; i < 2; i++) {
+		g[i].t.gi = g[i].t.ci = -1;
+		g[i].t.mem_total = g[i].t.mem_free = 80ull << 30;
+		g[i].cap = 8;
+	}
+	memset(t, 0, sizeof t);
+	memset(r, 0, sizeof r);
+	memset(&f, 0, sizeof f);
+	f.o = &o;
+	f.g = g;
+	f.ng = 2;
+	f.r = r;
+	f.nr = 3;
+	/* nothing remembered: a state directory that is not there */
+	setenv("GPUPACK_STATE_DIR", "/nonexistent/gpupack-test-auto", 1);
+	if (auto_setup(&f, &sys) < 0 || !g[0].ctl || !g[1].ctl) {
+		ok(0, "auto_setup");
+		err_clear();
+		goto out;
+	}
+	/* r[0] ended out of memory beside r[1] on device 0; r[2] runs on device 1 */
+	for (int i = 0; i < 3; i++) {
+		r[i].task = &t[i];
+		r[i].g = &g[i < 2 ? 0 : 1];
+		r[i].pid = i == 0 ? 0x3ffffff0 : i == 1 ? door : other;
+		r[i].file[0] = r[i].file[1] = -1;
+		obuf_init(&r[i].out[0]);
+		obuf_init(&r[i].out[1]);
+		auto_started(&f, &r[i], now);
+		r[i].ct.m.pause = i > 0;
+	}
+	g[0].running = 2;
+	g[1].running = 1;
+	r[0].exited = 1;
+	obuf_add(&r[0].out[1], said, strlen(said));
+	is_int(auto_ended(&f, &r[0], 0), 1, "out of memory beside another task: the packing's, run again");
+	ok(r[1].paused && g[0].waited == 1, "its device's task the gate holds: stopped at the door (%d, %d)",
+	    r[1].paused, g[0].waited);
+	ok(!r[2].paused && g[1].waited == 0, "another device's task: left to its own device's step (%d, %d)",
+	    r[2].paused, g[1].waited);
+	auto_finish(&f, 0);
+	for (int i = 0; i < 3; i++) {
+		obuf_free(&r[i].out[0]);
+		obuf_free(&r[i].out[1]);
+	}
+out:
+	unsetenv("GPUPACK_STATE_DIR");
+	if (door > 0) {
+		kill(door, SIGKILL);
+		waitpid(door, &st, 0);
+	}
+	if (other > 0) {
+		kill(other, SIGKILL);
+		waitpid(other, &st, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -303,5 +431,6 @@ main(void)
 	test_parse_remembered();
 	test_remember_files();
 	test_host();
+	test_oom_step();
 	return done_testing();
 }

@@ -870,6 +870,48 @@ test_budget_steps(void)
 }
 
 /*
+ * Host memory bounds the room in tasks: each more is planned at what the
+ * running ones took of MemAvailable since the start, on average, and a
+ * twentieth of what was there at the start is kept. One task that took
+ * 16 GiB of 64 leaves room for 2 more ((48 - 3.2) / 16); two that took
+ * 32 GiB, for 1.
+ */
+static void
+test_host_memory(void)
+{
+	struct ctl_config cfg = {4, 48, 1, 0};
+	struct ctlnode_config nc = {1, &cfg, 0, CTL_TICK, 0, 0};
+	struct ctlnode n;
+	struct ctlnode_task t[2];
+	struct ctlnode_dev d;
+	struct ctlnode_host h;
+
+	memset(t, 0, sizeof t);
+	memset(&d, 0, sizeof d);
+	d.busy = d.sm_active = d.energy = -1;
+	d.mem_total = d.mem_free = 80 * GIB_;
+	memset(&h, 0, sizeof h);
+	h.cpu_busy = -1;
+	h.ncpu = 16;
+	h.demand = 1;
+	h.left = -1;
+	ctlnode_init(&n, &nc, 0);
+	h.now = 0.5;
+	h.host_avail = 64 * GIB_;
+	ctlnode_step(&n, &h, &d, t, 0);
+	is_int(n.room_tasks, CTL_ANY, "no task yet: memory does not bound the room");
+	h.now = 1;
+	h.host_avail = 48 * GIB_;
+	ctlnode_step(&n, &h, &d, t, 1);
+	is_int(n.room_tasks, 2, "one task took 16 GiB of 64: room for 2 more");
+	h.now = 1.5;
+	h.host_avail = 32 * GIB_;
+	ctlnode_step(&n, &h, &d, t, 2);
+	is_int(n.room_tasks, 1, "two took 32 GiB: room for 1 more");
+	ctlnode_free(&n);
+}
+
+/*
  * A remembered count is kept where the host's CPUs held it (no more than
  * CTLNODE_OVER times their share at the cores a task wanted): seen on an
  * H200 with 16 cores, a farm settled on 20 and its next run started at 16.
@@ -1062,6 +1104,7 @@ main(void)
 		sim_tail = 0;
 	test_first_steps();
 	test_budget_steps();
+	test_host_memory();
 	test_first_count();
 	test_admission();
 	test_cpu_budget();

@@ -1,9 +1,19 @@
-/* test_farm_progress: the --bar / --eta line and the busy share the summaries report. */
+/*
+ * test_farm_progress: the --bar / --eta line (and its width on a terminal),
+ * the busy share the summaries report, and -j auto's decisions in --json.
+ */
 #include "tap.h"
+#include "farm/control.h"
 #include "farm/progress.h"
 #include "util/str.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
 
 static void
 test_busy_share(void)
@@ -146,10 +156,108 @@ test_names(void)
 	is_str(buf, "3.1", "the second MIG device of GPU 3");
 	progress_dhms(3, buf, sizeof buf);
 	is_str(buf, "3s", "3s");
+	progress_dhms(60, buf, sizeof buf);
+	is_str(buf, "1m00s", "a minute: 1m00s");
 	progress_dhms(245, buf, sizeof buf);
 	is_str(buf, "4m05s", "4m05s");
+	progress_dhms(3540, buf, sizeof buf);
+	is_str(buf, "59m00s", "59m00s");
 	progress_dhms(90061, buf, sizeof buf);
 	is_str(buf, "1d01h01m01s", "1d01h01m01s");
+}
+
+/*
+ * The bar is as wide as the terminal stderr is on (its TIOCGWINSZ), not
+ * $COLUMNS or 80: drawn here on a pseudo-terminal of 40 columns, the text
+ * between the fill and the erase-to-end is 39 characters (the last column
+ * is left free so that the terminal does not wrap).
+ */
+static void
+test_width(void)
+{
+	struct farm_stats s = {0};
+	struct progress p = {PROGRESS_BAR, 0, 0, 0, 0, 0, {0}};
+	struct group g;
+	struct winsize ws = {10, 40, 0, 0};
+	struct termios tm;
+	char buf[512], *fill, *erase;
+	size_t len = 0;
+	int hold, master, tty, saved;
+
+	memset(&g, 0, sizeof g);
+	unsetenv("COLUMNS");
+	/* no other low descriptor is the terminal: only fd 2 can tell its width */
+	hold = fcntl(3, F_GETFD) < 0 ? open("/dev/null", O_RDONLY) : -1;
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    (tty = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
+		ok(1, "# skip no pseudo-terminal");
+		if (master >= 0)
+			close(master);
+		if (hold >= 0)
+			close(hold);
+		return;
+	}
+	ioctl(tty, TIOCSWINSZ, &ws);
+	/* raw: the bytes come back as drawn */
+	if (tcgetattr(tty, &tm) == 0) {
+		cfmakeraw(&tm);
+		tcsetattr(tty, TCSANOW, &tm);
+	}
+	saved = dup(2);
+	dup2(tty, 2);
+	progress_end(&p, &s, &g, 1, 0);
+	dup2(saved, 2);
+	close(saved);
+	while (len < sizeof buf - 1 && !memchr(buf, '\n', len)) {
+		ssize_t n = read(master, buf + len, sizeof buf - 1 - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	fill = strstr(buf, "\033[0m");
+	erase = strstr(buf, "\033[K");
+	ok(fill && erase && erase - fill - 4 == 39, "a terminal 40 columns wide: the bar's text is 39 (%d)",
+	    fill && erase ? (int)(erase - fill - 4) : -1);
+	close(tty);
+	close(master);
+	if (hold >= 0)
+		close(hold);
+}
+
+/* -j auto in --json: each decision's figures; only an unknown one (-1) is null, a small one is a figure */
+static void
+test_auto_json(void)
+{
+	struct farm_stats s = {0};
+	struct group g;
+	struct ctl c;
+	struct ctl_config cfg = {2, 8, 1, 0};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&g, 0, sizeof g);
+	g.cap = 8;
+	ctl_init(&c, &cfg, 0);
+	c.log[c.nlog++] = (struct ctl_decision){1.5, 4, 0.5, 0.25, 0.75, 0.125, "a step"};
+	g.ctl = &c;
+	if (!(f = open_memstream(&text, &len))) {
+		ok(0, "open_memstream");
+		ctl_free(&c);
+		return;
+	}
+	progress_json(&s, &g, 1, f);
+	fclose(f);
+	ok(strstr(text, "\"limit\":2,\"rate\":null,\"gpu\":null,\"cpu\":null,\"j_per_task\":null,"
+	    "\"why\":\"start\"") != NULL, "the start: nothing known yet, every figure null");
+	if (!ok(strstr(text, "\"limit\":4,\"rate\":0.5,\"gpu\":0.25,\"cpu\":0.75,\"j_per_task\":0.125,"
+	    "\"why\":\"a step\"") != NULL, "a step: figures below 1 are figures"))
+		printf("#   %s\n", text);
+	free(text);
+	ctl_free(&c);
 }
 
 int
@@ -159,5 +267,7 @@ main(void)
 	test_bar();
 	test_eta();
 	test_names();
+	test_width();
+	test_auto_json();
 	return done_testing();
 }
