@@ -354,9 +354,7 @@ solve(struct search *s, struct sol *sol)
 		if (!added)
 			break;
 	}
-	/* the last optimal LP's duals; with none, zero duals: the objective alone, a weaker bound */
-	if (!ok)
-		memset(y, 0, sizeof *y * (size_t)m);
+	/* y: the last optimal LP's duals, or with none the zeros xcalloc gave it: the objective alone, a weaker bound */
 	take_duals(s, y);
 	mig_bound(s);
 	mig_lp_free(&lp);

@@ -134,6 +134,23 @@ is "$(tail -n +2 "$L" | wc -l):$(records):$(dups)" "$N:$N:0" "FILE: one record p
 is "$(tail -n +2 "$L" | awk -F'\t' '$2 ~ /^r/' | wc -l)" "$((N - M1))" "the resumed run recorded exactly the rest"
 is "$(readlink "$L.farm/second/parent")" "first" "the second run resumes the first"
 
+# ---- --resume-failed over a chain of three runs: the newest run's record of an input decides --
+# Input 2 fails in the first run and ends well in the second; the third skips it, although the
+# first run, read after the second, still holds its failed record.
+rm -rf "$T/ran" "$T/fixed" "$L" "$L.farm"
+FCMD='echo {} >>'"$T"'/ran; [ {} != 2 ] || [ -e '"$T"'/fixed ]'
+again='' RCS=''
+for r in f1 f2 f3; do
+	run env GPUPACK_FARM_RUN=$r SLURMD_NODENAME=f0 "$GPUPACK" run $again --gpus 0 --share timeslice \
+		--shell --joblog "$L" "$FCMD" ::: 1 2 3
+	RCS="$RCS$rc "
+	again=--resume-failed
+	touch "$T/fixed"
+done
+is "$RCS" "1 0 0 " "input 2 failed, then ended well: exit 1, then 0, 0"
+is "$(readlink "$L.farm/f3/parent"):$(readlink "$L.farm/f2/parent")" "f2:f1" "each run resumes the one before"
+is "$(sort -n "$T/ran" | tr '\n' ' ')" "1 2 2 3 " "the third run ran nothing: the second's record of input 2, ended well, decides"
+
 # reaped PID: until the process is gone, not even a zombie (its parent has seen it end); 10 s at most
 reaped() {
 	i=0

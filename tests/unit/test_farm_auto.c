@@ -233,6 +233,24 @@ test_task_cpu(const char *dir)
 	ok(host_task_cpu(502, &cpu, &wait) < 0 && cpu == -1, "a task gone: -1");
 	put(dir, "503/stat", "503 (x) S 1 503\n");
 	ok(host_task_cpu(503, &cpu, &wait) < 0, "a torn stat line: -1");
+	{
+		/* 600 and 69 children, a tick of CPU each: a tree is read to its first 64 processes (TREE_MAX) */
+		char kids[1024] = "", name[64], line[160];
+		size_t k = 0;
+
+		for (int pid = 600; pid < 670; pid++) {
+			snprintf(name, sizeof name, "%d/stat", pid);
+			snprintf(line, sizeof line, "%d (w) S %d %d 1 0 -1 0 0 0 0 0 1 0 0 0 20 0 1 0 100\n", pid,
+			    pid == 600 ? 1 : 600, 600);
+			put(dir, name, line);
+			if (pid > 600)
+				k += (size_t)snprintf(kids + k, sizeof kids - k, "%d ", pid);
+		}
+		put(dir, "600/task/600/children", kids);
+		rc = host_task_cpu(600, &cpu, &wait);
+		ok(rc == 0 && cpu > 63.9 / hz && cpu < 64.1 / hz,
+		    "a tree of 70 processes: the first 64 counted (%.0f ticks)", cpu * hz);
+	}
 	unsetenv("GPUPACK_PROC_DIR");
 	ok(host_task_cpu(getpid(), &cpu, &wait) == 0 && cpu >= 0, "our own process, in the real /proc");
 	setenv("GPUPACK_PROC_DIR", dir, 1);

@@ -6,6 +6,7 @@
  * data/mig-profiles.csv, every product in it.
  */
 #include "mig_fixture.h"
+#include "share/mig_lp.h"
 #include "util/knob.h"
 
 /* ------------------------------------------------------------------ tests */
@@ -293,6 +294,86 @@ test_bounds_hold(void)
 	    cut);
 }
 
+
+/*
+ * The same, the budget swept (150 to 1500 units, by 45) on each small mix:
+ * the search is cut off at every stage, the bags' among them (where a bag
+ * search runs out of work at one drop vector, the bound it reports must
+ * still allow for the vectors after it, the last one too).
+ */
+static void
+test_bounds_sweep(void)
+{
+	int wrong = 0, cases = 0, cut = 0;
+
+	for (int pi = 0; pi < nproducts; pi++)
+		for (int seed = 1; seed <= (san_pass() ? 10 : 50); seed++) {
+			struct mig_gpu g[2];
+			struct mig_request r[4];
+			struct mig_score best;
+			int ng, nr;
+
+			rng_state = (unsigned long long)seed * 7351 + (unsigned long long)pi * 17;
+			ng = small_mix(pi, seed, g, r, &nr);
+			best = brute_force(g, ng, r, nr);
+			for (long budget = 150; budget <= 1500; budget += 45) {
+				struct mig_plan p;
+
+				if (mig_plan(g, ng, r, nr, budget, &p) < 0)
+					continue;
+				cases++;
+				cut += !p.optimal;
+				if (bound_beaten(&p, &best)) {
+					wrong++;
+					printf("# %s seed %d, budget %ld: gap level %d, plan (%d,%llu,%d,%d) bounds (%d,%llu,%d,%d) "
+					    "exhaustive (%d,%llu,%d,%d)\n", products[pi].name, seed, budget, p.gap_level,
+					    p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
+					    p.bound_satisfied, (unsigned long long)p.bound_waste, p.bound_sms, p.bound_ops,
+					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
+				}
+				mig_plan_free(&p);
+			}
+		}
+	is_int(wrong, 0, "%d plans of small mixes, budgets from 150 to 1500 (%d not proven): no plan beats their bounds",
+	    cases, cut);
+}
+
+/*
+ * The LP solver alone, on an LP that needs more pivots than REFACTOR (40)
+ * lets pass before it inverts the basis again from scratch: x_i <= i + 1
+ * for 60 columns of costs 1 to 7, and a row bounding their sum that never
+ * binds (its slack stays basic: the inverse is not the identity). Each
+ * column enters once; after the refactorization the solve goes on to the
+ * optimum, its values and duals.
+ */
+static void
+test_lp_refactor(void)
+{
+	enum { N = 60, M = N + 1 };
+	double b[M], col[M], want = 0;
+	char sense[M];
+	struct mig_lp lp;
+	int st, bad = 0;
+
+	for (int i = 0; i < M; i++) {
+		b[i] = i < N ? i + 1 : 1e4;
+		sense[i] = 'L';
+	}
+	mig_lp_init(&lp, M, b, sense);
+	for (int j = 0; j < N; j++) {
+		for (int i = 0; i < M; i++)
+			col[i] = i == j || i == N;
+		mig_lp_add(&lp, col, 1 + j % 7);
+		want += (double)(j + 1) * (1 + j % 7);
+	}
+	st = mig_lp_solve(&lp);
+	for (int j = 0; st == MIG_LP_OPTIMAL && j < N; j++)
+		bad += fabs(mig_lp_value(&lp, j) - (j + 1)) > 1e-9 || fabs(lp.y[j] - (1 + j % 7)) > 1e-9;
+	ok(st == MIG_LP_OPTIMAL && lp.pivots > 40 && fabs(lp.obj - want) < 1e-6 && bad == 0 && fabs(lp.y[N]) < 1e-9,
+	    "the LP solver through a refactorization (%ld pivots): the optimum %.0f, its values and duals (%d wrong)",
+	    lp.pivots, lp.obj, bad);
+	mig_lp_free(&lp);
+}
 
 /*
  * Hand-made GPUs: a GPU whose one profile is the whole GPU, and one whose
@@ -629,11 +710,13 @@ main(void)
 		    products[i].gpu.nprofiles >= 4, "%s: %d profiles, %d compute slices", products[i].name,
 		    products[i].gpu.nprofiles, products[i].gpu.compute_slices);
 	test_geometry_rules();
+	test_lp_refactor();
 	test_parsers();
 	test_examples();
 	test_random_valid();
 	check_optimal(0, "", NULL);
 	test_bounds_hold();
+	test_bounds_sweep();
 	test_mixes_exhaustive();
 	test_bags_exhaustive();
 	test_bags_stand_for();
