@@ -226,7 +226,8 @@ static int
 host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_task *t, int nt,
     const char **why, int *over, const char **over_why)
 {
-	double want = 0, got = 0, starting = 0, cap, used = 0, each = n->d_start < start_cost(n) ? n->d_start : start_cost(n);
+	double want = 0, got = 0, starting = 0, cap, used = 0;
+	double each = n->d_start < start_cost(n) ? n->d_start : start_cost(n);
 	int room = CTL_ANY, active = 0, measured = 1;
 	uint64_t reserve = CTLNODE_HOST_RESERVE, per;
 

@@ -354,7 +354,10 @@ solve(struct search *s, struct sol *sol)
 		if (!added)
 			break;
 	}
-	/* y: the last optimal LP's duals, or with none the zeros xcalloc gave it: the objective alone, a weaker bound */
+	/*
+	 * y: the last optimal LP's duals, or with none the zeros xcalloc gave
+	 * it: the objective alone, a weaker bound
+	 */
 	take_duals(s, y);
 	mig_bound(s);
 	mig_lp_free(&lp);
