@@ -19,6 +19,9 @@
 #   VARIANTS="nogate:farm.start_over_pct=-1"  more auto runs a class, each NAME:KNOBS run with
 #                                             GPUPACK_KNOBS=KNOBS (`gpupack --knobs`): a tuning compared
 #                                             side by side with the default; rows "auto (NAME)"
+#   REPS=3                                    after the search, the best fixed count and auto (nothing
+#                                             remembered) again, alternating, fixed first, until each
+#                                             ran REPS times: the summary compares their medians
 #
 # The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
 #   python   PyTorch trainings bound by their start-up (import torch, CUDA context)
@@ -55,6 +58,7 @@ AUTO2=${AUTO2:-"python"}
 ENERGY=${ENERGY:-"gpu"}
 VARIANTS=${VARIANTS:-}
 MAXFIXED=${MAXFIXED:-4}
+REPS=${REPS:-1}
 FAKE=${FAKE:-0}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT" "$(dirname "$REPORT")"
@@ -73,6 +77,7 @@ budget_left() { local l=$(($(left) - 20)); echo $((l > 1 ? l : 1)); }
 now() { date +%s.%N; }
 fmt() { awk -v x="$1" 'BEGIN { printf "%.1f", x }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # --- the build and the machine -------------------------------------------------------------
 if [ "$FAKE" = 1 ]; then
@@ -213,6 +218,9 @@ report() {
 		echo "- command: \`bash bench/auto.sh\` (CLASSES=\"$CLASSES\" GRID=\"$GRID\" CUT=$CUT BUDGET=$BUDGET); build ${BUILD_S} s"
 		echo "- share: mps (the default). auto: an empty state directory (nothing remembered); auto,"
 		echo "  remembered: a second run with what the first remembered. -j N: N per device."
+		[ "$REPS" -gt 1 ] && echo "- REPS=$REPS: auto and the best fixed count ran up to $REPS times each, alternating" \
+		    "(the later rounds fixed first); auto (s), best fixed (s) and their ratio are medians over the runs" \
+		    "(the detail lists each)."
 		echo
 		cat "$SUMMARY"
 		echo
@@ -400,7 +408,28 @@ for c in $CLASSES; do
 		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
 		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
 	fi
+	# REPS: the best fixed count and auto again, alternating (fixed first: auto ran first before)
+	if [ "$REPS" -gt 1 ] && [ -n "$BESTJ" ]; then
+		la=("$ta") lf=("$BESTF")
+		for r in $(seq 2 "$REPS"); do
+			[ "$(left)" -gt "$(awk -v a="$ta" -v b="$BESTF" 'BEGIN { printf "%d", a + b + 40 }')" ] || break
+			farm "$c-j$BESTJ-r$r" "$BESTJ" "$(budget_left)"
+			read -r tf _ ff _ <<<"$FARM"
+			farm "$c-auto-r$r" "" "$(budget_left)"
+			read -r tr _ fr _ <<<"$FARM"
+			[ "$ff" -gt "$FAILS" ] || lf+=("$tf")
+			[ "$fr" -gt "$FAILS" ] || la+=("$tr")
+			echo "| round $r: $BESTJ, then auto | $(fmt "$tf"), $(fmt "$tr") | $(jget "$c-j$BESTJ-r$r" jpt), $(jget "$c-auto-r$r" jpt) | $((ff > FAILS ? ff - FAILS : 0)), $((fr > FAILS ? fr - FAILS : 0)) |" >>"$TMP/$c.rows"
+			say "   round $r: -j $BESTJ $(fmt "$tf") s, auto $(fmt "$tr") s (settled $(jget "$c-auto-r$r" settled_all))"
+		done
+		ta=$(med "${la[@]}")
+		BESTF=$(med "${lf[@]}")
+		ratio=$(awk -v b="$BESTF" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')
+		bcell="$(fmt "$BESTF") (-j $BESTJ, median of ${#lf[@]})"
+		echo "RESULT $c: auto runs ${la[*]}; -j $BESTJ runs ${lf[*]}"
+	fi
 	acell=$(fmt "$ta")
+	[ "$REPS" -gt 1 ] && [ -n "$BESTJ" ] && acell="$acell (median of ${#la[@]})"
 	[ "$fa" -gt "$FAILS" ] && acell="$acell ($((fa - FAILS)) failed)"
 	ecell=-
 	[ -n "$EJ" ] && ecell="$EJPT (-j $EJ, $(fmt "$ET") s)"

@@ -51,6 +51,8 @@ summary() { printf '%s\n' "$1" | tail -n 1; }
 PEERS=3
 run R -j 4 --retries 1 --json --joblog jl1 sh task.sh ::: 1 2 3 k 4 5 6
 is "$rc" 0 "the control daemon killed mid-run: no task lost (--retries 1: no retry)"
+# why, when it failed: what the farm said and its journal
+[ "$rc" -eq 0 ] || { printf '%s\n' "$err" "$(summary "$out")"; cat jl1; } | sed 's/^/#   /'
 ok "$([ -e killed ]; echo $?)" "(the daemon was killed)"
 is "$(clients "$err")" 6 "every client task ended done, as a client of an MPS daemon"
 is "$(outside "$err")" 0 "none ran without MPS"
