@@ -25,19 +25,25 @@ cat >task.sh <<'SH'
 . ./lib.sh
 pd=$CUDA_MPS_PIPE_DIRECTORY
 case $1 in
-k*)	peers
-	[ -e killed ] || { touch killed fault; kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"; }
+k*)	[ -e killed ] && exit 0   # run again after its fault: no peers to wait for
+	peers
+	touch killed fault
+	kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"
 	exit 0 ;;
 K)	[ -e calm ] && client
 	peers
 	touch fault
 	kill -9 "$(cat "$pd/nvidia-cuda-mps-control.pid")"
 	exit 0 ;;
-h)	peers
-	[ -e hung ] || { touch hung fault; echo x_hang | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
+h)	[ -e hung ] && exit 0
+	peers
+	touch hung fault
+	echo x_hang | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
 	exit 0 ;;
-s)	peers
-	[ -e hung ] || { touch hung fault; echo x_hang_server | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1; }
+s)	[ -e hung ] && exit 0
+	peers
+	touch hung fault
+	echo x_hang_server | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
 	exit 0 ;;
 esac
 client
