@@ -287,10 +287,13 @@ test_host(void)
 		struct host_cpu c;
 		const char *st = "cpu  400 0 50 1550 0 0 0 0 0 0\ncpu0 300 0 0 100 0 0 0 0\n"
 		    "cpu1 100 0 50 850 0 0 0 0\n";
+		int rc;
 
 		CPU_ZERO(&m);
 		CPU_SET(1, &m);
-		ok(host_cpu_parse(st, &m, &c) == 0 && c.ncpu == 1 && c.busy == 150 && c.total == 1000,
+		/* parsed before the message reads c: arguments are evaluated in no set order */
+		rc = host_cpu_parse(st, &m, &c);
+		ok(rc == 0 && c.ncpu == 1 && c.busy == 150 && c.total == 1000,
 		    "affinity to CPU 1: its counters and one CPU (%d, %llu/%llu)", c.ncpu, c.busy, c.total);
 		CPU_SET(0, &m);
 		ok(host_cpu_parse(st, &m, &c) == 0 && c.ncpu == 2 && c.busy == 450 && c.total == 2000,
