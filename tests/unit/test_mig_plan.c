@@ -256,6 +256,32 @@ test_random_valid(void)
 }
 
 /*
+ * One small mix planned within budget: the plan's bounds against the
+ * exhaustive optimum best. 0 they hold, 1 the optimum beats them (said on a
+ * diagnostic line), -1 no plan. *cut counts the plans not proven optimal.
+ */
+static int
+bounds_check(int pi, int seed, const struct mig_gpu *g, int ng, const struct mig_request *r, int nr,
+    long budget, const struct mig_score *best, int *cut)
+{
+	struct mig_plan p;
+	int beaten;
+
+	if (mig_plan(g, ng, r, nr, budget, &p) < 0)
+		return -1;
+	*cut += !p.optimal;
+	beaten = bound_beaten(&p, best);
+	if (beaten)
+		printf("# %s seed %d, budget %ld: gap level %d, plan (%d,%llu,%d,%d) bounds (%d,%llu,%d,%d) "
+		    "exhaustive (%d,%llu,%d,%d)\n", products[pi].name, seed, budget, p.gap_level, p.score.satisfied,
+		    (unsigned long long)p.score.waste, p.score.sms, p.score.ops, p.bound_satisfied,
+		    (unsigned long long)p.bound_waste, p.bound_sms, p.bound_ops, best->satisfied,
+		    (unsigned long long)best->waste, best->sms, best->ops);
+	mig_plan_free(&p);
+	return beaten;
+}
+
+/*
  * The bounds a plan reports hold whatever the budget: on small mixes cut
  * off after a few hundred units of work, no plan (the exhaustive optimum)
  * beats what the bound says at the first level not proven.
@@ -269,31 +295,19 @@ test_bounds_hold(void)
 		for (int seed = 1; seed <= (san_pass() ? 5 : 25); seed++) {
 			struct mig_gpu g[2];
 			struct mig_request r[4];
-			struct mig_plan p;
 			struct mig_score best;
-			int ng, nr;
+			int ng, nr, rc;
 
 			rng_state = (unsigned long long)seed * 7351 + (unsigned long long)pi * 17;
 			ng = small_mix(pi, seed, g, r, &nr);
-			if (mig_plan(g, ng, r, nr, 50 + seed * 40, &p) < 0)
-				continue;
 			best = brute_force(g, ng, r, nr);
-			cases++;
-			cut += !p.optimal;
-			if (bound_beaten(&p, &best)) {
-				wrong++;
-				printf("# %s seed %d: gap level %d, plan (%d,%llu,%d,%d) bounds (%d,%llu,%d,%d) exhaustive "
-				    "(%d,%llu,%d,%d)\n", products[pi].name, seed, p.gap_level, p.score.satisfied,
-				    (unsigned long long)p.score.waste, p.score.sms, p.score.ops, p.bound_satisfied,
-				    (unsigned long long)p.bound_waste, p.bound_sms, p.bound_ops, best.satisfied,
-				    (unsigned long long)best.waste, best.sms, best.ops);
-			}
-			mig_plan_free(&p);
+			rc = bounds_check(pi, seed, g, ng, r, nr, 50 + seed * 40, &best, &cut);
+			cases += rc >= 0;
+			wrong += rc > 0;
 		}
 	is_int(wrong, 0, "%d small mixes cut off early (%d not proven): no plan beats the bounds they report", cases,
 	    cut);
 }
-
 
 /*
  * The same, the budget swept (150 to 1500 units, by 45) on each small mix:
@@ -317,21 +331,10 @@ test_bounds_sweep(void)
 			ng = small_mix(pi, seed, g, r, &nr);
 			best = brute_force(g, ng, r, nr);
 			for (long budget = 150; budget <= 1500; budget += 45) {
-				struct mig_plan p;
+				int rc = bounds_check(pi, seed, g, ng, r, nr, budget, &best, &cut);
 
-				if (mig_plan(g, ng, r, nr, budget, &p) < 0)
-					continue;
-				cases++;
-				cut += !p.optimal;
-				if (bound_beaten(&p, &best)) {
-					wrong++;
-					printf("# %s seed %d, budget %ld: gap level %d, plan (%d,%llu,%d,%d) bounds (%d,%llu,%d,%d) "
-					    "exhaustive (%d,%llu,%d,%d)\n", products[pi].name, seed, budget, p.gap_level,
-					    p.score.satisfied, (unsigned long long)p.score.waste, p.score.sms, p.score.ops,
-					    p.bound_satisfied, (unsigned long long)p.bound_waste, p.bound_sms, p.bound_ops,
-					    best.satisfied, (unsigned long long)best.waste, best.sms, best.ops);
-				}
-				mig_plan_free(&p);
+				cases += rc >= 0;
+				wrong += rc > 0;
 			}
 		}
 	is_int(wrong, 0, "%d plans of small mixes, budgets from 150 to 1500 (%d not proven): no plan beats their bounds",
