@@ -19,9 +19,9 @@
 #   VARIANTS="nogate:farm.start_over_pct=-1"  more auto runs a class, each NAME:KNOBS run with
 #                                             GPUPACK_KNOBS=KNOBS (`gpupack --knobs`): a tuning compared
 #                                             side by side with the default; rows "auto (NAME)"
-#   REPS=3                                    after the search, the best fixed count and auto (nothing
-#                                             remembered) again, alternating, fixed first, until each
-#                                             ran REPS times: the summary compares their medians
+#   REPS=3                                    after the search, the best fixed count, auto (nothing
+#                                             remembered) and each variant again, in turn, fixed first,
+#                                             until each ran REPS times: the summary compares medians
 #
 # The classes (bench/auto/classes.sh, sized by the GPUs and CPUs here):
 #   python   PyTorch trainings bound by their start-up (import torch, CUDA context)
@@ -218,7 +218,7 @@ report() {
 		echo "- command: \`bash bench/auto.sh\` (CLASSES=\"$CLASSES\" GRID=\"$GRID\" CUT=$CUT BUDGET=$BUDGET); build ${BUILD_S} s"
 		echo "- share: mps (the default). auto: an empty state directory (nothing remembered); auto,"
 		echo "  remembered: a second run with what the first remembered. -j N: N per device."
-		[ "$REPS" -gt 1 ] && echo "- REPS=$REPS: auto and the best fixed count ran up to $REPS times each, alternating" \
+		[ "$REPS" -gt 1 ] && echo "- REPS=$REPS: auto, the best fixed count and each variant ran up to $REPS times each, in turn" \
 		    "(the later rounds fixed first); auto (s), best fixed (s) and their ratio are medians over the runs" \
 		    "(the detail lists each)."
 		echo
@@ -380,10 +380,12 @@ for c in $CLASSES; do
 		say "   auto, remembered: $(fmt "$ta2") s (settled $(jget "$c-auto2" settled_all))"
 		ta2=$(fmt "$ta2")
 	fi
+	declare -A LV=()
 	for v in $VARIANTS; do
 		[ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ] || break
 		KNOBS=${v#*:} farm "$c-${v%%:*}" "" "$(budget_left)"
 		read -r tv _ fv _ <<<"$FARM"
+		[ "$fv" -gt "$FAILS" ] || LV[${v%%:*}]=$tv
 		echo "| auto (${v%%:*}: ${v#*:}) | $(fmt "$tv") | $(jget "$c-${v%%:*}" jpt) | $((fv > FAILS ? fv - FAILS : 0)) |" \
 		    >>"$TMP/$c.rows"
 		say "   auto (${v%%:*}): $(fmt "$tv") s, $fv failed, settled $(jget "$c-${v%%:*}" settled_all), max $(jget "$c-${v%%:*}" max)"
@@ -408,25 +410,40 @@ for c in $CLASSES; do
 		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
 		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
 	fi
-	# REPS: the best fixed count and auto again, alternating (fixed first: auto ran first before)
+	# REPS: the best fixed count, auto and each variant again, in turn (fixed first: auto ran first before)
 	if [ "$REPS" -gt 1 ] && [ -n "$BESTJ" ]; then
 		la=("$ta") lf=("$BESTF")
+		nv=$(wc -w <<<"$VARIANTS")
 		for r in $(seq 2 "$REPS"); do
-			[ "$(left)" -gt "$(awk -v a="$ta" -v b="$BESTF" 'BEGIN { printf "%d", a + b + 40 }')" ] || break
+			[ "$(left)" -gt "$(awk -v a="$ta" -v b="$BESTF" -v n="$nv" 'BEGIN { m = a > b ? a : b; printf "%d", (n + 1) * m + b + 40 }')" ] || break
 			farm "$c-j$BESTJ-r$r" "$BESTJ" "$(budget_left)"
 			read -r tf _ ff _ <<<"$FARM"
 			farm "$c-auto-r$r" "" "$(budget_left)"
 			read -r tr _ fr _ <<<"$FARM"
 			[ "$ff" -gt "$FAILS" ] || lf+=("$tf")
 			[ "$fr" -gt "$FAILS" ] || la+=("$tr")
-			echo "| round $r: $BESTJ, then auto | $(fmt "$tf"), $(fmt "$tr") | $(jget "$c-j$BESTJ-r$r" jpt), $(jget "$c-auto-r$r" jpt) | $((ff > FAILS ? ff - FAILS : 0)), $((fr > FAILS ? fr - FAILS : 0)) |" >>"$TMP/$c.rows"
-			say "   round $r: -j $BESTJ $(fmt "$tf") s, auto $(fmt "$tr") s (settled $(jget "$c-auto-r$r" settled_all))"
+			line="round $r: $BESTJ, auto" vals="$(fmt "$tf"), $(fmt "$tr")"
+			for v in $VARIANTS; do
+				KNOBS=${v#*:} farm "$c-${v%%:*}-r$r" "" "$(budget_left)"
+				read -r tv _ fv _ <<<"$FARM"
+				[ "$fv" -gt "$FAILS" ] || LV[${v%%:*}]="${LV[${v%%:*}]} $tv"
+				line="$line, ${v%%:*}" vals="$vals, $(fmt "$tv")"
+			done
+			echo "| $line | $vals | $(jget "$c-j$BESTJ-r$r" jpt), $(jget "$c-auto-r$r" jpt) | $((ff > FAILS ? ff - FAILS : 0)), $((fr > FAILS ? fr - FAILS : 0)) |" >>"$TMP/$c.rows"
+			say "   round $r: -j $BESTJ $(fmt "$tf") s, auto $(fmt "$tr") s (settled $(jget "$c-auto-r$r" settled_all)); $vals"
 		done
 		ta=$(med "${la[@]}")
 		BESTF=$(med "${lf[@]}")
 		ratio=$(awk -v b="$BESTF" -v a="$ta" 'BEGIN { printf "%.3f", b / a }')
 		bcell="$(fmt "$BESTF") (-j $BESTJ, median of ${#lf[@]})"
 		echo "RESULT $c: auto runs ${la[*]}; -j $BESTJ runs ${lf[*]}"
+		for v in $VARIANTS; do
+			# shellcheck disable=SC2086 # the runs, one word each
+			set -- ${LV[${v%%:*}]}
+			[ $# -gt 0 ] || continue
+			echo "RESULT $c: auto (${v%%:*}) runs $*; median $(fmt "$(med "$@")"), -j $BESTJ / it $(awk -v b="$BESTF" -v a="$(med "$@")" 'BEGIN { printf "%.3f", b / a }')"
+			echo "| auto (${v%%:*}), median of $# | $(fmt "$(med "$@")") | | |" >>"$TMP/$c.rows"
+		done
 	fi
 	acell=$(fmt "$ta")
 	[ "$REPS" -gt 1 ] && [ -n "$BESTJ" ] && acell="$acell (median of ${#la[@]})"
