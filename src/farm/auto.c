@@ -302,17 +302,9 @@ read_host(struct farm *f, double now, int full)
 	struct farm_auto *au = f->au;
 	struct ctlnode_host *h = &au->host;
 	struct host_cpu c;
-	unsigned long long all;
 
 	h->now = now;
 	h->demand = f->stop == 0 && !(f->st.inputs_done && !f->retry && !f->suspects);
-	/* tasks still to start (reruns included), when the total is known */
-	h->left = -1;
-	if ((all = progress_total(&f->st)) > 0) {
-		unsigned long long gone = f->st.done + f->st.failed + (unsigned long long)f->st.running;
-
-		h->left = all > gone ? (int)(all - gone < INT_MAX ? all - gone : INT_MAX) : 0;
-	}
 	if (!full)
 		return;
 	h->cpu_busy = -1;

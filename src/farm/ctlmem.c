@@ -283,6 +283,7 @@ ctlmem_admit(const struct ctlmem *m, struct ctlmem_task **t, int n, uint64_t mem
 			out->watch = 1;
 	}
 	out->planned = mean + CTLMEM_Z * sqrt(var) > 0 ? (uint64_t)(mean + CTLMEM_Z * sqrt(var)) : 0;
+	out->settling = out->gate && !known(&s);
 	/* more tasks it may start: those memory would admit now, and as many warming up */
 	if (!blocked && known(&s) && s.mean > 0)
 		while (out->room < ADMIT_MAX && fits(mean + s.mean, var + s.var, room)) {

@@ -88,6 +88,7 @@ struct ctlmem_room {
 	int admitted, waiting;    /* tasks admitted (or on the GPU); not admitted */
 	int gate;                 /* 1: the gate holds tasks at the door (it is armed) */
 	int watch;                /* 1: a task nears the door unadmitted, or nothing is known: read soon */
+	int settling;             /* 1: the others wait at the door for the first footprint (room 0) */
 	uint64_t planned;         /* the memory still to come, as planned (mean + Z sd) */
 };
 

@@ -3,11 +3,12 @@
  * host's CPUs (and memory) are one budget that every device's count draws
  * on: each task's CPU use is measured while it starts and once it is on
  * the GPU (cores per task in each phase, learnt while the CPUs are not
- * saturated), and no device raises its count past what the CPUs left can
- * start: start-up-bound tasks (Python importing its libraries, CUDA making
- * contexts) get about one per core across all devices, not one per core
- * each. A host over budget takes counts down. Device memory is ctlmem.h's:
- * which tasks may go on to the GPU, which wait at its door.
+ * saturated), and no device raises its count past what the CPUs' room
+ * (CTLNODE_ROOM times the CPUs) can start: start-up-bound tasks (Python
+ * importing its libraries, CUDA making contexts) get 1.5 to 2 per core
+ * across all devices, not per device. A host over budget takes counts
+ * down. Device memory is ctlmem.h's: which tasks may go on to the GPU,
+ * which wait at its door.
  *
  * Pure: the caller reads the host, the devices and its tasks, passes the
  * readings, and applies the answers (each device's count, each task's
@@ -23,7 +24,17 @@
 
 /* Cores a task is taken to keep busy until measured (a Python start-up: about one). */
 #define CTLNODE_CORES 1.0
-/* A host counts as over its CPU budget when the tasks want this much more than it has. */
+/*
+ * The tasks may want this many times the CPUs before the counts stop
+ * rising: a task waiting on the GPU or the driver reads as a core (CUDA's
+ * default schedule spins while it waits), so one task per core leaves
+ * the GPU and the driver's waits unused. On an H200 with 16 cores, 48
+ * PyTorch trainings: 1.5 took 40.0-42.3 s in three runs, 1.0 45.4-52.2 s
+ * and -j 32 40.8-48.3 s, side by side; SGEMMs then trainings: alike
+ * (bench/results/2026-11-29-auto-warm-h200.md).
+ */
+#define CTLNODE_ROOM 1.5
+/* A host counts as over its CPU budget when the tasks want this much more than the room. */
 #define CTLNODE_OVER 1.3
 /*
  * Tasks starting together (not yet on a GPU) want at most this many times
@@ -38,13 +49,6 @@
 #define CTLNODE_BLIND 16
 /* Host memory (MemAvailable) that the farm leaves to the rest of the machine, at least. */
 #define CTLNODE_HOST_RESERVE (2ull << 30)
-/*
- * The farm's tail: once no more tasks are left to start than this share of
- * those running, the rest start now, the CPUs over their budget up to
- * CTLNODE_OVER (device memory still admits them): they share the CPUs with
- * the running ones rather than run after them with CPUs idle.
- */
-#define CTLNODE_TAIL 0.25
 /* Seconds between readings while a task nears the GPU's door (ctlmem's watch). */
 #define CTLNODE_WATCH 0.1
 
@@ -70,7 +74,6 @@ struct ctlnode_host {
 	int ncpu;
 	uint64_t host_avail;      /* MemAvailable */
 	int demand;               /* tasks wait for a slot */
-	int left;                 /* tasks not started yet (reruns included), when known; -1 unknown */
 };
 
 /* One device, at one step. */

@@ -17,6 +17,7 @@
 #include "farm/control.h"
 #include "farm/ctlmem.h"
 #include "farm/ctlnode.h"
+#include "util/knob.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -38,8 +39,6 @@ static int verbose, quick;
 static double remembered_gib;
 /* > 0: the controllers' first count (a remembered one) */
 static int sim_start;
-/* 1: the controllers know how many tasks are left to start */
-static int sim_tail = 1;
 /* 1: tasks start only as the host's CPUs take them (ctlnode's starts, as the farm's launcher) */
 static int sim_gate = 1;
 
@@ -54,6 +53,7 @@ struct kind {
 	double mem_lo, mem_hi; /* its footprint, GiB, spread over the tasks by their number */
 	double grow_at;       /* > 0: a fifth of it until this share of its GPU work, then all */
 	double gpu_spread;    /* > 0: every seventh task's GPU work this many times longer */
+	double wait_cpu;      /* cores a task keeps busy while it waits (CUDA spinning on the driver) */
 };
 
 struct farm {
@@ -85,6 +85,7 @@ struct result {
 	double makespan, energy;
 	int max_limit[SIM_DEV], settled[SIM_DEV], ooms[SIM_DEV], failed, lost, twice, paused_max;
 	int starting_max;     /* tasks in their CPU start-up at once, at most */
+	int active_max;       /* tasks running at once, those stopped at the door aside, at most */
 	struct ctlnode node;
 };
 
@@ -170,7 +171,6 @@ host_of(const struct sim *s, struct ctlnode_host *h)
 	h->ncpu = s->f->ncpu;
 	h->host_avail = 256 * GIB_;
 	h->demand = s->nq > 0 || s->next < s->f->ntasks;
-	h->left = sim_tail ? s->nq + s->f->ntasks - s->next : -1;
 }
 
 static void
@@ -221,6 +221,8 @@ control(struct sim *s, int watch)
 	}
 	if (paused > s->res->paused_max)
 		s->res->paused_max = paused;
+	if (s->nrun - paused > s->res->active_max)
+		s->res->active_max = s->nrun - paused;
 	if (getenv("TEST_CONTROL_SIGNALS"))
 		printf("#     t %6.2f %s cpu %.2f run %d paused %d limits %d %d room %d want %.1f/%.1f cores "
 		    "(start %.2f run %.2f)\n", s->t, watch ? "watch" : "step ", h.cpu_busy, s->nrun, paused,
@@ -260,7 +262,7 @@ fill(struct sim *s)
 	int starting = 0;
 
 	for (int j = 0; j < s->nrun; j++)
-		starting += s->run[j].phase == 0;
+		starting += s->run[j].phase == 0 && !s->run[j].ct.m.paused;
 	if (starting > s->res->starting_max)
 		s->res->starting_max = starting;
 	for (;;) {
@@ -361,7 +363,7 @@ advance(struct sim *s)
 		if (x->phase == 2)
 			k[x->dev]++;
 		demand += x->phase == 0 ? (kd->start_cores > 0 ? kd->start_cores : 1) :
-		    x->phase == 2 ? kd->gpu_cpu : 0;
+		    x->phase == 2 ? kd->gpu_cpu : kd->wait_cpu;
 	}
 	share = demand > f->ncpu ? f->ncpu / demand : 1;
 	eff = demand > f->ncpu ? 1 / (1 + f->kappa * (demand / f->ncpu - 1)) : 1;
@@ -387,6 +389,8 @@ advance(struct sim *s)
 			}
 		} else if (x->phase == 1) {
 			x->wait_left -= DT;
+			x->ct.cpu += DT * share * kd->wait_cpu;
+			x->ct.wait += DT * (1 - share) * kd->wait_cpu;
 			if (x->wait_left <= 0) {
 				/* then the rest of its context and its data (a fifth of it when it grows late) */
 				uint64_t first = kd->grow_at > 0 ? x->fp / 5 : x->fp;
@@ -539,54 +543,65 @@ compare(const struct farm *f, int *best_j, double *best_t, struct result *autor)
 static const struct farm farms[] = {
 	/* one device, the shapes of the H100 classes (0.9 of the best: their curves are made up) */
 	{"rising then flat (SGEMM n=512 under MPS)", 1, 16, 200, 1, 2, 6, 2.0, 0, 0.65, 80, 0.1,
-	    {{0.3, 0.2, 1.0, 1, 0, 0.1, 0.1, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 1.0, 1, 0, 0.1, 0.1, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	{"rising then falling", 1, 16, 200, 1, 2, 6, 3.0, 0.25, 0.4, 80, 0.1,
-	    {{0.3, 0.2, 1.0, 1, 0, 0.1, 0.1, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 1.0, 1, 0, 0.1, 0.1, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	{"flat from 1 (SGEMM n=4096)", 1, 16, 60, 1, 2, 1, 1.0, 0.02, 0.97, 80, 0.1,
-	    {{0.3, 0.2, 1.0, 1, 0, 0.3, 0.3, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 1.0, 1, 0, 0.3, 0.3, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	{"heterogeneous durations", 1, 16, 60, 1, 2, 3, 1.6, 0, 0.7, 80, 0.1,
-	    {{0.3, 0.2, 0.5, 1, 0, 0.5, 0.5, 0, 6}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 0.5, 1, 0, 0.5, 0.5, 0, 6, 0}}, 0, 0, 70, 700, 0.9, 0},
 	{"time-slicing, busy share only", 1, 16, 120, 0, 1, 1, 1.0, 0.03, 0.6, 80, 0.1,
-	    {{0.3, 0.2, 0.5, 1, 0, 0.5, 0.5, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 0.5, 1, 0, 0.5, 0.5, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	/*
 	 * A simulated topology gives no GPU signal at all: only completions
 	 * say whether more helped (the tasks wait for the GPU without spinning)
 	 */
 	{"no GPU signal, rising then flat", 1, 16, 300, 1, 0, 6, 4.0, 0, 0.5, 80, 0.1,
-	    {{0.3, 0.2, 1.0, 0.05, 0, 0.1, 0.1, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.3, 0.2, 1.0, 0.05, 0, 0.1, 0.1, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	/*
 	 * Seen on two H200s (32 CPUs): SGEMM tasks whose start-up (a CUDA
 	 * context through the MPS server) keeps the CPUs nearly idle; all 24
 	 * at once ran 1.3x slower than 3 at a time.
 	 */
 	{"start-up without CPU, few tasks, many CPUs, falling", 1, 32, 24, 1, 2, 4, 3.0, 0.08, 0.5, 140, 0.1,
-	    {{0.05, 1.0, 0.6, 0.3, 0, 0.1, 0.1, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
+	    {{0.05, 1.0, 0.6, 0.3, 0, 0.1, 0.1, 0, 0, 0}}, 0, 0, 70, 700, 0.9, 0},
 	/* start-up bound: PyTorch imports (~10 s of CPU each), the GPU idle: about one per core */
 	{"start-up bound (PyTorch, 1 GPU, 16 CPUs)", 1, 16, 48, 1, 2, 8, 1.5, 0, 0.3, 80, 0.15,
-	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0}}, 0, 0, 70, 700, 1.0, 0},
+	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0, 0}}, 0, 0, 70, 700, 1.0, 0},
 	/* the same over four GPUs and one host of 64 CPUs: the CPUs are one budget for all four */
 	{"start-up bound (PyTorch, 4 GPUs, 64 CPUs)", 4, 64, 160, 1, 2, 8, 1.5, 0, 0.3, 80, 0.15,
-	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0}}, 0, 0, 70, 700, 1.0, 0},
+	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0, 0}}, 0, 0, 70, 700, 1.0, 0},
 	/* start-ups of two cores each (a threaded import): about one per two cores */
 	{"start-up bound, two cores each (2 GPUs, 32 CPUs)", 2, 32, 64, 1, 2, 8, 1.5, 0, 0.3, 80, 0.15,
-	    {{9.0, 1.0, 0.8, 1, 2, 1.0, 1.1, 0, 0}}, 0, 0, 70, 700, 0.97, 0},
+	    {{9.0, 1.0, 0.8, 1, 2, 1.0, 1.1, 0, 0, 0}}, 0, 0, 70, 700, 0.97, 0},
 	/* mixed footprints: PyTorch tasks holding 3-22 GiB each on 80 GiB, footprints unknown at first */
 	{"mixed footprints 3-22 GiB (PyTorch, 1 GPU)", 1, 16, 24, 1, 2, 8, 1.4, 0, 0.3, 80, 0.15,
-	    {{7.0, 1.0, 6.0, 1, 0, 3, 22, 0, 0}}, 0, 0, 70, 700, 1.0, 1},
+	    {{7.0, 1.0, 6.0, 1, 0, 3, 22, 0, 0, 0}}, 0, 0, 70, 700, 1.0, 1},
 	/* unknown footprints that grow late: a fifth at first, all of it a third into the GPU work */
 	{"footprints grow late (a quarter of the GPU each)", 1, 16, 32, 1, 2, 4, 1.5, 0, 0.4, 80, 0.15,
-	    {{4.0, 1.0, 3.0, 1, 0, 19, 19, 0.33, 0}}, 0, 0, 70, 700, 0.95, 1},
+	    {{4.0, 1.0, 3.0, 1, 0, 19, 19, 0.33, 0, 0}}, 0, 0, 70, 700, 0.95, 1},
 	/* mixed footprints over two GPUs sharing 32 CPUs */
 	{"mixed footprints 3-22 GiB (2 GPUs, 32 CPUs)", 2, 32, 48, 1, 2, 8, 1.4, 0, 0.3, 80, 0.15,
-	    {{7.0, 1.0, 6.0, 1, 0, 3, 22, 0, 0}}, 0, 0, 70, 700, 1.0, 1},
+	    {{7.0, 1.0, 6.0, 1, 0, 3, 22, 0, 0, 0}}, 0, 0, 70, 700, 1.0, 1},
 	/* phases: small GPU-bound tasks, then start-up-bound ones: no one fixed count suits both */
 	{"phases: SGEMM, then PyTorch start-ups", 1, 16, 120, 1, 2, 4, 2.0, 0.1, 0.5, 80, 0.15,
-	    {{0.2, 0.3, 1.0, 1, 0, 0.5, 0.5, 0, 0}, {9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0}}, 80, 0, 70, 700,
+	    {{0.2, 0.3, 1.0, 1, 0, 0.5, 0.5, 0, 0, 0}, {9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0, 0}}, 80, 0, 70, 700,
 	    1.0, 0},
 	/* mixed: start-up-bound and GPU-bound tasks alternating */
 	{"mixed: PyTorch start-ups and SGEMM alternating", 1, 16, 80, 1, 2, 4, 2.0, 0.1, 0.5, 80, 0.15,
-	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0}, {0.2, 0.3, 2.0, 1, 0, 0.5, 0.5, 0, 0}}, 0, 1, 70, 700,
+	    {{9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0, 0}, {0.2, 0.3, 2.0, 1, 0, 0.5, 0.5, 0, 0, 0}}, 0, 1, 70, 700,
 	    0.95, 0},
+	/*
+	 * Seen on an H200 with 16 cores (bench/auto.sh's python, 48 trainings):
+	 * import and set-up are CPU work (7.7 core-seconds), then CUDA waits on
+	 * the driver and the GPU, spinning (a core each, no progress from it):
+	 * two per core ended 1.25x as fast as one (2026-11-29-auto-gate-h200.md).
+	 * Its best fixed count here is 48 (one round of 48 tasks), 32 a close
+	 * second; with one task per core and no start-ups while the first
+	 * footprint settled, auto made 0.79 of it
+	 */
+	{"start-up bound, spinning waits (PyTorch, H200, 16 CPUs)", 1, 16, 48, 1, 2, 64, 64.0, 0, 0.02, 141,
+	    0.1, {{7.7, 2.5, 2.9, 1, 0, 1.0, 1.1, 0, 0, 1}}, 0, 0, 70, 700, 0.93, 0},
 	/*
 	 * Seen on an H200 with 16 cores (bench/auto.sh's phases, PHN=4): tasks
 	 * that mostly wait for a CUDA context keep the GPU and the CPUs idle,
@@ -599,7 +614,7 @@ static const struct farm farms[] = {
 	 * best; 0.92 keeps the point (all slots filled: 0.81)
 	 */
 	{"idle waits, then PyTorch start-ups", 1, 16, 100, 1, 2, 4, 2.0, 0.02, 0.3, 140, 0.15,
-	    {{0.1, 1.5, 0.05, 0.1, 0, 0.5, 0.5, 0, 0}, {9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0}}, 60, 0, 70, 700,
+	    {{0.1, 1.5, 0.05, 0.1, 0, 0.5, 0.5, 0, 0, 0}, {9.0, 1.5, 0.8, 1, 0, 1.0, 1.1, 0, 0, 0}}, 60, 0, 70, 700,
 	    0.92, 0},
 };
 
@@ -610,8 +625,12 @@ test_farms(void)
 		const struct farm *f = &farms[i];
 		struct result a;
 		int best_j = 0, maxl = 0, oom_max = 0;
-		double best_t, ratio = compare(f, &best_j, &best_t, &a);
+		double best_t, ratio;
 
+		/* TEST_CONTROL_ONLY=TEXT: only the farms whose name holds it (a tuning's quick look) */
+		if (getenv("TEST_CONTROL_ONLY") && !strstr(f->name, getenv("TEST_CONTROL_ONLY")))
+			continue;
+		ratio = compare(f, &best_j, &best_t, &a);
 		for (int d = 0; d < f->ndev; d++) {
 			maxl = a.max_limit[d] > maxl ? a.max_limit[d] : maxl;
 			oom_max = a.ooms[d] > oom_max ? a.ooms[d] : oom_max;
@@ -629,9 +648,9 @@ test_farms(void)
 
 /*
  * The host's CPUs are one budget: on four GPUs and 64 cores, start-up-bound
- * tasks get about the best fixed count per GPU (20: the tasks wait on the
- * GPU part of their lives, so a little over one per core), not 48 each; on
- * one GPU and 16 cores about 16 (not 32).
+ * tasks get at most two per core over all four GPUs (the room, 1.5x the
+ * CPUs, and as many again stopped at the door while the first footprint
+ * settles), shared alike, not 48 each; on one GPU and 16 cores 16 to 32.
  */
 static void
 test_cpu_budget(void)
@@ -645,33 +664,21 @@ test_cpu_budget(void)
 		total += a.settled[d];
 		most = a.max_limit[d] > most ? a.max_limit[d] : most;
 	}
-	ok(total >= 3 * best_j && total <= 5.4 * best_j, "4 GPUs, 64 CPUs, start-ups: settled on %d in all "
-	    "(best fixed: %d per GPU)", total, best_j);
-	ok(most <= 1.5 * best_j, "and no device ramps alone (at most %d on one)", most);
+	ok(total >= 64 && total <= 128, "4 GPUs, 64 CPUs, start-ups: settled on %d in all (1 to 2 per core)",
+	    total);
+	ok(most <= 1.25 * total / 4, "and no device ramps alone (at most %d on one)", most);
+	ok(a.active_max <= 128, "and at most 2 tasks per core run at once, those at the door aside (%d)",
+	    a.active_max);
 	ok(a.node.dev[0].log[1].limit <= 8 && a.node.dev[0].log[2].limit <= 16, "the first steps share the "
 	    "CPUs: 4, %d, %d on the first GPU", a.node.dev[0].log[1].limit, a.node.dev[0].log[2].limit);
 	ctlnode_free(&a.node);
-	/* the tail: the last tasks share the CPUs with the running ones rather than run after them */
-	{
-		struct result b;
-		double known;
-
-		simulate(&farms[8], 0, 0, &b);
-		known = b.makespan;
-		ctlnode_free(&b.node);
-		sim_tail = 0;
-		simulate(&farms[8], 0, 0, &b);
-		sim_tail = 1;
-		ok(known < 0.99 * b.makespan, "4 GPUs, start-ups: knowing the tasks left ends sooner (%.1f s, "
-		    "not %.1f s)", known, b.makespan);
-		ctlnode_free(&b.node);
-	}
 	simulate(&farms[7], 0, 0, &a);
-	ok(a.settled[0] >= 12 && a.settled[0] <= 26, "1 GPU, 16 CPUs, start-ups: settled on %d (about 16, "
-	    "the CPUs' starts holding the rest)", a.settled[0]);
+	ok(a.settled[0] >= 16 && a.settled[0] <= 32, "1 GPU, 16 CPUs, start-ups: settled on %d (1 to 2 per core)",
+	    a.settled[0]);
 	ok(a.starting_max <= 24, "and at most 1.5x the CPUs start at once (%d)", a.starting_max);
-	ok(a.node.dev[0].log[3].limit == 16 && strcmp(a.node.dev[0].log[3].why, "CPUs saturated") == 0,
-	    "the ramp stops at 16, the CPUs full (%d, %s)", a.node.dev[0].log[3].limit, a.node.dev[0].log[3].why);
+	ok(a.node.dev[0].log[3].limit == 16 && strcmp(a.node.dev[0].log[3].why, "device memory") == 0,
+	    "the ramp stops at 16 until a footprint is known (%d, %s)", a.node.dev[0].log[3].limit,
+	    a.node.dev[0].log[3].why);
 	ctlnode_free(&a.node);
 }
 
@@ -714,6 +721,25 @@ test_memory_gate(void)
 	ok(a.paused_max > 0, "mixed footprints: tasks wait at the door (at most %d at once)", a.paused_max);
 	ok(a.node.mem.fp.n > 0, "and footprints were learnt (%d)", a.node.mem.fp.n);
 	ctlnode_free(&a.node);
+	/*
+	 * while the first footprint settles, start-ups go on in the CPUs that
+	 * the tasks waiting at the door leave idle (at most 1.5x the CPUs
+	 * starting, those let go included)
+	 */
+	{
+		const struct farm *f = &farms[sizeof farms / sizeof farms[0] - 2];
+		struct result b;
+
+		simulate(f, 0, 0, &a);
+		knob_put(KNOB_FARM_SETTLE_WARM, -1);
+		simulate(f, 0, 0, &b);
+		knob_put(KNOB_FARM_SETTLE_WARM, 0);
+		ok(a.makespan < 0.9 * b.makespan && a.starting_max <= 24, "%s: start-ups beside the first footprint's "
+		    "wait end sooner (%.1f s, not %.1f s; at most %d starting)", f->name, a.makespan, b.makespan,
+		    a.starting_max);
+		ctlnode_free(&a.node);
+		ctlnode_free(&b.node);
+	}
 	/* a second run that remembers small footprints (PyTorch start-ups): nobody waits at the door */
 	remembered_gib = 1.2;
 	simulate(&farms[7], 0, 0, &a);
@@ -894,7 +920,6 @@ test_host_memory(void)
 	h.cpu_busy = -1;
 	h.ncpu = 16;
 	h.demand = 1;
-	h.left = -1;
 	ctlnode_init(&n, &nc, 0);
 	h.now = 0.5;
 	h.host_avail = 64 * GIB_;
@@ -925,10 +950,10 @@ test_first_count(void)
 		int want;
 	} c[] = {
 		{20, 16, 1, 1.3, 1.0, 20}, /* settled 20 on 16 cores: 20 again */
-		{32, 16, 1, 1.3, 1.0, 20}, /* more than the CPUs took: 1.3 x 16 */
-		{20, 16, 1, 1.3, 2.0, 10}, /* two cores a task on the GPU */
+		{40, 16, 1, 1.3, 1.0, 31}, /* more than the budget: 1.3 x the room (1.5 x 16) */
+		{20, 16, 1, 1.3, 2.0, 15}, /* two cores a task on the GPU */
 		{20, 64, 4, 1.3, 1.0, 20}, /* four devices share 64 cores */
-		{20, 32, 4, 1.3, 1.0, 10},
+		{20, 32, 4, 1.3, 1.0, 15},
 		{20, 8, 1, 0.5, 0.2, 20},  /* light tasks: the count, not the CPUs */
 	};
 
@@ -978,9 +1003,11 @@ test_admission(void)
 	ok(!a[1].admit && a[1].pause, "one there, not settled: the next near the door waits (stopped)");
 	ok(!a[2].admit && !a[2].pause, "one far from the door goes on warming up");
 	ok(r.gate, "the gate is armed (reach 5 CPU s)");
+	ok(r.settling && r.room == 0, "the first footprint settles: room 0, settling (ctlnode starts more)");
 	/* settled at 2 GiB: the waiting ones go on (by the largest seen: 2 GiB each) */
 	ctlmem_admit(&m, p, 4, 78 * GIB_, 80 * GIB_, 6.5, &r);
 	ok(a[1].admit && !a[1].pause && a[2].admit, "settled at 2 GiB: they are admitted again");
+	ok(!r.settling, "and it is no longer settling");
 	/* footprints 3-22 GiB: the sum of several planned at mean + 2 sd, not each at the largest */
 	ctlmem_init(&m, 0, 0.5);
 	for (int i = 0; i < 20; i++)
@@ -1016,15 +1043,15 @@ test_admission(void)
  * of one core; the tasks keep 0.1 CPU busy on the GPU (fakedev's default).
  */
 static const struct farm cli_flat = {"run-auto.t: rising then flat", 1, 16, 60, 1, 2, 6, 6.0, 0, 0.17, 39, 0.1,
-	{{0.1, 0, 0.3, 0.1, 0, 0.68, 0.68, 0, 0}}, 0, 0, 70, 700, 0, 0};
+	{{0.1, 0, 0.3, 0.1, 0, 0.68, 0.68, 0, 0, 0}}, 0, 0, 70, 700, 0, 0};
 static const struct farm cli_falling = {"run-auto.t: rising then falling", 1, 16, 150, 1, 2, 6, 6.0, 0.45, 0.17,
-	39, 0.1, {{0.1, 0, 0.3, 0.1, 0, 0.68, 0.68, 0, 0}}, 0, 0, 70, 700, 0, 0};
+	39, 0.1, {{0.1, 0, 0.3, 0.1, 0, 0.68, 0.68, 0, 0, 0}}, 0, 0, 70, 700, 0, 0};
 static const struct farm cli_flat1 = {"run-auto.t: flat from 1", 1, 16, 80, 1, 2, 1, 1.0, 0, 1.0, 39, 0.1,
-	{{0.05, 0, 0.1, 0.1, 0, 0.68, 0.68, 0, 0}}, 0, 0, 70, 700, 0, 0};
+	{{0.05, 0, 0.1, 0.1, 0, 0.68, 0.68, 0, 0, 0}}, 0, 0, 70, 700, 0, 0};
 static const struct farm cli_startup = {"run-auto.t: start-up bound, 4 CPUs", 1, 4, 32, 1, 2, 64, 64.0, 0, 0.01,
-	58, 0.1, {{1.5, 0, 0.05, 0, 0, 0.68, 0.68, 0, 0}}, 0, 0, 70, 700, 0, 0};
+	58, 0.1, {{1.5, 0, 0.05, 0, 0, 0.68, 0.68, 0, 0, 0}}, 0, 0, 70, 700, 0, 0};
 static const struct farm cli_oom = {"run-auto.t: out of memory, a remembered 8 where 5 fit", 1, 16, 30, 1, 2, 8,
-	8.0, 0, 0.12, 4.9, 0.1, {{0.1, 0, 0.4, 0.1, 0, 0.88, 0.88, 0, 0}}, 0, 0, 70, 700, 0, 8};
+	8.0, 0, 0.12, 4.9, 0.1, {{0.1, 0, 0.4, 0.1, 0, 0.88, 0.88, 0, 0, 0}}, 0, 0, 70, 700, 0, 8};
 
 /* Whether device 0's log gives why (a prefix) for a decision. */
 static int
@@ -1100,8 +1127,6 @@ main(void)
 	verbose = getenv("TEST_CONTROL_VERBOSE") != NULL;
 	/* the sanitizer pass sweeps the fixed counts bench/auto.sh takes, not all 48 */
 	quick = getenv("GPUPACK_TEST_PASS") && strcmp(getenv("GPUPACK_TEST_PASS"), "san") == 0;
-	if (getenv("TEST_CONTROL_NOTAIL"))
-		sim_tail = 0;
 	test_first_steps();
 	test_budget_steps();
 	test_host_memory();
