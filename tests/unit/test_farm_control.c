@@ -39,6 +39,8 @@ static int verbose, quick;
 static double remembered_gib;
 /* > 0: the controllers' first count (a remembered one) */
 static int sim_start;
+/* > 0: the cores a task wanted in a past run (ctlnode_first bounds the first count by them) */
+static double sim_cores;
 /* 1: tasks start only as the host's CPUs take them (ctlnode's starts, as the farm's launcher) */
 static int sim_gate = 1;
 
@@ -444,10 +446,12 @@ simulate(const struct farm *f, int fixed, int energy, struct result *res)
 	s.starts = CTL_ANY;
 	for (int i = 0; i < f->ndev; i++)
 		cfg[i] = (struct ctl_config){sim_start > 0 ? sim_start : f->mps ? 4 : 2, 48, f->mps, energy};
-	nc = (struct ctlnode_config){f->ndev, cfg, 0, CTL_TICK, 0, 0};
+	nc = (struct ctlnode_config){f->ndev, cfg, 0, CTL_TICK, sim_cores, sim_cores};
 	ctlnode_init(&res->node, &nc, 0);
 	for (int i = 0; remembered_gib > 0 && i < 8; i++)
 		ctlmem_add(&res->node.mem.fp, remembered_gib * (double)GIB_);
+	if (sim_cores > 0)
+		ctlnode_first(&res->node, f->ncpu, NULL);
 	for (int i = 0; i < f->ndev; i++)
 		res->max_limit[i] = s.limit[i] = fixed > 0 ? fixed : res->node.dev[i].limit;
 	while (s.done < f->ntasks && s.t < 3000) {
@@ -763,6 +767,40 @@ test_memory_gate(void)
 	remembered_gib = 0;
 	is_int(a.paused_max, 0, "footprints remembered small: no task waits at the door");
 	ctlnode_free(&a.node);
+}
+
+/*
+ * A second run starts from what the first remembered (its settled count,
+ * a core a task, its footprints): no wait at the door, the first count
+ * bounded by the CPUs' budget. It stays near the best fixed count, where
+ * two per core pay (spinning waits) and where one per core is best.
+ */
+static void
+test_remembered_run(void)
+{
+	static const char *const names[] = {"start-up bound, spinning waits", "start-up bound (PyTorch, 1 GPU",
+	    "CPU work all along"};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const struct farm *f = farm_named(names[i]);
+		struct result a, b;
+		int best_j;
+		double best_t;
+
+		compare(f, &best_j, &best_t, &a);
+		sim_start = a.settled[0];
+		sim_cores = 1.0;
+		remembered_gib = f->kind[0].mem_hi;
+		simulate(f, 0, 0, &b);
+		sim_start = 0;
+		sim_cores = 0;
+		remembered_gib = 0;
+		ok(best_t / b.makespan >= 0.95 && b.paused_max == 0 && b.lost == 0 && b.twice == 0,
+		    "%s: remembered %d, the next run %.1f s against -j %d's %.1f s (%.3f), none at the door",
+		    f->name, a.settled[0], b.makespan, best_j, best_t, best_t / b.makespan);
+		ctlnode_free(&a.node);
+		ctlnode_free(&b.node);
+	}
 }
 
 /*
@@ -1152,6 +1190,7 @@ main(void)
 	test_cpu_budget();
 	test_cpu_starts();
 	test_memory_gate();
+	test_remembered_run();
 	test_energy();
 	test_farms();
 	test_cli_curves();
