@@ -43,9 +43,8 @@ dist_min(const struct ctlmem_dist *d)
 	return v;
 }
 
-/* How far a task got: CPU seconds where they are read, else seconds since it started. */
-static double
-progress(const struct ctlmem_task *t)
+double
+ctlmem_progress(const struct ctlmem_task *t)
 {
 	return t->cpu >= 0 ? t->cpu : t->age;
 }
@@ -62,7 +61,7 @@ ctlmem_seen(struct ctlmem *m, struct ctlmem_task *t, double now)
 		t->shown_t = now;
 		if (t->peak_t == 0)
 			t->peak_t = now;
-		t->reach = progress(t);
+		t->reach = ctlmem_progress(t);
 		/* the quickest reach bounds the gate: one that shows at its first reading says little */
 		if (t->reach > 0) {
 			ctlmem_add(&m->reach, t->reach);
@@ -184,7 +183,7 @@ by_progress(const void *a, const void *b)
 {
 	const struct ctlmem_task *x = *(const struct ctlmem_task *const *)a;
 	const struct ctlmem_task *y = *(const struct ctlmem_task *const *)b;
-	double px = progress(x), py = progress(y);
+	double px = ctlmem_progress(x), py = ctlmem_progress(y);
 
 	return px > py ? -1 : px < py;
 }
@@ -278,8 +277,8 @@ ctlmem_admit(const struct ctlmem *m, struct ctlmem_task **t, int n, uint64_t mem
 		blocked = 1;
 		x->admit = 0;
 		out->waiting++;
-		x->pause = at >= 0 && (x->paused || (progress(x) >= at && !x->on_gpu));
-		if (at >= 0 && !x->pause && progress(x) >= 0.5 * at)
+		x->pause = at >= 0 && (x->paused || (ctlmem_progress(x) >= at && !x->on_gpu));
+		if (at >= 0 && !x->pause && ctlmem_progress(x) >= 0.5 * at)
 			out->watch = 1;
 	}
 	out->planned = mean + CTLMEM_Z * sqrt(var) > 0 ? (uint64_t)(mean + CTLMEM_Z * sqrt(var)) : 0;

@@ -106,6 +106,8 @@ void ctlmem_ended(struct ctlmem *m, const struct ctlmem_task *t, int ok, double 
  */
 void ctlmem_admit(const struct ctlmem *m, struct ctlmem_task **t, int n, uint64_t mem_free,
     uint64_t mem_total, double now, struct ctlmem_room *out);
+/* How far a task got: CPU seconds where they are read, else seconds since it started. */
+double ctlmem_progress(const struct ctlmem_task *t);
 /* The footprint a new task is planned at (0: none known). */
 uint64_t ctlmem_expect(const struct ctlmem *m);
 

@@ -278,7 +278,7 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 		 * what the tasks want fills the CPUs (or, where their CPU use is
 		 * not read, the CPUs read saturated)
 		 */
-		double rf = cpu_room();
+		double rf = cpu_room(), f = start_over();
 
 		room = (!measured && h->cpu_busy >= CTL_CPU_FULL) || want >= rf * cap ? 0 :
 		    (int)floor((rf * cap - want) / each + 1e-9);
@@ -291,11 +291,8 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 		 * the starts: tasks starting together want at most CTLNODE_START_OVER
 		 * of the CPUs (those on the GPU aside: their spinning waits count less)
 		 */
-		if (start_over() >= 0) {
-			double f = start_over();
-
+		if (f >= 0)
 			n->starts = starting >= f * h->ncpu ? 0 : (int)floor((f * h->ncpu - starting) / each + 1e-9);
-		}
 	}
 	if (h->host_avail == 0)
 		return room;
@@ -318,14 +315,14 @@ host_room(struct ctlnode *n, const struct ctlnode_host *h, const struct ctlnode_
 	return room;
 }
 
-/* The furthest on first (the CPU time they used). */
+/* The furthest on first, as the door orders them. */
 static int
-by_cpu(const void *a, const void *b)
+by_progress(const void *a, const void *b)
 {
-	const struct ctlnode_task *x = *(const struct ctlnode_task *const *)a;
-	const struct ctlnode_task *y = *(const struct ctlnode_task *const *)b;
+	double x = ctlmem_progress(&(*(const struct ctlnode_task *const *)a)->m);
+	double y = ctlmem_progress(&(*(const struct ctlnode_task *const *)b)->m);
 
-	return x->cpu > y->cpu ? -1 : x->cpu < y->cpu;
+	return x > y ? -1 : x < y;
 }
 
 /*
@@ -351,7 +348,7 @@ hold_starts(struct ctlnode *n, const struct ctlnode_host *h, struct ctlnode_task
 		else
 			starting += wants(n, &t[i], 0);
 	}
-	qsort(go, (size_t)ngo, sizeof *go, by_cpu);
+	qsort(go, (size_t)ngo, sizeof *go, by_progress);
 	for (int i = 0; i < ngo; i++) {
 		double w = wants(n, go[i], 0);
 
