@@ -3,6 +3,7 @@
  */
 #include "cmd/cmd.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/knob.h"
 
 #include <getopt.h>
@@ -80,6 +81,7 @@ main(int argc, char **argv)
 	const struct command *cmd;
 	int ch, rc;
 
+	std_fds_open();
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {

@@ -1,6 +1,6 @@
 /*
- * joblock: the lock that keeps one farm per joblog (farm/joblock.h says
- * the protocol and what it guarantees where).
+ * joblock: the lock that keeps one farm per joblog, on the joblog itself
+ * (farm/joblock.h says the protocol and what it guarantees where).
  */
 #include "farm/joblock.h"
 #include "util/err.h"
@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GATE 0
-#define MEMBERS 1
+/* Far past any joblog's size: the ranges never touch what a reader of the file sees. */
+#define BASE    (1LL << 40)
+#define GATE    BASE
+#define MEMBERS (BASE + 1)
+#define PLACE   (BASE + 16)
+#define KEY     (BASE + (1LL << 32))
+#define PID     (BASE + (1LL << 33))
+#define SPAN    (1LL << 31)
 
 /*
  * Lock (type F_RDLCK, F_WRLCK, F_UNLCK) one byte without waiting: 0, or -1
@@ -25,9 +33,9 @@
  * the process: nothing else gpupack opens or closes can drop them).
  */
 static int
-lock_byte(int fd, short type, off_t at)
+lock_byte(int fd, short type, long long at)
 {
-	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1};
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)at, .l_len = 1};
 
 	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
@@ -35,6 +43,20 @@ lock_byte(int fd, short type, off_t at)
 		return -1;
 	fl.l_pid = 0;
 	return fcntl(fd, F_SETLK, &fl);
+}
+
+/* Would a write lock on [at, at + len) meet another's lock? Its start then (else -1). */
+static long long
+held_at(int fd, long long at, long long len)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)at, .l_len = (off_t)len};
+
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0) {
+		fl.l_pid = 0;
+		if (fcntl(fd, F_GETLK, &fl) < 0)
+			return -1;
+	}
+	return fl.l_type == F_UNLCK ? -1 : (long long)fl.l_start;
 }
 
 static int
@@ -52,144 +74,207 @@ sleep_ms(int ms)
 		;
 }
 
-/* Is fd still the file at path (the last member of a farm may have removed it)? */
-static int
-still_there(int fd, const char *path)
+/* FNV-1a of the key, into the KEY range. */
+static long long
+key_byte(const char *key)
 {
-	struct stat a, b;
+	uint64_t h = 1469598103934665603ULL;
 
-	return fstat(fd, &a) == 0 && a.st_nlink > 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino;
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return KEY + (long long)(h % (uint64_t)SPAN);
 }
 
-/* Open FILE.lock and hold its gate: 0, or -1 with err set. */
+/*
+ * Open the joblog for its locks, creating it empty when it is not there
+ * (through a dangling symlink too, as the journal does). 1 open, 0 not a
+ * regular file or not to be opened: no lock (the journal refuses it).
+ */
 static int
-open_gate(struct joblock *l)
+open_log(struct joblock *l)
 {
-	for (int tries = 0; tries < (int)(JOBLOCK_GATE_WAIT * 100); tries++) {
-		l->fd = open(l->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
-		if (l->fd < 0)
-			return err_sys(EXIT_ENV, "cannot open %s", l->path);
-		if (lock_byte(l->fd, F_WRLCK, GATE) == 0) {
-			if (still_there(l->fd, l->path))
-				return 0;
-			lock_byte(l->fd, F_UNLCK, GATE);
-		} else if (!busy(errno)) {
-			int e = errno;
+	int flags = O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat st;
 
-			close(l->fd);
-			l->fd = -1;
-			errno = e;
-			return err_sys(EXIT_ENV, "cannot lock %s", l->path);
-		}
+	l->fd = open(l->path, flags | O_CREAT | O_EXCL, 0644);
+	l->created = l->fd >= 0;
+	if (l->fd < 0 && errno == EEXIST && (l->fd = open(l->path, flags)) < 0 && errno == ENOENT) {
+		l->fd = open(l->path, flags | O_CREAT, 0644);
+		l->created = l->fd >= 0;
+	}
+	/* what cannot be opened (a directory, no such directory, no permission) the journal says */
+	if (l->fd < 0)
+		return 0;
+	if (fstat(l->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(l->fd);
 		l->fd = -1;
+		return 0;
+	}
+	return 1;
+}
+
+/* Hold the gate: 0, or -1 with err set. */
+static int
+take_gate(struct joblock *l)
+{
+	for (int tries = 0; tries < (int)(JOBLOCK_GATE_WAIT * 100); tries++) {
+		if (lock_byte(l->fd, F_WRLCK, GATE) == 0)
+			return 0;
+		if (!busy(errno))
+			return err_sys(EXIT_ENV, "--joblog '%s': cannot lock it", l->path);
 		sleep_ms(10);
 	}
-	return err_set(EXIT_ENV, "%s: another gpupack held it for %.0f s while joining or leaving its farm "
-	    "(a hung filesystem?)", l->path, JOBLOCK_GATE_WAIT);
+	return err_set(EXIT_ENV, "--joblog '%s': another gpupack held its lock for %.0f s while joining or "
+	    "leaving its farm (a hung filesystem?)", l->path, JOBLOCK_GATE_WAIT);
 }
 
-/* The running farm's text: "KEY\tPID\tHOST\n". */
+/* FILE.lock: the message file beside the joblog. */
+static char *
+text_path(const struct joblock *l)
+{
+	return xasprintf("%s.lock", l->path);
+}
+
+/* FILE.lock: "KEY\tPID\tHOST\n", for the message a refused gpupack gives. Best effort. */
 static void
-read_owner(int fd, char *key, size_t ksize, char *who, size_t wsize)
+write_text(const struct joblock *l, const char *key)
 {
-	char buf[512], *tab;
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-
-	*key = *who = '\0';
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if ((tab = strchr(buf, '\t')) == NULL)
-		return;
-	*tab = '\0';
-	str_copy(key, buf, ksize);
-	str_copy(who, tab + 1, wsize);
-	if ((tab = strchr(who, '\t')) != NULL)
-		*tab = ' ';
-}
-
-static int
-write_owner(int fd, const char *key)
-{
-	char host[256], line[1024];
-	int n;
+	char host[256], line[1024], *path = text_path(l);
+	int n, fd;
 
 	if (gethostname(host, sizeof host) < 0)
 		str_copy(host, "?", sizeof host);
 	host[sizeof host - 1] = '\0';
-	n = snprintf(line, sizeof line, "%s\t%ld\t%s\n", key, (long)getpid(), host);
-	if (n < 0 || (size_t)n >= sizeof line || ftruncate(fd, 0) < 0 || pwrite(fd, line, (size_t)n, 0) != n)
-		return -1;
+	n = snprintf(line, sizeof line, "%s\t%ld\t%s\n", key ? key : "single", (long)getpid(), host);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) != n)
+			(void)ftruncate(fd, 0);
+		close(fd);
+	}
+	free(path);
+}
+
+/* Who runs the farm that holds it: "pid P" and, where FILE.lock names P, its host. */
+static void
+holder(const struct joblock *l, char *who, size_t size)
+{
+	long long at = held_at(l->fd, PID, SPAN);
+	char buf[512], *path = text_path(l), *tab;
+	long pid = at >= 0 ? (long)(at - PID) : -1;
+	ssize_t n = -1;
+	int fd;
+
+	if (pid <= 0) {
+		str_copy(who, "unknown", size);
+		free(path);
+		return;
+	}
+	snprintf(who, size, "%ld", pid);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	free(path);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	/* KEY \t PID \t HOST: the host only when the pid is the holder's */
+	if ((tab = strchr(buf, '\t')) == NULL || strtol(tab + 1, &tab, 10) != pid || *tab != '\t')
+		return;
+	snprintf(who, size, "%ld %s", pid, tab + 1);
+}
+
+/* Under the gate: become the first member, join the farm of key, or be refused. */
+static int
+enter(struct joblock *l, const char *joblog, const char *key, long place)
+{
+	char who[300];
+
+	if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0) {
+		/* nobody runs: we begin the farm */
+		l->first = 1;
+		write_text(l, key);
+	} else if (!busy(errno)) {
+		return err_sys(EXIT_ENV, "--joblog '%s': cannot lock it", joblog);
+	} else if (!key || held_at(l->fd, key_byte(key), 1) < 0) {
+		holder(l, who, sizeof who);
+		return err_set(EXIT_USAGE, "--joblog '%s': another farm runs on it (gpupack pid %s); wait "
+		    "for it to end, or use another joblog", joblog, who);
+	}
+	if (lock_byte(l->fd, F_RDLCK, MEMBERS) < 0 || (key && lock_byte(l->fd, F_RDLCK, key_byte(key)) < 0) ||
+	    lock_byte(l->fd, F_RDLCK, PID + getpid()) < 0)
+		return err_sys(EXIT_ENV, "--joblog '%s': cannot lock it", joblog);
+	if (place >= 0 && place < SPAN / 2 && lock_byte(l->fd, F_WRLCK, PLACE + place) < 0)
+		return busy(errno) ? err_set(EXIT_USAGE, "--joblog '%s': its shard %ld runs already (a "
+		    "gpupack of the same split); wait for it to end", joblog, place) :
+		    err_sys(EXIT_ENV, "--joblog '%s': cannot lock it", joblog);
 	return 0;
 }
 
 int
 joblock_take(struct joblock *l, const char *joblog, const char *key, long place)
 {
-	char own[64], running[256], who[300];
-	int rc = 0;
+	int rc;
 
-	l->fd = -1;
-	l->first = 0;
-	l->path = xasprintf("%s.lock", joblog);
-	if (!key) {
-		/* a farm of its own: a key nobody else has */
-		snprintf(own, sizeof own, "single.%ld.%ld", (long)getpid(), (long)time(NULL));
-		key = own;
-	}
-	if (open_gate(l) < 0) {
+	*l = (struct joblock){.fd = -1, .path = xstrdup(joblog)};
+	rc = open_log(l);
+	if (rc <= 0) {
 		free(l->path);
 		l->path = NULL;
+		return rc;
+	}
+	if (take_gate(l) < 0) {
+		joblock_abandon(l);
 		return -1;
 	}
-	if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0) {
-		/* nobody runs: we begin the farm */
-		l->first = 1;
-		if (write_owner(l->fd, key) < 0 || lock_byte(l->fd, F_RDLCK, MEMBERS) < 0)
-			rc = err_sys(EXIT_ENV, "cannot write %s", l->path);
-	} else if (!busy(errno)) {
-		rc = err_sys(EXIT_ENV, "cannot lock %s", l->path);
-	} else {
-		read_owner(l->fd, running, sizeof running, who, sizeof who);
-		if (strcmp(running, key) != 0)
-			rc = err_set(EXIT_USAGE, "--joblog '%s': another farm runs on it (gpupack pid %s); wait "
-			    "for it to end, or use another joblog", joblog, *who ? who : "unknown");
-		else if (lock_byte(l->fd, F_RDLCK, MEMBERS) < 0)
-			rc = err_sys(EXIT_ENV, "cannot lock %s", l->path);
-	}
-	if (rc == 0 && place >= 0 && lock_byte(l->fd, F_WRLCK, 2 + (off_t)place) < 0)
-		rc = busy(errno) ? err_set(EXIT_USAGE, "--joblog '%s': its shard %ld runs already (a "
-		    "gpupack of the same split); wait for it to end", joblog, place) :
-		    err_sys(EXIT_ENV, "cannot lock %s", l->path);
+	rc = enter(l, joblog, key, place);
 	lock_byte(l->fd, F_UNLCK, GATE);
-	if (rc < 0) {
-		close(l->fd);
-		l->fd = -1;
-		free(l->path);
-		l->path = NULL;
-	}
+	if (rc < 0)
+		joblock_abandon(l);
 	return rc;
 }
 
-void
-joblock_release(struct joblock *l)
+static void
+leave(struct joblock *l, int abandon)
 {
+	struct stat st;
+	char *path, real[PATH_MAX];
+
 	if (l->fd < 0) {
 		free(l->path);
 		l->path = NULL;
 		return;
 	}
-	/* the last member out removes the file: under the gate, so no one joins meanwhile */
+	/* the last member out removes FILE.lock: under the gate, so no one joins meanwhile */
 	if (lock_byte(l->fd, F_WRLCK, GATE) == 0) {
-		if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0 && still_there(l->fd, l->path))
-			unlink(l->path);
+		if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0) {
+			path = text_path(l);
+			unlink(path);
+			free(path);
+			/* refused before it began: the empty joblog it made goes (through a link: the file) */
+			if (abandon && l->created && fstat(l->fd, &st) == 0 && st.st_size == 0 && st.st_nlink > 0 &&
+			    realpath(l->path, real) != NULL)
+				unlink(real);
+		}
 		lock_byte(l->fd, F_UNLCK, GATE);
 	}
 	close(l->fd);
 	l->fd = -1;
 	free(l->path);
 	l->path = NULL;
+}
+
+void
+joblock_release(struct joblock *l)
+{
+	leave(l, 0);
+}
+
+void
+joblock_abandon(struct joblock *l)
+{
+	leave(l, 1);
 }

@@ -5,30 +5,39 @@
  * the gpupacks of one farm over nodes (farm/nodes.h) share it, and so do
  * the shards of one --shard split (each shard once).
  *
- * FILE.lock, beside the joblog, exists while a farm runs; two byte-range
- * locks on it (open file description locks, else POSIX ones) say who:
+ * The lock is the joblog's own: byte-range locks on the file itself (open
+ * file description locks, advisory, far past anything it holds), so that
+ * every name of it (a symlink, a hard link, a relative path) meets the
+ * same lock, and nothing a user removes beside it lets a second farm in.
+ * A joblog not there yet is created empty first (and removed again when
+ * the run is refused before it began). The ranges:
  *
- *   byte 0   the gate: held for a moment by a gpupack joining or leaving
- *   byte 1   a shared lock per member of the farm running now
- *   2 + K    the place of a member no other may share (shard K of a split)
+ *   GATE        held for a moment by a gpupack joining or leaving
+ *   MEMBERS     a shared lock per member of the farm running now
+ *   PLACE + K   the place of a member no other may share (shard K)
+ *   KEY + h     a shared lock per member, at the hash of its farm's key
+ *   PID + p     a shared lock per member, at its pid (for the message)
  *
- * and its text names that farm (its key, pid and host) while byte 1 is
- * held. A gpupack that finds byte 1 free is the farm's first member: it
- * writes its key; one that finds it held joins when its key is the same,
- * else is refused. The last member to leave removes the file (and one that
- * opened a removed file opens it again). Such locks die with their process,
- * whatever kills it, so a dead farm's never blocks. On NFS they go through
- * the server's lock manager (NLM, or NFSv4's own): a crashed node's are
- * kept until its lease ends (NFSv4, about 90 s) or it reboots (NLM); a
- * mount with `nolock` or `local_lock=all` keeps them on one node only.
+ * A farm over nodes writes its records into FILE.farm and FILE at its end
+ * (farm/nodes.h): FILE stays empty till then.
+ *
+ * A gpupack that finds MEMBERS free is the farm's first member; one that
+ * finds it held joins when its key's byte is held too, else is refused,
+ * told which pid holds it (FILE.lock, written by the first member, adds
+ * its host: a message only, never the lock). Such locks die with their
+ * process, whatever kills it, so a dead farm's never blocks. On NFS they
+ * go through the server's lock manager (NLM, or NFSv4's own): a crashed
+ * node's are kept until its lease ends (NFSv4, about 90 s) or it reboots
+ * (NLM); a mount with `nolock` or `local_lock=all` keeps them on one node.
  */
 #ifndef GPUPACK_FARM_JOBLOCK_H
 #define GPUPACK_FARM_JOBLOCK_H
 
 struct joblock {
-	int fd;          /* FILE.lock; -1 none held */
+	int fd;          /* the joblog, opened for its locks; -1 none held */
 	int first;       /* no member held it when we came: we began this farm */
-	char *path;
+	int created;     /* the joblog was not there: we made it (empty) */
+	char *path;      /* the joblog as named */
 };
 
 /* Seconds a gpupack waits for the gate before it gives up (another holds it that long: a hung NFS). */
@@ -38,12 +47,15 @@ struct joblock {
  * Join the farm on joblog as a member with key (the run of a farm over
  * nodes, the split of --shard; NULL: a farm of its own, which no other
  * joins). place >= 0: a place in the farm no other member may hold at once
- * (a shard's K; byte 2 + place, exclusive). 0, or -1 with err set: another
- * farm runs on it, or another member holds the place (or the lock cannot
- * be taken).
+ * (a shard's K). 0, or -1 with err set: another farm runs on it, or
+ * another member holds the place (or the joblog cannot be opened or
+ * locked). A joblog that is not a regular file, or cannot be opened,
+ * takes no lock (0): the journal refuses it with its own message.
  */
 int joblock_take(struct joblock *l, const char *joblog, const char *key, long place);
-/* Leave (the last member removes FILE.lock). */
+/* Leave (the last member removes FILE.lock, the message file). */
 void joblock_release(struct joblock *l);
+/* Leave a run refused before it began: a joblog joblock_take created (still empty) goes too. */
+void joblock_abandon(struct joblock *l);
 
 #endif

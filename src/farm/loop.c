@@ -363,6 +363,8 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	if (setup_signals(&f, &old) < 0 || setup_prepare(&f, b) < 0) {
 		err_report();
 		rc = FARM_EXIT_ERROR;
+		/* refused before it began: a joblog the lock created goes too */
+		joblock_abandon(&f.lock);
 		setup_cleanup(&f);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return rc;

@@ -437,3 +437,18 @@ same_dir(const char *path, int fd)
 	close(pfd);
 	return 1;
 }
+
+void
+std_fds_open(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free number is fd itself: the ones below are open */
+		n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n >= 0 && n != fd)
+			close(n);
+	}
+}

@@ -58,6 +58,12 @@ int read_file(const char *path, char **data, size_t *len);
 int read_file_at(int dirfd, const char *name, size_t max, char **data, size_t *len);
 /* write() all of buf, through short writes and EINTR; -1 with errno (ENOSPC for a write of 0). */
 int write_all(int fd, const void *buf, size_t len);
+/*
+ * Open /dev/null on whichever of descriptors 0, 1 and 2 is closed (a
+ * detached launcher's habit), so that the first files gpupack opens (the
+ * farm's signalfd) do not become a task's stdout or stderr.
+ */
+void std_fds_open(void);
 /* Write a file through a temporary in the same directory, fsync, rename. */
 int write_file_atomic(const char *path, const char *data, size_t len, int mode);
 /* The same inside the directory dirfd (O_NOFOLLOW, O_EXCL temporary): for state files. */

@@ -121,7 +121,7 @@ kill -TERM "$P0" "$P1" "$P2"
 wait
 M1=$(marks)
 ok "$([ "$M1" -lt $N ] && [ "$M1" -ge 100 ] && echo 0 || echo 1)" "stopped midway ($M1 of $N done)"
-ok "$([ ! -e "$L" ] && echo 0 || echo 1)" "a farm that did not end writes no FILE (its records are in $L.farm)"
+ok "$([ ! -s "$L" ] && echo 0 || echo 1)" "a farm that did not end writes nothing in FILE (its records are in $L.farm)"
 for k in 0 1; do
 	member r$k $k GPUPACK_FARM_RUN=second -- --resume --gpus 0 --share timeslice -j 3 --joblog "$L" "$TASK" \
 		--ms 40 --mark "$T/marks" :::: "$T/in"
