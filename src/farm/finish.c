@@ -233,7 +233,7 @@ output_lost(struct farm *f, struct run *r, double now)
 	else
 		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
 	finish_output_failed(f, where, r->out_err);
-	launch_results_forget(f, t);
+	resdir_forget(r);
 	finish_release(f, r, now);
 	task_free(f, t);
 }
@@ -258,6 +258,7 @@ finish_release(struct farm *f, struct run *r, double now)
 		f->sweep = 1;
 	}
 	guard_task_ended(&f->guard, r->slot, r->pid);
+	resdir_free(r);
 	free(r->command);
 	r->command = NULL;
 	free(r->tag);
@@ -296,7 +297,7 @@ drop(struct farm *f, struct run *r, int print, double now)
 		deliver(f, t->seq, r->out);
 	/* what is left of its group goes with it */
 	r->terminated = 1;
-	launch_results_forget(f, t);
+	resdir_forget(r);
 	finish_release(f, r, now);
 	task_free(f, t);
 }
@@ -429,7 +430,7 @@ finish_task(struct farm *f, struct run *r, double now)
 		}
 		if (f->stop > 0) {
 			/* not the task's result, and the run is stopping: unrecorded, --resume runs it */
-			launch_results_forget(f, t);
+			resdir_forget(r);
 			finish_release(f, r, now);
 			task_free(f, t);
 			return;
@@ -448,12 +449,18 @@ finish_task(struct farm *f, struct run *r, double now)
 	if (f->o->line_buffer)
 		deliver_lines(f, r, 1);
 	results_close(f, r);
+	if (!r->out_err && resdir_keep(r) < 0) {
+		r->out_err = errno ? errno : EIO;
+		r->out_what = "--results";
+		err_clear();
+	}
 	if (r->out_err) {
 		output_lost(f, r, now);
 		return;
 	}
 	if (nodes_unrecorded(f, r)) {
 		/* did not finish: --resume runs it (farm/nodes.h) */
+		resdir_forget(r);
 		deliver(f, t->seq, r->out);
 		finish_release(f, r, now);
 		task_free(f, t);

@@ -98,8 +98,8 @@ resolve(struct farm *f, const char *name)
 	return f->exec_found ? f->exec_path : NULL;
 }
 
-static void
-task_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
+void
+launch_vals(const struct farm *f, const struct task *t, int slot, const char *gpu,
     struct job_vals *v, int *status)
 {
 	*status = 0;
@@ -138,257 +138,6 @@ line_argv(struct farm *f, const char *line, const char **path)
 	return argv;
 }
 
-/* mkdir -p */
-static int
-make_dirs(const char *dir)
-{
-	char path[PATH_MAX];
-	size_t n = str_copy(path, dir, sizeof path);
-
-	if (n >= sizeof path)
-		return errno = ENAMETOOLONG, -1;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0777) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(path, 0777) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-/* perl's numeric value of a header name ("1a" is 1, "b" is 0), for parallel's sort */
-static double
-perl_num(const char *s)
-{
-	char *end;
-	double v;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (!((*s >= '0' && *s <= '9') || *s == '.' || ((*s == '-' || *s == '+') &&
-	    ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))))
-		return 0;
-	v = strtod(s, &end);
-	return v;
-}
-
-static const char *const *sort_names;
-
-static int
-by_name(const void *a, const void *b)
-{
-	const char *x = sort_names[*(const int *)a], *y = sort_names[*(const int *)b];
-	double nx = perl_num(x), ny = perl_num(y);
-
-	if (nx != ny)
-		return nx < ny ? -1 : 1;
-	return strcmp(x, y);
-}
-
-/*
- * GNU parallel's --results directory for a task: DIR/1/<value 1>/2/<value
- * 2>/... (with --header the column names for the numbers, in their sorted
- * order), each value with \ \t NUL and / written as \\ \t \0 \_, at most 255
- * bytes a name.
- */
-static char *
-results_dir(const struct farm *f, const struct task *t)
-{
-	struct sbuf b;
-	char num[16];
-
-	sbuf_init(&b);
-	sbuf_add(&b, f->o->results);
-	for (int r = 0; r < t->a.nrec; r++) {
-		const struct record *rec = &t->a.rec[r];
-		const char **names = xcalloc((size_t)rec->n + 1, sizeof *names);
-		int *order = xcalloc((size_t)rec->n + 1, sizeof *order);
-		char **own = xcalloc((size_t)rec->n + 1, sizeof *own);
-
-		for (int c = 0; c < rec->n; c++) {
-			if (c < f->o->ts.in.nnames) {
-				names[c] = f->o->ts.in.names[c];
-			} else {
-				snprintf(num, sizeof num, "%d", c + 1);
-				names[c] = own[c] = xstrdup(num);
-			}
-			order[c] = c;
-		}
-		sort_names = names;
-		qsort(order, (size_t)rec->n, sizeof *order, by_name);
-		for (int k = 0; k < rec->n; k++) {
-			int c = order[k];
-			size_t start;
-
-			sbuf_addc(&b, '/');
-			sbuf_add(&b, names[c]);
-			sbuf_addc(&b, '/');
-			start = b.len;
-			for (const char *p = rec->v[c]; *p; p++) {
-				if (*p == '\\')
-					sbuf_add(&b, "\\\\");
-				else if (*p == '\t')
-					sbuf_add(&b, "\\t");
-				else if (*p == '/')
-					sbuf_add(&b, "\\_");
-				else
-					sbuf_addc(&b, *p);
-			}
-			if (b.len - start > 255) {
-				b.len = start + 255;
-				b.buf[b.len] = '\0';
-			}
-		}
-		for (int c = 0; c < rec->n; c++)
-			free(own[c]);
-		free(own);
-		free(order);
-		free(names);
-	}
-	return sbuf_detach(&b);
-}
-
-static int
-open_out(int *fd, const char *path)
-{
-	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	return *fd < 0 ? err_sys(EXIT_ENV, "--results %s", path) : 0;
-}
-
-/* Where GNU parallel puts a task's --results: its directory and stdout, stderr, seq files. */
-struct results_paths {
-	char *dir, *out, *err, *seq;
-};
-
-static void
-results_paths(struct farm *f, const struct task *t, const struct job_vals *v,
-    struct results_paths *p)
-{
-	size_t n;
-
-	if (f->results_tmpl) {
-		p->dir = tmpl_build(&f->rest, v);
-		n = strlen(p->dir);
-		if (n > 0 && p->dir[n - 1] == '/') {
-			p->out = xasprintf("%sstdout", p->dir);
-			p->err = xasprintf("%sstderr", p->dir);
-			p->seq = xasprintf("%sseq", p->dir);
-			return;
-		}
-		/* a file name: FILE, FILE.err, FILE.seq */
-		p->out = xstrdup(p->dir);
-		p->err = xasprintf("%s.err", p->dir);
-		p->seq = xasprintf("%s.seq", p->dir);
-		if (strrchr(p->dir, '/'))
-			*strrchr(p->dir, '/') = '\0';
-		else
-			p->dir[0] = '\0';
-		return;
-	}
-	p->dir = results_dir(f, t);
-	p->out = xasprintf("%s/stdout", p->dir);
-	p->err = xasprintf("%s/stderr", p->dir);
-	p->seq = xasprintf("%s/seq", p->dir);
-}
-
-static void
-results_paths_free(struct results_paths *p)
-{
-	free(p->dir);
-	free(p->out);
-	free(p->err);
-	free(p->seq);
-}
-
-/* The task's directory and its seq file (the number, no newline, as parallel writes it). */
-static int
-results_begin(const struct results_paths *p, unsigned long long seq)
-{
-	char num[32];
-	size_t n;
-	int fd;
-
-	if (*p->dir && make_dirs(p->dir) < 0)
-		return err_sys(EXIT_ENV, "--results %s", p->dir);
-	if (open_out(&fd, p->seq) < 0)
-		return -1;
-	n = (size_t)snprintf(num, sizeof num, "%llu", seq);
-	if (write(fd, num, n) != (ssize_t)n) {
-		close(fd);
-		return err_sys(EXIT_ENV, "--results %s", p->seq);
-	}
-	close(fd);
-	return 0;
-}
-
-/* --results: the task's stdout, stderr and seq files, where GNU parallel puts them. */
-static int
-open_results(struct farm *f, struct run *r, const struct job_vals *v)
-{
-	struct results_paths p;
-	int rc = -1;
-
-	results_paths(f, r->task, v, &p);
-	if (results_begin(&p, r->task->seq) == 0 && open_out(&r->file[0], p.out) == 0 &&
-	    open_out(&r->file[1], p.err) == 0)
-		rc = 0;
-	results_paths_free(&p);
-	return rc;
-}
-
-/*
- * A task that ends unrecorded (stopped, its output lost) must not look done
- * to --resume --results DIR: its stdout file goes (what it wrote so far stays
- * in stderr and seq; the rerun writes them again).
- */
-void
-launch_results_forget(struct farm *f, const struct task *t)
-{
-	struct results_paths p;
-	struct job_vals v;
-	int status;
-
-	if (!f->o->results)
-		return;
-	task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
-	results_paths(f, t, &v, &p);
-	unlink(p.out);
-	results_paths_free(&p);
-}
-
-int
-launch_results_done(struct farm *f, const struct task *t)
-{
-	struct results_paths p;
-	struct job_vals v;
-	int status, done;
-
-	task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
-	results_paths(f, t, &v, &p);
-	done = access(p.out, F_OK) == 0;
-	results_paths_free(&p);
-	return done;
-}
-
-/* --dry-run --results: as parallel, each task's directory with its seq and an empty stderr. */
-static int
-dry_results(struct farm *f, const struct task *t, const struct job_vals *v)
-{
-	struct results_paths p;
-	int rc, fd = -1;
-
-	results_paths(f, t, v, &p);
-	rc = results_begin(&p, t->seq);
-	if (rc == 0 && (rc = open_out(&fd, p.err)) == 0)
-		close(fd);
-	results_paths_free(&p);
-	return rc;
-}
-
 /* Descriptors the child gets as stdout and stderr: results files, ours (-u), or pipes. */
 static int
 task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
@@ -397,7 +146,7 @@ task_fds(struct farm *f, struct run *r, const struct job_vals *v, int child[2])
 
 	r->fd[0] = r->fd[1] = r->file[0] = r->file[1] = -1;
 	/* --results: through pipes too, so that a write that fails (a full disk) is gpupack's to see */
-	if (f->o->results && open_results(f, r, v) < 0)
+	if (f->o->results && resdir_open(f, r, v) < 0)
 		return -1;
 	if (f->o->ungroup && !f->o->results) {
 		/* with --json stdout carries the summary alone: a task's stdout is stderr */
@@ -570,7 +319,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	int status;
 
 	r->task = t;
-	task_vals(f, t, r->slot, r->g->t.uuid, &v, &status);
+	launch_vals(f, t, r->slot, r->g->t.uuid, &v, &status);
 	line = task_line(f, &v);
 	r->tag = task_tag(f, &v);
 	/* a perl replacement string: its error ends the run; skip() runs the task as true (parallel) */
@@ -655,6 +404,7 @@ out:
 			close_fd(&r->file[i]);
 			obuf_free(&r->out[i]);
 		}
+		resdir_free(r);
 		free(r->tag);
 		r->tag = NULL;
 		r->task = NULL;
@@ -676,10 +426,10 @@ dry_run(struct farm *f)
 		struct obuf out[2];
 		int status;
 
-		task_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
+		launch_vals(f, t, 1, f->g[0].t.uuid, &v, &status);
 		if (f->o->results) {
 			/* parallel prints nothing then: each task's directory has its seq and an empty stderr */
-			if (dry_results(f, t, &v) < 0) {
+			if (resdir_dry(f, t, &v) < 0) {
 				int e = errno;
 
 				cannot_start(f, e);

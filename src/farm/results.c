@@ -32,8 +32,8 @@ results_kind(const char *name)
 	return RESULTS_DIR;
 }
 
-int
-results_file_open(struct results_file *rf, const char *name, char **names, int nnames)
+static int
+results_file_open_as(struct results_file *rf, const char *name, char **names, int nnames, int trunc)
 {
 	memset(rf, 0, sizeof *rf);
 	rf->fmt = results_kind(name);
@@ -44,13 +44,139 @@ results_file_open(struct results_file *rf, const char *name, char **names, int n
 		rf->fd = 1;
 		return 0;
 	}
-	rf->fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	rf->fd = open(name, O_WRONLY | O_CREAT | (trunc ? O_TRUNC : 0) | O_CLOEXEC, 0666);
 	if (rf->fd < 0) {
 		free(rf->path);
 		rf->path = NULL;
 		return err_sys(EXIT_ENV, "--results %s", name);
 	}
 	return 0;
+}
+
+/* The Seq a whole record of the file starts with (CSV, TSV: its first field; JSON: its "Seq"); 0 none. */
+static unsigned long long
+record_seq(const char *rec, int fmt)
+{
+	const char *p = rec;
+
+	if (fmt == RESULTS_JSON && strncmp(p, "{ \"Seq\": ", 9) == 0)
+		p += 9;
+	if (*p < '1' || *p > '9')
+		return 0;
+	return strtoull(p, NULL, 10);
+}
+
+/* Keep a whole record (the header, or a task the journal has ended) in tmp: 1 kept, 0 not, -1 error. */
+static int
+keep_record(FILE *tmp, const struct sbuf *rec, int fmt, int first, const struct journal *j)
+{
+	unsigned long long seq = record_seq(rec->buf, fmt);
+	int header = first && fmt != RESULTS_JSON && strncmp(rec->buf, "Seq", 3) == 0;
+
+	if (!header && (seq == 0 || !journal_skip(j, seq)))
+		return 0;
+	return fwrite(rec->buf, 1, rec->len, tmp) == rec->len ? 1 : -1;
+}
+
+/*
+ * Copy what the file holds into tmp, record by record, but the records
+ * --resume runs again (no end in the journal: the task was killed between
+ * its row and its record, or failed under --resume-failed) and a torn
+ * last one. A record ends at a newline outside quotes (CSV, TSV), or at a
+ * newline (JSON: one object a line). The count dropped, or -1.
+ */
+static long
+copy_kept(FILE *in, FILE *tmp, int fmt, const struct journal *j, int *any)
+{
+	struct sbuf rec;
+	long dropped = 0;
+	int c, quoted = 0, k, first = 1;
+
+	sbuf_init(&rec);
+	while ((c = getc(in)) != EOF) {
+		sbuf_addc(&rec, (char)c);
+		if (c == '"' && fmt != RESULTS_JSON)
+			quoted = !quoted;
+		if (c != '\n' || quoted)
+			continue;
+		if ((k = keep_record(tmp, &rec, fmt, first, j)) < 0)
+			break;
+		dropped += k == 0;
+		*any |= k;
+		first = 0;
+		sbuf_reset(&rec);
+	}
+	k = ferror(in) || ferror(tmp) ? -1 : 0;
+	dropped += rec.len > 0;
+	sbuf_free(&rec);
+	return k < 0 ? -1 : dropped;
+}
+
+/*
+ * --resume: the rows of the tasks the journal ended stay, the others go
+ * (their tasks run again and write new ones); the file is rewritten (a
+ * new file renamed over it) only when something goes. Then it is
+ * appended to.
+ */
+static int
+resume_open(struct results_file *rf, const char *name, const struct journal *j)
+{
+	FILE *in = fopen(name, "re"), *tmp;
+	char *tpath;
+	long dropped;
+	int fd, any = 0;
+
+	if (!in)
+		return errno == ENOENT ? 1 : err_sys(EXIT_ENV, "--results %s", name);
+	tpath = xasprintf("%s.gpupack-XXXXXX", name);
+	fd = mkostemp(tpath, O_CLOEXEC);
+	tmp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!tmp) {
+		if (fd >= 0)
+			close(fd);
+		fclose(in);
+		free(tpath);
+		return err_sys(EXIT_ENV, "--results %s: a file beside it", name);
+	}
+	dropped = copy_kept(in, tmp, rf->fmt, j, &any);
+	fclose(in);
+	if (dropped < 0 || fflush(tmp) != 0 || fdatasync(fileno(tmp)) < 0 ||
+	    (dropped > 0 && rename(tpath, name) < 0)) {
+		int e = errno;
+
+		fclose(tmp);
+		unlink(tpath);
+		free(tpath);
+		errno = e;
+		return err_sys(EXIT_ENV, "--results %s: keeping its rows", name);
+	}
+	fclose(tmp);
+	if (dropped == 0)
+		unlink(tpath);
+	free(tpath);
+	rf->header_done = any;
+	rf->fd = open(name, O_WRONLY | O_APPEND | O_CLOEXEC);
+	return rf->fd < 0 ? err_sys(EXIT_ENV, "--results %s", name) : 0;
+}
+
+int
+results_file_resume(struct results_file *rf, const char *name, char **names, int nnames,
+    const struct journal *j)
+{
+	int rc;
+
+	if (results_file_open_as(rf, name, names, nnames, 0) < 0 || rf->fd == 1)
+		return rf->path ? 0 : -1;
+	close(rf->fd);
+	rf->fd = -1;
+	rc = resume_open(rf, name, j);
+	if (rc > 0)
+		return results_file_open(rf, name, names, nnames);
+	if (rc < 0) {
+		free(rf->path);
+		rf->path = NULL;
+	}
+	return rc;
 }
 
 void
@@ -61,6 +187,12 @@ results_file_close(struct results_file *rf)
 	rf->fd = -1;
 	free(rf->path);
 	rf->path = NULL;
+}
+
+int
+results_file_open(struct results_file *rf, const char *name, char **names, int nnames)
+{
+	return results_file_open_as(rf, name, names, nnames, 1);
 }
 
 /* ---- writing ------------------------------------------------------------ */

@@ -27,6 +27,13 @@ struct results_file {
 int results_kind(const char *name);
 /* Create (truncate) the file, or take stdout for "-.csv". -1 with err set. */
 int results_file_open(struct results_file *rf, const char *name, char **names, int nnames);
+/*
+ * The same for --resume (--resume-failed): the rows of the tasks the
+ * journal j ended are kept, the others (and a torn last one) dropped,
+ * and the file is appended to.
+ */
+int results_file_resume(struct results_file *rf, const char *name, char **names, int nnames,
+    const struct journal *j);
 /* A task's record: rec, its values and its output (out[0] stdout, out[1] stderr). -1 with err set. */
 int results_file_add(struct results_file *rf, const struct joblog_rec *rec, char *const *vals, int nvals,
     const struct obuf out[2]);

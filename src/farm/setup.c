@@ -500,8 +500,9 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (begin(f) < 0)
 		return -1;
-	if (f->results_name && !f->o->dry_run && results_file_open(&f->resfile, f->results_name,
-	    f->o->ts.in.names, f->o->ts.in.nnames) < 0)
+	if (f->results_name && !f->o->dry_run && (f->j.resume ? results_file_resume(&f->resfile,
+	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames, &f->j) : results_file_open(&f->resfile,
+	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames)) < 0)
 		return -1;
 	env_keys(f);
 	return 0;

@@ -50,6 +50,7 @@ struct run {
 	pid_t pid;
 	int fd[2];               /* read ends of the stdout and stderr pipes; -1 closed */
 	int file[2];             /* --results files (gpupack writes what the pipes bring); -1 none */
+	struct resdir *res;      /* --results DIR: their names (resdir.c); NULL none */
 	int out_err;             /* errno of the first failure to keep its output; 0 none */
 	const char *out_what;    /* what failed then */
 	struct obuf out[2];
@@ -195,9 +196,27 @@ void finish_output_failed(struct farm *f, const char *what, int e);
 void finish_uncount(struct farm *f, int ok);
 /* --timeout N%: a successful runtime into f->median, the lower median of the last 999 (parallel's). */
 void finish_record_runtime(struct farm *f, double secs);
+/* A task's values for its templates, as if it ran on slot on gpu. */
+void launch_vals(const struct farm *f, const struct task *t, int slot, const char *gpu, struct job_vals *v,
+    int *status);
+
+/* resdir.c: --results DIR */
+/* Where parallel puts a task's files; tmp: what stdout and stderr are written as till its end. */
+struct resdir {
+	char *dir, *out, *err, *seq;
+	char *tmp[2];
+};
+/* Open r's files (r->file[], r->res), its directory and seq file made. -1 with err set. */
+int resdir_open(struct farm *f, struct run *r, const struct job_vals *v);
+/* r's end is recorded: its files take their names, stdout last. -1 with err set. */
+int resdir_keep(struct run *r);
+/* r ends unrecorded: nothing of it says it ran (--resume runs it again). */
+void resdir_forget(struct run *r);
+void resdir_free(struct run *r);
 /* --resume --results DIR: did task t run before (its stdout file is there, parallel's test)? */
-int launch_results_done(struct farm *f, const struct task *t);
-void launch_results_forget(struct farm *f, const struct task *t);
+int resdir_done(struct farm *f, const struct task *t);
+/* --dry-run --results: as parallel, the task's directory with its seq and an empty stderr. */
+int resdir_dry(struct farm *f, const struct task *t, const struct job_vals *v);
 
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */
