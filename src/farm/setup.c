@@ -411,8 +411,12 @@ begin(struct farm *f)
 	/* a farm over nodes keeps its own log in FILE.farm (farm/nodes.h): 1, and the joblog is its */
 	rc = nodes_setup(f, setup_identity(f->o));
 	if (rc < 0 || (rc == 0 && journal_begin(&f->j) < 0)) {
+		struct err_saved e;
+
+		/* the refusal is what the user sees, not what stopping the daemons said */
+		err_save(&e);
 		farm_mps_teardown(f->g, f->ng);
-		return -1;
+		return err_restore(&e);
 	}
 	return 0;
 }

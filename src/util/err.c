@@ -129,3 +129,18 @@ warnx_(const char *fmt, ...)
 	else
 		fprintf(stderr, "gpupack: warning: %s\n", line);
 }
+
+void
+err_save(struct err_saved *e)
+{
+	e->code = code;
+	memcpy(e->msg, msg, sizeof e->msg);
+}
+
+int
+err_restore(const struct err_saved *e)
+{
+	code = e->code;
+	memcpy(msg, e->msg, sizeof msg);
+	return -1;
+}

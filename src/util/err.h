@@ -26,6 +26,14 @@ int err_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *err_msg(void);
 int err_code(void);
 void err_clear(void);
+/* The recorded error, kept across cleanup that may record (and clear) its own. */
+struct err_saved {
+	int code;
+	char msg[1024];
+};
+void err_save(struct err_saved *e);
+/* Record e again; returns -1. */
+int err_restore(const struct err_saved *e);
 
 /* The running command's name, for messages ("devices", "mps start"). */
 void err_set_command(const char *name);

@@ -147,3 +147,17 @@ wait "$gpid"
 is "$?" 255 "two signals end the clients"
 is "$(grep -c 'error 810' sig.err)" 2 "each through terminate_client first (error 810)"
 is "$(count_daemons)" 0 "and the daemon is stopped"
+
+# ---- a refusal that comes after the daemons started keeps its message --------------------------
+rm -f gox
+$G run --gpus 0 --share timeslice --joblog held --shell 'while [ ! -e go{} ]; do sleep 0.05; done' ::: x \
+	>/dev/null 2>&1 &
+hpid=$!
+i=0
+while [ ! -s held.lock ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+run env GPUPACK_FARM_RUN=other $G run --gpus 0 --share mps --joblog held echo ::: 1
+is "$rc:$(printf '%s\n' "$err" | wc -l)" "255:1" "under --share mps, a farm over nodes on a held joblog: refused, one line"
+like "$err" "another farm runs on it" "saying why (not 'unknown error')"
+is "$(count_daemons)" 0 "and the daemon it started is stopped"
+touch gox
+wait "$hpid"
