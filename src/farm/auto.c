@@ -479,34 +479,42 @@ had_company(const struct run *r)
 }
 
 int
-auto_ended(struct farm *f, struct run *r, int ok)
+auto_oom(const struct farm *f, const struct run *r)
 {
-	struct farm_auto *au = f->au;
-	struct group *g = r->g;
-	int said, full, n, gi = (int)(g - f->g), company = had_company(r);
+	const struct group *g = r->g;
+	int said, full;
 
-	g->end_t[g->ended % 8] = clock_mono();
-	g->ended++;
-	r->paused = 0;
-	if (!g->ctl || !au)
-		return 0;
-	ctlnode_ended(&au->node, &r->ct, ok, clock_mono());
-	if (ok)
+	if (!g->ctl || !f->au)
 		return 0;
 	said = oom_in_output(&r->out[1], r->file[1]);
 	full = g->mem_total && (double)g->mem_free < MEM_FULL_SHARE * (double)g->mem_total;
 	/* alone on the device, running out of memory was the task's own doing, not the packing's */
-	if (!(said || full) || !company)
-		return 0;
+	return (said || full) && had_company(r);
+}
+
+void
+auto_ended(struct farm *f, struct run *r, int ok, double now)
+{
+	struct farm_auto *au = f->au;
+	struct group *g = r->g;
+	int gi = (int)(g - f->g), n, oom = !ok && auto_oom(f, r);
+
+	g->end_t[g->ended % 8] = now;
+	g->ended++;
+	r->paused = 0;
+	if (!g->ctl || !au)
+		return;
+	ctlnode_ended(&au->node, &r->ct, ok, now);
+	if (!oom)
+		return;
 	/* step now, before the freed slot takes the rerun back into the same squeeze */
-	au->host.now = clock_mono();
+	au->host.now = now;
 	au->dev[gi].ended = g->ended;
 	au->dev[gi].oom = 1;
 	n = gather(f, gi, r);
 	ctlnode_oom(&au->node, gi, &au->host, au->dev, au->t, n);
 	au->dev[gi].oom = 0;
 	apply(f, n);
-	return 1;
 }
 
 /* Up to REMEMBER_FP footprints, evenly spaced quantiles of those learnt, ascending. */

@@ -30,11 +30,16 @@ int auto_may_start(const struct farm *f);
 /* A task's attempt started on r (its controller's view of it begins). */
 void auto_started(struct farm *f, struct run *r, double now);
 /*
- * A task's attempt on r ended, failed (ok 0) or not: counted for its
- * device's controller. 1 when the failure was the device running out of
- * memory under gpupack's packing (the task should run again), else 0.
+ * Did r's failed attempt run out of device memory under gpupack's packing
+ * (its stderr says so, or the device was full, and others ran beside it)?
+ * Then the task should run again. Asks; changes nothing.
  */
-int auto_ended(struct farm *f, struct run *r, int ok);
+int auto_oom(const struct farm *f, const struct run *r);
+/*
+ * A task's attempt on r ended at now, failed (ok 0) or not: counted for
+ * its device's controller, which steps down at once after an auto_oom.
+ */
+void auto_ended(struct farm *f, struct run *r, int ok, double now);
 /* A signal is about to end r: a task stopped at the door must get it (SIGCONT after). */
 void auto_wake(struct run *r);
 /* Remember each device's settled count for the next run of this command; free. */

@@ -54,6 +54,12 @@
  */
 #define FARM_FAULT_RETRIES   1
 /*
+ * Reruns for gpupack's own reasons (not the task's: a node lost with it, ...)
+ * do not spend --retries; each task gets at most this many, so that nothing
+ * loops forever.
+ */
+#define FARM_OWN_RERUNS      3
+/*
  * Seconds without any CPU time after which a client that ran beside a
  * contained fault counts as hung by it, and is ended and run again (no
  * --retries spent). Seen on an H200 (driver 580): five PyTorch clients

@@ -12,6 +12,7 @@
 #include "farm/oom.h"
 #include "farm/state.h"
 #include "farm/stop.h"
+#include "farm/verdict.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/knob.h"
@@ -76,7 +77,7 @@ finish_terminate_all(struct farm *f, double now)
  * success=N 0. A percentage is of every task, counted ahead.
  */
 static void
-check_halt(struct farm *f, struct run *r, int ok, int exitval, int sig, double now)
+check_halt(struct farm *f, int ok, int exitval, int sig, double now)
 {
 	const struct farm_opts *o = f->o;
 	long long limit = -1;
@@ -113,7 +114,6 @@ check_halt(struct farm *f, struct run *r, int ok, int exitval, int sig, double n
 		return;
 	f->halt_stopped = 1;
 	f->st.interrupted = 1;
-	(void)r;
 	warnx_("--halt: %s after %lld %s", o->halt_when == HALT_NOW ? "ending running tasks" :
 	    "waiting for running tasks", limit, o->halt_on == HALT_ON_FAIL ?
 	    plural((unsigned long long)limit, "failure", "failures") : o->halt_on == HALT_ON_SUCCESS ?
@@ -212,32 +212,6 @@ results_close(struct farm *f, struct run *r)
 	}
 }
 
-/*
- * The attempt's output could not be kept: no record. A shortage that
- * passes (descriptors, memory) runs it again; else the run stops starting
- * tasks and --resume runs it.
- */
-static void
-output_lost(struct farm *f, struct run *r, double now)
-{
-	struct task *t = r->task;
-	char where[PATH_MAX + 16];
-
-	if (stop_shortage(r->out_err) && f->stop == 0 &&
-	    queue_rerun_own(f, t, "its output could not be kept") == 0) {
-		finish_release(f, r, now);
-		return;
-	}
-	if (r->out_what && strcmp(r->out_what, "--results") == 0 && f->o->results)
-		snprintf(where, sizeof where, "--results %s", f->o->results);
-	else
-		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
-	finish_output_failed(f, where, r->out_err);
-	resdir_forget(r);
-	finish_release(f, r, now);
-	task_free(f, t);
-}
-
 void
 finish_release(struct farm *f, struct run *r, double now)
 {
@@ -280,28 +254,6 @@ finish_release(struct farm *f, struct run *r, double now)
 	f->short_until = 0;
 }
 
-/*
- * An attempt a stop ended: no record, not counted; --resume runs it again.
- * What it printed is shown (print), but for --halt now's (parallel prints
- * none of those).
- */
-static void
-drop(struct farm *f, struct run *r, int print, double now)
-{
-	struct task *t = r->task;
-
-	f->dropped++;
-	if (print && f->o->line_buffer)
-		deliver_lines(f, r, 1);
-	if (print)
-		deliver(f, t->seq, r->out);
-	/* what is left of its group goes with it */
-	r->terminated = 1;
-	resdir_forget(r);
-	finish_release(f, r, now);
-	task_free(f, t);
-}
-
 void
 finish_fatal(struct farm *f, double now)
 {
@@ -316,38 +268,6 @@ finish_fatal(struct farm *f, double now)
 		if (f->r[i].task && !f->r[i].exited)
 			f->r[i].halted = 1;
 	finish_terminate_all(f, now);
-}
-
-/* Should a failed attempt run again? Counts the retry it takes. */
-static int
-retry(struct farm *f, struct run *r)
-{
-	struct task *t = r->task;
-
-	if (f->stop > 0 || (r->terminated && !r->timed_out))
-		return 0;
-	t->suspect = 0;
-	/*
-	 * A fault while it ran with others: it may be a victim, so it runs
-	 * again, alone, without spending --retries. A fault while it ran alone
-	 * was its own: it is the culprit, and only --retries may rerun it.
-	 */
-	if (r->g->mps && farm_mps_fault(r->g, r->mps_off)) {
-		if (r->g->fault_at == 0)
-			r->g->fault_at = clock_mono();
-		if (!r->alone && t->fault_retries < FARM_FAULT_RETRIES && !health_fault_contained(f, r)) {
-			t->fault_retries++;
-			t->suspect = 1;
-			f->st.fault_retries++;
-			return 1;
-		}
-	}
-	/* --retries N: N tries in all, as GNU parallel counts them */
-	if (t->attempts + 1 >= f->o->retries)
-		return 0;
-	t->attempts++;
-	f->st.retried++;
-	return 1;
 }
 
 /* --files: the output into its file; the file's name, a line, is the task's output (farm/results.h) */
@@ -373,13 +293,50 @@ deliver_par_file(struct farm *f, const struct joblog_rec *rec, int ok, struct ob
 	deliver_done(f, rec, ok, line);
 }
 
-void
-finish_task(struct farm *f, struct run *r, double now)
+/* ---- the end of an attempt: facts, the verdict (farm/verdict.h), its effects ---- */
+
+/* What the verdict is decided from: the attempt's own facts, asked of the parts that know them. */
+static void
+gather(struct farm *f, struct run *r, struct end_facts *x, double now)
+{
+	const struct task *t = r->task;
+	int ok;
+
+	*x = (struct end_facts){.status = r->status, .timed_out = r->timed_out, .skipped = r->skipped,
+		.ended = r->ended_at, .halted = r->halted, .stopped = r->stopped, .terminated = r->terminated,
+		.was_held = r->hold_until > 0, .fault_held = r->fault_t, .mps = r->g->mps != NULL,
+		.alone = r->alone, .attempts = t->attempts, .own_reruns = t->own_reruns,
+		.fault_retries = t->fault_retries};
+	ok = end_ok(x);
+	x->node_kill = !ok && nodes_killed(f, r);
+	if (!ok && x->mps && r->fault_t == 0) {
+		/* an MPS device's daemon or server that failed under it took the attempt (r->lost) */
+		health_task_failed(f, r, now);
+		/* it says its GPU context died of a fault: the clients beside it may hang (health.c) */
+		if (oom_fault_in_output(&r->out[1], r->file[1]))
+			health_fault_said(f, r, now);
+	}
+	x->lost = r->lost;
+	if (!ok && x->mps) {
+		x->fault = farm_mps_fault(r->g, r->mps_off);
+		x->others = health_others(f, r);
+		x->contained = health_fault_contained(f, r);
+	}
+	x->oom = !ok && !r->lost && auto_oom(f, r);
+	if (f->o->line_buffer && !x->halted)
+		deliver_lines(f, r, 1);
+	results_close(f, r);
+	x->out_err = r->out_err;
+	x->node_unrecorded = nodes_unrecorded(f, r);
+}
+
+/* The record: the joblog's columns, then the output and the record together (deliver.c). */
+static void
+record(struct farm *f, struct run *r, int ok, double now)
 {
 	struct task *t = r->task;
-	int exitval = 0, sig = 0, ok, oom;
+	int exitval = 0, sig = 0;
 	struct joblog_rec rec;
-	double until;
 
 	/* GNU parallel's joblog: a task killed by a signal has Exitval 0, a timeout -1 */
 	if (WIFEXITED(r->status))
@@ -390,82 +347,6 @@ finish_task(struct farm *f, struct run *r, double now)
 		exitval = -1;
 	if (r->skipped)
 		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
-	ok = exitval == 0 && sig == 0;
-	/* farm.record_stopped: the torture harness's injected fault, a stop's tasks recorded */
-	if (r->halted || (r->stopped && !knob(KNOB_FARM_RECORD_STOPPED))) {
-		/* gpupack ended it: not logged (nor printed, for --halt now), as in parallel */
-		drop(f, r, r->stopped, now);
-		return;
-	}
-	if (!r->timed_out && !knob(KNOB_FARM_RECORD_STOPPED)) {
-		/* killed from outside: by the stop the farm is (or is about to be) told of? */
-		switch (stop_verdict(r->status, r->ended_at, f->stop_at, now, &until)) {
-		case STOP_WAIT:
-			r->hold_until = until;
-			return;
-		case STOP_DROP:
-			drop(f, r, 1, now);
-			return;
-		case STOP_RECORD:
-			break;
-		}
-	}
-	if (!ok && nodes_hold(f, r, now))
-		return; /* killed: was it the farm's end? the loop finishes it soon (farm/nodes.h) */
-	/* an MPS device's daemon or server that failed under it took the attempt */
-	if (!ok && r->g->mps && r->fault_t == 0)
-		health_task_failed(f, r, now);
-	/* it says its GPU context died of a fault: the clients beside it may hang (health.c) */
-	if (!ok && r->g->mps && r->fault_t == 0 && oom_fault_in_output(&r->out[1], r->file[1]))
-		health_fault_said(f, r, now);
-	/* a GPU fault beside other clients: a moment to see whether it took them too (health.c) */
-	if (!ok && health_fault_hold(f, r, now))
-		return;
-	/* -j auto counts every end; a lost attempt says nothing about the packing */
-	oom = auto_ended(f, r, ok || r->lost);
-	if (!ok && r->lost) {
-		if (f->stop == 0 && queue_rerun_own(f, t, r->lost) == 0) {
-			finish_release(f, r, now);
-			return;
-		}
-		if (f->stop > 0) {
-			/* not the task's result, and the run is stopping: unrecorded, --resume runs it */
-			resdir_forget(r);
-			finish_release(f, r, now);
-			task_free(f, t);
-			return;
-		}
-		/* its reruns are spent: it ends as its attempt did */
-	} else if (oom && f->stop == 0 && !r->terminated && queue_rerun_own(f, t, "out of memory") == 0) {
-		/* out of device memory beside other tasks: gpupack's packing, not the task, failed */
-		finish_release(f, r, now);
-		return;
-	}
-	if (!ok && retry(f, r)) {
-		finish_release(f, r, now);
-		queue_requeue(f, t);
-		return;
-	}
-	if (f->o->line_buffer)
-		deliver_lines(f, r, 1);
-	results_close(f, r);
-	if (!r->out_err && resdir_keep(r) < 0) {
-		r->out_err = errno ? errno : EIO;
-		r->out_what = "--results";
-		err_clear();
-	}
-	if (r->out_err) {
-		output_lost(f, r, now);
-		return;
-	}
-	if (nodes_unrecorded(f, r)) {
-		/* did not finish: --resume runs it (farm/nodes.h) */
-		resdir_forget(r);
-		deliver(f, t->seq, r->out);
-		finish_release(f, r, now);
-		task_free(f, t);
-		return;
-	}
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command, nodes_host(f)};
 	if (ok)
@@ -507,7 +388,112 @@ finish_task(struct farm *f, struct run *r, double now)
 	} else {
 		deliver_done(f, &rec, ok, r->out);
 	}
+	check_halt(f, ok, exitval, sig, now);
+}
+
+/* Its output could not be kept: no record; no new task starts, said once in one line. */
+static void
+output_lost(struct farm *f, struct run *r)
+{
+	char where[PATH_MAX + 16];
+
+	if (r->out_what && strcmp(r->out_what, "--results") == 0 && f->o->results)
+		snprintf(where, sizeof where, "--results %s", f->o->results);
+	else
+		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
+	finish_output_failed(f, where, r->out_err);
+	resdir_forget(r);
+}
+
+/* Not recorded: --resume runs it again. What it printed is shown (print); what is left of it ends. */
+static void
+unrecorded(struct farm *f, struct run *r, const struct end_decision *d)
+{
+	if (d->dropped)
+		f->dropped++;
+	if (d->print)
+		deliver(f, r->task->seq, r->out);
+	r->terminated = 1;
+	resdir_forget(r);
+}
+
+/* An end that waits: its slot stays taken; the loop decides again at d->until (or at a stop). */
+static void
+hold(struct farm *f, struct run *r, const struct end_decision *d, double now)
+{
+	r->hold_until = d->until;
+	if (d->hold == HOLD_FAULT) {
+		r->fault_t = now;
+		health_fault_held(f, r, now);
+	}
+}
+
+/* The verdict's effects, each once: count the end, then record, requeue or forget; free the slot. */
+static void
+apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
+{
+	struct task *t = r->task;
+	enum end_verdict v = d->v;
+
+	if (v == END_WAIT) {
+		hold(f, r, d, now);
+		return;
+	}
+	/* -j auto counts every end; a lost attempt says nothing about the packing */
+	auto_ended(f, r, d->ok || r->lost, now);
+	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->mps_off))
+		health_fault_seen(r->g, now);
+	if (d->spent)
+		warnx_("input %llu: %s again, after %d reruns: not run again", t->seq,
+		    r->lost ? r->lost : "out of memory", t->own_reruns);
+	if (v == END_RECORD && resdir_keep(r) < 0) {
+		/* the files could not take their names: the output is lost after all */
+		r->out_err = errno ? errno : EIO;
+		r->out_what = "--results";
+		err_clear();
+		v = END_OUTPUT_LOST;
+	}
+	switch (v) {
+	case END_RECORD:
+		record(f, r, d->ok, now);
+		break;
+	case END_RETRY:
+		t->attempts++;
+		f->st.retried++;
+		t->suspect = 0;
+		break;
+	case END_SUSPECT:
+		t->fault_retries++;
+		t->suspect = 1;
+		f->st.fault_retries++;
+		break;
+	case END_RERUN:
+		queue_rerun_own(f, t, d->why);
+		break;
+	case END_UNRECORDED:
+		unrecorded(f, r, d);
+		break;
+	case END_OUTPUT_LOST:
+		output_lost(f, r);
+		break;
+	case END_WAIT:
+		break;
+	}
 	finish_release(f, r, now);
-	task_free(f, t);
-	check_halt(f, r, ok, exitval, sig, now);
+	if (v == END_RETRY || v == END_SUSPECT)
+		queue_requeue(f, t);
+	else if (v != END_RERUN)
+		task_free(f, t);
+}
+
+void
+finish_task(struct farm *f, struct run *r, double now)
+{
+	struct end_facts x;
+	struct end_farm s = {f->stop, f->stop_at, f->o->retries};
+	struct end_decision d;
+
+	gather(f, r, &x, now);
+	d = end_decide(&x, &s, now);
+	apply(f, r, &d, now);
 }

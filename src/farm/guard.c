@@ -328,6 +328,19 @@ watchdog(int in, struct guard *g)
 	}
 }
 
+/* The watchdog died (seen by its exit, or by its pipe, whichever first): said once. */
+static void
+lost(struct guard *g, pid_t pid)
+{
+	if (!g->lost)
+		warnx_("the watchdog (pid %ld) died: tasks may outlive a killed gpupack (the next run "
+		    "ends them)", (long)pid);
+	g->lost = 1;
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+}
+
 static void
 tell(struct guard *g, const char *line)
 {
@@ -341,12 +354,7 @@ tell(struct guard *g, const char *line)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			if (!g->lost)
-				warnx_("the watchdog (pid %ld) is gone: tasks may outlive a killed gpupack "
-				    "(the next run ends them)", (long)g->pid);
-			g->lost = 1;
-			close(g->fd);
-			g->fd = -1;
+			lost(g, g->pid);
 			return;
 		}
 		line += w;
@@ -430,13 +438,7 @@ guard_reaped(struct guard *g, pid_t pid)
 	if (g->pid <= 0 || pid != g->pid)
 		return 0;
 	g->pid = 0;
-	if (!g->lost)
-		warnx_("the watchdog (pid %ld) died: tasks may outlive a killed gpupack (the next run "
-		    "ends them)", (long)pid);
-	g->lost = 1;
-	if (g->fd >= 0)
-		close(g->fd);
-	g->fd = -1;
+	lost(g, pid);
 	return 1;
 }
 

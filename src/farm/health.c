@@ -51,8 +51,6 @@
 
 #define LOST_WHY "MPS fault"
 #define HUNG_WHY "hung beside an MPS fault"
-/* Seconds a faulted attempt waits to see whether its fault took the other clients too. */
-#define FAULT_HOLD 2.0
 
 static int
 restart_limit(void)
@@ -255,23 +253,27 @@ watch_hang(struct farm *f, struct group *g, double now)
 }
 
 int
-health_fault_hold(struct farm *f, struct run *r, double now)
+health_others(const struct farm *f, const struct run *r)
 {
-	struct group *g = r->g;
 	int others = 0;
 
-	if (!g->mps || r->fault_t > 0 || r->lost || r->alone || r->terminated || f->stop > 0)
-		return 0;
-	/* the others on its server: running, or ended and not finished yet (held, as it will be) */
+	/* the others on its server: running, or ended and not finished yet (held, as it may be) */
 	for (int i = 0; i < f->nr; i++)
-		others += &f->r[i] != r && f->r[i].g == g && f->r[i].task;
-	/* alone on its server, a fault can only be its own */
-	if (others == 0 || !farm_mps_fault(g, r->mps_off))
-		return 0;
-	r->fault_t = now;
-	r->hold_until = now + FAULT_HOLD;
-	watch_hang(f, g, now);
-	return 1;
+		others += &f->r[i] != r && f->r[i].g == r->g && f->r[i].task;
+	return others;
+}
+
+void
+health_fault_held(struct farm *f, struct run *r, double now)
+{
+	watch_hang(f, r->g, now);
+}
+
+void
+health_fault_seen(struct group *g, double now)
+{
+	if (g->fault_at == 0)
+		g->fault_at = now;
 }
 
 void
@@ -284,9 +286,9 @@ health_fault_said(struct farm *f, struct run *r, double now)
 int
 health_fault_contained(const struct farm *f, const struct run *r)
 {
-	/* not held: nobody ran beside it */
+	/* not held: nobody ran beside it (farm/verdict.h reads it so) */
 	if (r->fault_t == 0)
-		return 1;
+		return 0;
 	for (int i = 0; i < f->nr; i++) {
 		const struct run *o = &f->r[i];
 

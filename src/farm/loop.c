@@ -109,11 +109,17 @@ find_pid(struct farm *f, pid_t pid)
 	return NULL;
 }
 
+/*
+ * Every task that exited is seen to have exited before any is finished:
+ * tasks that ended at the same instant as a failure that halts the run
+ * (--halt now) ended on their own, and are recorded as such.
+ */
 static void
 reap(struct farm *f, double now)
 {
+	struct run **ended = xmalloc((size_t)(f->nr + 1) * sizeof *ended);
+	int n = 0, status;
 	pid_t pid;
-	int status;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		struct run *r = find_pid(f, pid);
@@ -128,8 +134,11 @@ reap(struct farm *f, double now)
 		/* what is in the pipes now is all the task wrote (or its children, so far) */
 		drain(f, r, 0);
 		drain(f, r, 1);
-		finish_task(f, r, now);
+		ended[n++] = r;
 	}
+	for (int i = 0; i < n; i++)
+		finish_task(f, ended[i], now);
+	free(ended);
 }
 
 /* ---- signals and deadlines -------------------------------------------- */

@@ -13,6 +13,7 @@
  * and read both through open(2) so that NFS revalidates its cached
  * attributes (close-to-open consistency).
  */
+#include "farm/cost.h"
 #include "farm/nodes.h"
 #include "farm/state.h"
 #include "util/clock.h"
@@ -618,13 +619,10 @@ stopping(const struct farm *f)
 }
 
 int
-nodes_hold(const struct farm *f, struct run *r, double now)
+nodes_killed(const struct farm *f, const struct run *r)
 {
 	/* r->terminated: we ended it (--timeout, --halt now, a second signal): we know why */
-	if (!f->nodes || r->hold_until > 0 || r->terminated || !stop_signal(r) || stopping(f))
-		return 0;
-	r->hold_until = now + NODES_HOLD;
-	return 1;
+	return f->nodes && !r->terminated && stop_signal(r) && !stopping(f);
 }
 
 int

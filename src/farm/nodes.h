@@ -96,14 +96,12 @@ const char *nodes_host(const struct farm *f);
 int nodes_unrecorded(struct farm *f, const struct run *r);
 
 /*
- * A task killed by SIGTERM, SIGINT, SIGHUP or SIGKILL while we are not
- * stopping (yet): scancel signals every process of the step, and ours may
- * come after the task's. Its end waits NODES_HOLD seconds (1: r->hold_until
- * set; finish it when that passes or we stop), so that a kill that was the
- * farm's end is not recorded as a failure.
+ * Was r killed by SIGTERM, SIGINT, SIGHUP or SIGKILL while we are not
+ * stopping (yet)? scancel signals every process of the step, and ours may
+ * come after the task's: its end waits a moment (farm/verdict.h), so that
+ * a kill that was the farm's end is not recorded as a failure.
  */
-#define NODES_HOLD 2.0
-int nodes_hold(const struct farm *f, struct run *r, double now);
+int nodes_killed(const struct farm *f, const struct run *r);
 
 /* Seconds until nodes_tick wants to run (for poll). */
 double nodes_due(const struct farm *f, double now);

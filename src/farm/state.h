@@ -140,13 +140,6 @@ struct farm {
 	struct results_file resfile; /* that file, once open (path non-NULL) */
 };
 
-/*
- * Reruns for gpupack's own reasons (not the task's: a node lost with it, ...)
- * do not spend --retries; each task gets at most this many, so that nothing
- * loops forever.
- */
-#define FARM_OWN_RERUNS 3
-
 /* queue.c: tasks waiting to run */
 void task_free(struct farm *f, struct task *t);
 /* Put a task whose attempt failed back: suspects of a fault apart, to run alone. */
@@ -229,12 +222,12 @@ void health_started(struct group *g, double now);
 double health_next(const struct farm *f);
 /* An attempt on an MPS device failed: was its daemon or server the cause? 1: r->lost is set. */
 int health_task_failed(struct farm *f, struct run *r, double now);
-/*
- * An attempt that failed with a GPU fault in its server's log, beside
- * other clients: 1 when it is held (its end decided once FARM_FAULT_HOLD
- * shows whether the fault took the others too), else 0.
- */
-int health_fault_hold(struct farm *f, struct run *r, double now);
+/* How many other attempts of ours its server has: running, or ended and waiting. */
+int health_others(const struct farm *f, const struct run *r);
+/* r's end waits to see what a fault took: its neighbours are watched for a hang meanwhile. */
+void health_fault_held(struct farm *f, struct run *r, double now);
+/* A failure on g saw a fault in its server's log (g->fault_at, for farm_mps_blocked and _stuck). */
+void health_fault_seen(struct group *g, double now);
 /* An attempt on g failed saying its GPU context died of a fault: its neighbours are watched for a hang. */
 void health_fault_said(struct farm *f, struct run *r, double now);
 /* Did the fault that ended r stay its own (others that ran beside it ran on)? */

@@ -147,3 +147,20 @@ kill -TERM $(tasks)
 wait "$gpid"
 is "$?" 1 "TERM to the task alone: it failed (exit 1)"
 is "$(awk -F'\t' 'NR > 1 { print $1, $7, $8 }' "jl.$case")" "1 0 15" "recorded as killed by signal 15"
+
+# ---- --halt now: tasks that exit 0 at the instant of the failure are recorded (issue 42, 8) ----
+# Twelve tasks wait for ./go; the last to start writes it and fails; the others exit 0 at once
+# after it (TERM ignored, so that gpupack's ending them cannot race their exit). A task that
+# exited 0 did its work: it is recorded done, never left for --resume (GNU parallel 20221122
+# records those that ended before it saw the failure, and leaves out those that end after:
+# doc/run.md's table of differences).
+rm -f go ends jl.halt
+# shellcheck disable=SC2016
+run $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 12 --halt now,fail=1 --joblog jl.halt \
+	--shell 'trap "" TERM; if [ {} = 12 ]; then while [ "$(ls ready.* 2>/dev/null | wc -l)" -lt 11 ]; do
+	sleep 0.01; done; touch go; exit 1; fi; touch ready.{}; while [ ! -e go ]; do sleep 0.01; done;
+	echo {} >>ends; exit 0' ::: $(seq 12)
+is "$rc" 1 "--halt now,fail=1: exit 1 (the failure's status)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0 { print $1 }' jl.halt | sort -n | tr '\n' ' ')" \
+	"$(sort -n ends | tr '\n' ' ')" "every task that exited 0 is recorded done"
+is "$(awk -F'\t' 'NR > 1 && $7 != 0 { print $1 }' jl.halt)" 12 "and the failure is recorded"

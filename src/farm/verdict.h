@@ -1,0 +1,109 @@
+/*
+ * verdict: how an attempt of a task ends, decided in one place. From the
+ * facts of the attempt (how it ended, what gpupack did to it, the faults,
+ * stops and nodes around it, its counts) and the farm's state, with time
+ * passed in, end_decide returns one verdict; finish.c applies it, each
+ * effect once (release the slot, count, requeue, record, print, free).
+ * No process, file or clock is touched here: a test drives it alone.
+ *
+ * The rules, in the order they are tried:
+ *  1. An attempt gpupack ended for a stop (a second signal, --halt now, a
+ *     fatal error) is not recorded: --resume runs it again (GNU parallel
+ *     records none of those). One that exited 0 meanwhile ended on its
+ *     own, and is recorded as done.
+ *  2. One killed from outside (not by gpupack, which knows why it ended
+ *     what it ended; farm/stop.h): the stop's (unrecorded) when
+ *     the farm was told to stop within STOP_GRACE of its end; until that
+ *     is known, it waits. In a farm over nodes, such a kill waits
+ *     NODES_HOLD s too, once (scancel reaches the tasks first).
+ *  3. Under MPS, a failure with a fault in its server's log, beside other
+ *     clients, waits FAULT_HOLD s once, to see what the fault took.
+ *  4. An attempt gpupack ended for a reason of its own (its MPS server
+ *     died, it hung beside a fault), or that ran out of device memory
+ *     beside others (-j auto's packing), runs again first in line, its
+ *     --retries untouched, at most FARM_OWN_RERUNS times; while the farm
+ *     stops, it is left for --resume.
+ *  5. A failure a fault took beside other clients that ran on (not
+ *     contained) runs again as a suspect, alone, --retries untouched, at
+ *     most FARM_FAULT_RETRIES times. Else a failure runs again while
+ *     --retries allows (not while the farm stops, nor when gpupack ended
+ *     it, but for --timeout).
+ *  6. Recorded: unless its output could not be kept (a shortage that
+ *     passes runs it again; else the run stops starting tasks), or a farm
+ *     over nodes says its records no longer count (left for --resume).
+ */
+#ifndef GPUPACK_FARM_VERDICT_H
+#define GPUPACK_FARM_VERDICT_H
+
+/* Seconds an attempt a fault ended beside others waits to see whether the fault took them too. */
+#define FAULT_HOLD 2.0
+
+struct end_facts {
+	/* how it ended */
+	int status;           /* wait status */
+	int timed_out;        /* --timeout ended it */
+	int skipped;          /* a perl replacement string skipped it (ran as true) */
+	double ended;         /* when it was seen to end */
+	/* what gpupack did to it */
+	int halted;           /* ended by --halt now or a fatal error */
+	int stopped;          /* ended by a second signal */
+	int terminated;       /* gpupack asked it to end, for any reason */
+	const char *lost;     /* gpupack ended it for its own reason (not its result); NULL none */
+	int was_held;         /* its end waited once already (a stop or a node's kill) */
+	double fault_held;    /* its end waited for a fault since then; 0 not */
+	/* its output */
+	int out_err;          /* errno: it could not be kept; 0 kept */
+	/* MPS */
+	int mps;              /* it ran on an MPS device */
+	int fault;            /* its server's log shows a fault since it started */
+	int others;           /* other clients of ours on its server (running, or ended and waiting) */
+	int alone;            /* it ran as its server's only client (a suspect's rerun) */
+	int contained;        /* after the wait: the fault took no other client of those beside it */
+	/* -j auto */
+	int oom;              /* out of device memory beside other tasks */
+	/* a farm over nodes */
+	int node_kill;        /* killed by a stop signal while we are not stopping (yet) */
+	int node_unrecorded;  /* our records no longer count, or a stop killed it */
+	/* its counts */
+	int attempts;         /* attempts that counted against --retries */
+	int own_reruns;       /* reruns for gpupack's own reasons */
+	int fault_retries;    /* reruns as a fault's suspect */
+};
+
+struct end_farm {
+	int stop;             /* 0 running; 1 no new tasks; 2 ending the running ones */
+	double stop_at;       /* when the farm was first told to stop; 0 not */
+	int retries;          /* --retries: tries in all (0 or 1: no retry) */
+};
+
+enum end_verdict {
+	END_RECORD,       /* its end: recorded, done or failed, its output delivered */
+	END_RETRY,        /* failed: again, one of its --retries spent */
+	END_SUSPECT,      /* a fault beside others took it: again alone, --retries untouched */
+	END_RERUN,        /* gpupack's own reason (why): again first in line, --retries untouched */
+	END_WAIT,         /* not known yet: decided again at until (hold says why) */
+	END_UNRECORDED,   /* not recorded: --resume runs it again */
+	END_OUTPUT_LOST,  /* its output could not be kept: not recorded, no new task starts */
+};
+
+enum end_hold { HOLD_NONE, HOLD_STOP, HOLD_NODE, HOLD_FAULT };
+
+struct end_decision {
+	enum end_verdict v;
+	const char *why;      /* END_RERUN: the reason */
+	double until;         /* END_WAIT: when to decide again */
+	int hold;             /* END_WAIT: enum end_hold */
+	int print;            /* END_UNRECORDED: what it printed is shown */
+	int dropped;          /* END_UNRECORDED: a stop's (counted: the run exits 255) */
+	int spent;            /* its own reruns were spent: said, and it ends as its attempt did */
+	int ok;               /* it succeeded (a record's done; -j auto counts it) */
+};
+
+/* Did the attempt succeed: exited 0, not timed out, not skipped? */
+int end_ok(const struct end_facts *x);
+/* The verdict on an attempt with facts x in a farm in state s, at now. */
+struct end_decision end_decide(const struct end_facts *x, const struct end_farm *s, double now);
+/* The verdict's name, for tests and debugging. */
+const char *end_name(enum end_verdict v);
+
+#endif
