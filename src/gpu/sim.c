@@ -38,6 +38,8 @@ struct sim {
 	char *copy;                 /* where changes go: the copy, or the file itself (in place) */
 	long calls[TOPO_NOPS];      /* calls made so far, per op */
 	long env_fail[TOPO_NOPS];   /* GPUPACK_SIM_FAIL: the call that fails; 0 none */
+	double e_at[TOPO_MAX_GPUS]; /* the energy counter: when each GPU's was last read (0 never) */
+	double e_mj[TOPO_MAX_GPUS]; /* and its value then, in mJ */
 };
 
 static int
@@ -263,13 +265,23 @@ sim_utilization(struct gpu_backend *b, int gpu, unsigned *gpu_pct, unsigned *mem
 static int
 sim_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
 {
+	struct sim *s = b->priv;
 	unsigned gpu_pct, mem_pct;
-	double watts;
+	double watts, now;
 
 	if (sim_utilization(b, gpu, &gpu_pct, &mem_pct) < 0)
 		return -1;
 	watts = SIM_IDLE_W + (SIM_BUSY_W - SIM_IDLE_W) * (gpu_pct > 100 ? 100 : gpu_pct) / 100.0;
-	*mj = (uint64_t)(watts * clock_mono() * 1000.0);
+	/* a counter, like NVML's: it only grows, by the power now over the time since the last read
+	 * (the power read from a topology that others change: a product of it and the clock would
+	 * jump back and forth) */
+	now = clock_mono();
+	if (gpu < TOPO_MAX_GPUS) {
+		s->e_mj[gpu] += s->e_at[gpu] > 0 ? watts * (now - s->e_at[gpu]) * 1000.0 : watts * now * 1000.0;
+		s->e_at[gpu] = now;
+		*mj = (uint64_t)s->e_mj[gpu];
+	} else
+		*mj = (uint64_t)(watts * now * 1000.0);
 	return 0;
 }
 
