@@ -48,11 +48,12 @@
 /* Seconds an MPS server may stay in FAULT with no clients before it is restarted. */
 #define FARM_FAULT_RESTART   10.0
 /*
- * Retries a task gets for free when an MPS server fault ended it. One: the
- * server cannot say which client faulted, so the culprit gets it too, and
- * must not be rerun (and fault again) forever.
+ * Reruns a task gets for free when a fault was around its failure (farm/
+ * verdict.h, rule 5): the server cannot say which client faulted, so a
+ * neighbour runs again beside the others, then, if it fails beside a fault
+ * that took others too, alone. Bounded: the culprit faults each time.
  */
-#define FARM_FAULT_RETRIES   1
+#define FARM_FAULT_RETRIES   2
 /*
  * Reruns for gpupack's own reasons (not the task's: a node lost with it, ...)
  * do not spend --retries; each task gets at most this many, so that nothing

@@ -318,7 +318,8 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 	}
 	x->lost = r->lost;
 	if (!ok && x->mps) {
-		x->fault = farm_mps_fault(r->g, r->mps_off);
+		/* its server logged a fault since it started, or a client said one then (health.c) */
+		x->fault = farm_mps_fault(r->g, r->mps_off) || r->g->fault_said >= r->start;
 		x->others = health_others(f, r);
 		x->contained = health_fault_contained(f, r);
 	}
@@ -422,10 +423,10 @@ static void
 hold(struct farm *f, struct run *r, const struct end_decision *d, double now)
 {
 	r->hold_until = d->until;
-	if (d->hold == HOLD_FAULT) {
+	if (d->hold == HOLD_FAULT || d->hold == HOLD_LATE)
 		r->fault_t = now;
+	if (d->hold == HOLD_FAULT)
 		health_fault_held(f, r, now);
-	}
 }
 
 /* The verdict's effects, each once: count the end, then record, requeue or forget; free the slot. */
@@ -464,7 +465,7 @@ apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
 		break;
 	case END_SUSPECT:
 		t->fault_retries++;
-		t->suspect = 1;
+		t->suspect = d->alone;
 		f->st.fault_retries++;
 		break;
 	case END_RERUN:

@@ -40,6 +40,7 @@
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
+#include "farm/verdict.h"
 #include "util/err.h"
 #include "util/host.h"
 #include "util/knob.h"
@@ -236,6 +237,11 @@ health_task_failed(struct farm *f, struct run *r, double now)
 
 	if (!g->mps || r->lost)
 		return r->lost != NULL;
+	/* the last two failures here: whether a fault took others too (health_fault_contained) */
+	g->fail_seq[1] = g->fail_seq[0];
+	g->fail_at[1] = g->fail_at[0];
+	g->fail_seq[0] = r->task->seq;
+	g->fail_at[0] = r->ended_at > 0 ? r->ended_at : now;
 	g->mps_probe_at = now + interval(g, now);
 	/* the failed attempt is among what the fault took (fault() marks it) */
 	if (farm_mps_probe(g, why, sizeof why) < 0)
@@ -279,6 +285,8 @@ health_fault_seen(struct group *g, double now)
 void
 health_fault_said(struct farm *f, struct run *r, double now)
 {
+	if (r->g->mps)
+		r->g->fault_said = now;
 	if (r->g->mps && f->stop == 0)
 		watch_hang(f, r->g, now);
 }
@@ -286,15 +294,13 @@ health_fault_said(struct farm *f, struct run *r, double now)
 int
 health_fault_contained(const struct farm *f, const struct run *r)
 {
-	/* not held: nobody ran beside it (farm/verdict.h reads it so) */
-	if (r->fault_t == 0)
-		return 0;
-	for (int i = 0; i < f->nr; i++) {
-		const struct run *o = &f->r[i];
+	/* when it failed: when its end was held to look, or when it ended (nobody beside it then) */
+	double at = r->fault_t > 0 ? r->fault_t : r->ended_at;
 
-		/* a client there before the fault, still running after it: the fault did not take it */
-		if (o != r && o->g == r->g && o->task && !o->exited && o->start < r->fault_t)
-			return 1;
-	}
-	return 0;
+	(void)f;
+	/* another client's failure within FAULT_HOLD of its own: the fault took others */
+	for (int i = 0; i < 2; i++)
+		if (r->g->fail_seq[i] != r->task->seq && r->g->fail_at[i] >= at - FAULT_HOLD)
+			return 0;
+	return 1;
 }

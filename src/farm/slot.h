@@ -46,6 +46,9 @@ struct group {
 	int mps_ours;             /* started by this run: stopped at its end */
 	double fault_at;          /* when a fault was seen; 0: none pending */
 	double hang_from;         /* a contained fault then: its neighbours are watched for a hang; 0 none */
+	double fault_said;        /* when a client last said it died of a fault (its stderr); 0 never */
+	double fail_at[2];        /* the last two failures of its clients: when, */
+	unsigned long long fail_seq[2]; /* and whose (the input's number) */
 	double fault_asked;       /* when the server was last asked whether it is in FAULT */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	/* MPS health (health.c): a daemon that died, hung or lost its server */

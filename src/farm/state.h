@@ -39,7 +39,7 @@ struct task {
 	int attempts;            /* attempts that counted against --retries */
 	int own_reruns;          /* reruns for gpupack's own reasons (queue_rerun_own) */
 	int fault_retries;       /* attempts another client's fault ended */
-	int suspect;             /* a fault ended its last attempt: the next one runs alone */
+	int suspect;             /* its next attempt runs alone: a fault was around its last two */
 	struct task *next;
 };
 

@@ -72,14 +72,14 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 	return 0;
 }
 
-/* Rule 3: a fault beside other clients waits once to see whether it took them. */
+/* Rule 3: a failure beside other clients waits once to see what a fault took (or whether one comes). */
 static int
 fault_hold(const struct end_facts *x, const struct end_farm *s, double now, struct end_decision *d)
 {
 	if (!x->mps || x->fault_held > 0 || x->lost || x->alone || x->terminated || s->stop > 0 ||
-	    x->others == 0 || !x->fault)
+	    x->others == 0)
 		return 0;
-	*d = wait_until(HOLD_FAULT, now + FAULT_HOLD);
+	*d = x->fault ? wait_until(HOLD_FAULT, now + FAULT_HOLD) : wait_until(HOLD_LATE, now + FAULT_LATE);
 	return 1;
 }
 
@@ -112,10 +112,11 @@ again(const struct end_facts *x, const struct end_farm *s, struct end_decision *
 {
 	if (s->stop > 0 || (x->terminated && !x->timed_out))
 		return 0;
-	/* a fault that took others too: its own only when it ran alone, or took no one (not held: none beside it) */
-	if (x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES && x->fault_held > 0 &&
-	    !x->contained) {
+	/* a fault around it: a neighbour's death looks the same as the culprit's; never charged on it */
+	if (x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES &&
+	    !(x->fault_retries > 0 && x->contained)) {
 		*d = decision(END_SUSPECT, 0);
+		d->alone = x->fault_retries > 0;
 		return 1;
 	}
 	if (x->attempts + 1 >= s->retries)

@@ -16,18 +16,24 @@
  *     the farm was told to stop within STOP_GRACE of its end; until that
  *     is known, it waits. In a farm over nodes, such a kill waits
  *     NODES_HOLD s too, once (scancel reaches the tasks first).
- *  3. Under MPS, a failure with a fault in its server's log, beside other
- *     clients, waits FAULT_HOLD s once, to see what the fault took.
+ *  3. Under MPS, a failure beside other clients waits once, to see what a
+ *     fault took: FAULT_HOLD s when its server's log or a client's error
+ *     already shows one, FAULT_LATE s when none shows yet (a server logs
+ *     the fault after a client it took may have exited).
  *  4. An attempt gpupack ended for a reason of its own (its MPS server
  *     died, it hung beside a fault), or that ran out of device memory
  *     beside others (-j auto's packing), runs again first in line, its
  *     --retries untouched, at most FARM_OWN_RERUNS times; while the farm
  *     stops, it is left for --resume.
- *  5. A failure a fault took beside other clients that ran on (not
- *     contained) runs again as a suspect, alone, --retries untouched, at
- *     most FARM_FAULT_RETRIES times. Else a failure runs again while
- *     --retries allows (not while the farm stops, nor when gpupack ended
- *     it, but for --timeout).
+ *  5. A failure with a fault around it (its server's log, or a client's
+ *     error, since it started) is never charged on that evidence alone:
+ *     a neighbour a fault took looks the same as the culprit. Its first
+ *     such failure runs again beside the others, --retries untouched (a
+ *     neighbour then succeeds). A second is its own when the fault took
+ *     none of the clients beside it (contained: the others ran on);
+ *     else it runs once more as its server's only client, which decides.
+ *     Else a failure runs again while --retries allows (not while the
+ *     farm stops, nor when gpupack ended it, but for --timeout).
  *  6. Recorded: unless its output could not be kept (a shortage that
  *     passes runs it again; else the run stops starting tasks), or a farm
  *     over nodes says its records no longer count (left for --resume).
@@ -37,6 +43,8 @@
 
 /* Seconds an attempt a fault ended beside others waits to see whether the fault took them too. */
 #define FAULT_HOLD 2.0
+/* Seconds a failure beside others waits for a fault its server has not logged yet. */
+#define FAULT_LATE 0.5
 
 struct end_facts {
 	/* how it ended */
@@ -55,7 +63,7 @@ struct end_facts {
 	int out_err;          /* errno: it could not be kept; 0 kept */
 	/* MPS */
 	int mps;              /* it ran on an MPS device */
-	int fault;            /* its server's log shows a fault since it started */
+	int fault;            /* a fault since it started: its server's log, or a client's error */
 	int others;           /* other clients of ours on its server (running, or ended and waiting) */
 	int alone;            /* it ran as its server's only client (a suspect's rerun) */
 	int contained;        /* after the wait: the fault took no other client of those beside it */
@@ -79,14 +87,14 @@ struct end_farm {
 enum end_verdict {
 	END_RECORD,       /* its end: recorded, done or failed, its output delivered */
 	END_RETRY,        /* failed: again, one of its --retries spent */
-	END_SUSPECT,      /* a fault beside others took it: again alone, --retries untouched */
+	END_SUSPECT,      /* a fault around it: again (alone: as its server's only client), --retries untouched */
 	END_RERUN,        /* gpupack's own reason (why): again first in line, --retries untouched */
 	END_WAIT,         /* not known yet: decided again at until (hold says why) */
 	END_UNRECORDED,   /* not recorded: --resume runs it again */
 	END_OUTPUT_LOST,  /* its output could not be kept: not recorded, no new task starts */
 };
 
-enum end_hold { HOLD_NONE, HOLD_STOP, HOLD_NODE, HOLD_FAULT };
+enum end_hold { HOLD_NONE, HOLD_STOP, HOLD_NODE, HOLD_FAULT, HOLD_LATE };
 
 struct end_decision {
 	enum end_verdict v;
@@ -97,6 +105,7 @@ struct end_decision {
 	int dropped;          /* END_UNRECORDED: a stop's (counted: the run exits 255) */
 	int spent;            /* its own reruns were spent: said, and it ends as its attempt did */
 	int ok;               /* it succeeded (a record's done; -j auto counts it) */
+	int alone;            /* END_SUSPECT: the next attempt runs as its server's only client */
 };
 
 /* Did the attempt succeed: exited 0, not timed out, not skipped? */

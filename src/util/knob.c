@@ -22,8 +22,6 @@ static const struct knob_row rows[KNOB_N] = {
 	[KNOB_MIG_BAGS_BLIND] = {"mig.bags_blind", "switch: the bags blind to the best plan so far (they find their own)"},
 	[KNOB_MIG_BAG_PROOFS] = {"mig.bag_proofs", "counter: plans the bags proved optimal"},
 	[KNOB_MIG_BAG_UNITS] = {"mig.bag_units", "counter: plans of one unit more the bags found"},
-	[KNOB_FARM_RECORD_STOPPED] = {"farm.record_stopped", "switch: record the tasks a stop ended, as "
-	    "before issue 28 (tests/torture/stop.sh must then count them lost)"},
 	[KNOB_FARM_FAULT_RESTART] = {"farm.fault_restart_s",
 	    "switch: seconds an MPS server may stay in FAULT before its restart (0: 10)"},
 	[KNOB_FARM_FAULT_HANG] = {"farm.fault_hang_s",

@@ -25,7 +25,6 @@ enum knob_id {
 	KNOB_MIG_BAGS_BLIND,    /* the bags blind to the best plan so far */
 	KNOB_MIG_BAG_PROOFS,    /* counter: plans the bags proved optimal */
 	KNOB_MIG_BAG_UNITS,     /* counter: plans of one unit more the bags found */
-	KNOB_FARM_RECORD_STOPPED, /* the farm records the tasks a stop ended (issue 28's bug, for the torture) */
 	KNOB_FARM_FAULT_RESTART, /* seconds a server may stay in FAULT before its restart */
 	KNOB_FARM_FAULT_HANG,   /* seconds without CPU after which a client beside a fault counts as hung */
 	KNOB_FARM_START_OVER,   /* percent of the CPUs that tasks starting together may want (-1: any) */

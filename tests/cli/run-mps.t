@@ -49,9 +49,10 @@ is "$(printf '%s' "$out" | jq -r '.devices[0].slots')" 48 "never more clients th
 
 # --- a fatal fault of one client ------------------------------------------------------------
 # task f faults the server (x_fault) every time it runs, as a CUDA program with an illegal
-# address does, and fails; each fault ends every client of the server. The others must end done:
-# the fault's suspects run again one at a time, alone, so the culprit can hit no one but itself
-# (seen on the H200: retried together, the culprit's second fault took the others with it).
+# address does, and fails; each fault ends every client of the server (not contained). The
+# others must end done: a fault's suspects run again beside the others once, and after a
+# second fault that took others too, one at a time, alone, so the culprit hits no one but
+# itself (farm/verdict.h, rule 5).
 # The faulting tasks fault once the others' clients are registered ($PEERS of them: the fault
 # must hit them, however slow the machine), not after a fixed sleep. A client works 1.5 s
 # before the fault and 0.1 s after it ("fault" exists), so the reruns are quick.
@@ -75,7 +76,7 @@ is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' fault.jl)" 1 "the faulting 
 json=$(printf '%s\n' "$out" | tail -n 1)
 ok "$(printf '%s' "$json" | jq -e '.fault_retries >= 4 and .retries == 0' >/dev/null; echo $?)" \
 	"they were retried for free: the fault was the server's (fault_retries, not retries)"
-is "$(wc -l <f.runs | tr -d ' ')" 2 "the culprit ran twice: with the others, then alone (and faulted again)"
+is "$(wc -l <f.runs | tr -d ' ')" 3 "the culprit ran three times: twice with the others, then alone (and faulted again)"
 
 # the same without fault detection: the clients' failures spend --retries 1 and are lost,
 # which is what the test above would show if gpupack guessed instead of asking the server

@@ -3,7 +3,7 @@
 # (issue 28): every input ends exactly once in the joblog, whatever stops the
 # farm and however often, and nothing the farm started is left running.
 #
-#   stop.sh [-n TRIALS] [-s SEED] [-o REPORT] [-i lose|twice|torn|left] [--selftest]
+#   stop.sh [-n TRIALS] [-s SEED] [-o REPORT] [-i twice|torn|left] [--selftest]
 #
 # A trial: 4 to 12 inputs of 30 to 300 ms, -j 2 to 5, each task a shell that starts a
 # grandchild in a session of its own (setsid), runs a probe that logs its start
@@ -33,9 +33,9 @@
 # (A task killed from outside while gpupack was told nothing failed on its
 # own: its record, a failure, is right, as GNU parallel's is.)
 #
-# -i injects a fault the checks must see: lose (gpupack records what its stops
-# killed, knob farm.record_stopped: the bug issue 28 fixed), twice (a record
-# copied), torn (half a record appended), left (a process left behind).
+# -i injects a fault the checks must see: twice (a record copied), torn (half
+# a record appended), left (a process left behind). (A record of what a stop
+# killed is the lifecycle's to refuse: tests/unit/test_farm_life.c.)
 # --selftest runs a few trials of each and fails unless each is seen.
 # Exit: 0 when every count is 0 (for -i: when the injected fault was seen).
 set -u
@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 	-o) REPORT=$2; shift ;;
 	-i) INJECT=$2; shift ;;
 	--selftest) SELFTEST=1 ;;
-	*) echo "usage: $0 [-n TRIALS] [-s SEED] [-o REPORT] [-i lose|twice|torn|left] [--selftest]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n TRIALS] [-s SEED] [-o REPORT] [-i twice|torn|left] [--selftest]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -65,7 +65,7 @@ COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?')
 
 if [ "$SELFTEST" = 1 ]; then
 	rc=0
-	for kind in lose twice torn left; do
+	for kind in twice torn left; do
 		out=$("$0" -n 12 -s 7 -i "$kind" 2>&1 | tail -n 1)
 		if printf '%s' "$out" | grep -q "injected $kind: seen"; then
 			echo "selftest: injected $kind: seen ($out)"
@@ -110,7 +110,7 @@ one_run() {
 	# the task: a grandchild in a session of its own, the probe, and (ended well) the grandchild
 	# ended by the task itself: what is left after a run is what a stop orphaned
 	# shellcheck disable=SC2086
-	env TORTURE_MARK="$mark" GPUPACK_STATE_DIR="$W/state" ${KNOBS:+GPUPACK_KNOBS=$KNOBS} \
+	env TORTURE_MARK="$mark" GPUPACK_STATE_DIR="$W/state" \
 		"$GPUPACK" --sim "$TOPO" run --share timeslice -j "$jobs" --joblog jl $resume \
 		--shell "setsid sleep 30 & g=\$!; $PROBE log {} 0; s=\$?; kill \$g; exit \$s" :::: in \
 		>/dev/null 2>>err &
@@ -194,8 +194,6 @@ check_trial() {
 	done
 }
 
-KNOBS=""
-[ "$INJECT" = lose ] && KNOBS=farm.record_stopped=1
 for trial in $(seq "$TRIALS"); do
 	d="$W/t$trial"
 	mkdir -p "$d" && cd "$d" || exit 2
@@ -267,7 +265,7 @@ fi
 echo "$summary"
 if [ -n "$INJECT" ]; then
 	case $INJECT in
-	lose) n=$lost ;; twice) n=$twice ;; torn) n=$torn ;; left) n=$left ;; *) n=0 ;;
+	twice) n=$twice ;; torn) n=$torn ;; left) n=$left ;; *) n=0 ;;
 	esac
 	if [ "$n" -gt 0 ]; then echo "injected $INJECT: seen ($n)"; exit 0; fi
 	echo "injected $INJECT: not seen"

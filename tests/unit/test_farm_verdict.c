@@ -126,18 +126,33 @@ test_faults(void)
 	d = end_decide(&x, &s, 100);
 	ok(d.v == END_WAIT && d.hold == HOLD_FAULT && d.until == 100 + FAULT_HOLD,
 	    "a fault beside 3 others: waits %g s to see what it took", FAULT_HOLD);
+	x.fault = 0;
+	d = end_decide(&x, &s, 100);
+	ok(d.v == END_WAIT && d.hold == HOLD_LATE && d.until == 100 + FAULT_LATE,
+	    "a failure beside others, no fault logged yet: waits %g s for a late one", FAULT_LATE);
 	x.fault_held = 100;
-	x.contained = 0;
-	is_str(v(&x, &s, 102), "suspect", "it took the others too: a suspect, again alone, --retries untouched");
-	x.fault_retries = FARM_FAULT_RETRIES;
-	is_str(v(&x, &s, 102), "record", "a suspect already: its --retries decide");
-	x.fault_retries = 0;
+	is_str(v(&x, &s, 101), "record", "no fault came: its own failure");
+	x.fault = 1;
 	x.contained = 1;
-	is_str(v(&x, &s, 102), "record", "the others ran on: its own fault, recorded failed");
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_SUSPECT && !d.alone, "a fault came (a neighbour's death looks the same): again beside "
+	    "the others, --retries untouched");
+	x.contained = 0;
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_SUSPECT && !d.alone, "the first fault never charges it, whoever it took");
+	x.fault_retries = 1;
+	x.contained = 1;
+	is_str(v(&x, &s, 102), "record", "a second fault that took none beside it: its own, recorded failed");
+	x.contained = 0;
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_SUSPECT && d.alone, "a second fault that took others too: once more, alone");
+	x.fault_retries = FARM_FAULT_RETRIES;
+	is_str(v(&x, &s, 102), "record", "fault reruns spent: its --retries decide");
 	x = ended(EXITED(1));
 	x.mps = x.fault = 1;
 	x.others = 0;
-	is_str(v(&x, &s, 100), "record", "alone on its server: no wait, its own");
+	d = end_decide(&x, &s, 100);
+	ok(d.v == END_SUSPECT && !d.alone, "nobody beside it at its end: no wait, but never charged on a fault");
 	x.others = 2;
 	x.alone = 1;
 	is_str(v(&x, &s, 100), "record", "a suspect's lone rerun faulted: the culprit");
@@ -228,6 +243,7 @@ test_exhaustive(void)
 				x.out_err = (bits >> 10) & 1 ? ENOSPC : 0;
 				x.node_unrecorded = (bits >> 11) & 1;
 				x.own_reruns = (bits >> 12) & 1 ? FARM_OWN_RERUNS : 0;
+				x.fault_retries = si == 5 ? 1 : 0;
 				d = end_decide(&x, &s, 103);
 				n++;
 				/* a success is never run again, never a suspect, never waits for a fault */
@@ -244,6 +260,12 @@ test_exhaustive(void)
 					bad++;
 				/* own reruns are bounded */
 				if (d.v == END_RERUN && x.own_reruns >= FARM_OWN_RERUNS)
+					bad++;
+				/* a failure with a fault around it, not alone, not stopping, is charged only on its
+				 * second, contained one */
+				if (x.mps && x.fault && !end_ok(&x) && !x.alone && st == 0 && !x.terminated &&
+				    !x.lost && !x.out_err && !x.node_unrecorded && (d.v == END_RECORD || d.v == END_RETRY) &&
+				    !(x.fault_retries > 0 && x.contained))
 					bad++;
 				/* a wait always ends */
 				if (d.v == END_WAIT && !(d.until > 0 && d.until <= 103 + 10))

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# fault-farm.sh: issue 42's fault farm on the lent GPU. 32 PyTorch trainings
+# (bench/auto/train.py), one CUDA program that writes an illegal address
+# (gpupack-work fault) and one training that dies of a device-side assert,
+# ROUNDS times under gpupack's default (-j auto, MPS), alternating with GNU
+# parallel -j 16 beside a hand-started MPS daemon (private pipe and log
+# directories) every PAR_EVERY rounds. Per run: the makespan, the
+# neighbours recorded failed (any failed record but the two faulting
+# tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm.md,
+# the joblogs beside it. Never changes a card setting; every daemon started
+# is stopped.
+#   ROUNDS=10 PAR_EVERY=3 bash tests/gpu/fault-farm.sh
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${OUT:-/tmp/fault-farm}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+make -j"$(nproc)" build/gpupack build/gpupack-work >"$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+G=$PWD/build/gpupack
+W=$PWD/build/gpupack-work
+ROUNDS=${ROUNDS:-10}
+PAR_EVERY=${PAR_EVERY:-3}
+TAG=${TAG:-a}
+tasks=$OUT/tasks
+{
+	for s in $(seq 32); do echo "python3 bench/auto/train.py $s"; done
+	echo "$W fault"
+	echo "python3 bench/auto/train.py 99 200 2048 fault"
+} >"$tasks"
+rep=$OUT/fault-farm-$TAG.md
+{
+	echo "# fault farm ($TAG): 32 PyTorch trainings + an illegal address + a device-side assert"
+	echo
+	echo "- date: $(date -u '+%F %T UTC'); commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
+	echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) CPUs"
+	echo
+	echo "| run | farm | makespan (s) | done | failed | neighbours failed | fault reruns | retries spent |"
+	echo "|---|---|---|---|---|---|---|---|"
+} >"$rep"
+
+# failed records that are not the two faulting tasks'
+neighbours() { awk -F'\t' 'NR > 1 && ($7 != 0 || $8 != 0) && $9 !~ / fault$/' "$1" | wc -l; }
+row() { # name farm t0 t1 joblog json
+	local ok failed nb fr rt
+	ok=$(awk -F'\t' 'NR > 1 && $7 == 0 && $8 == 0' "$5" | wc -l)
+	failed=$(awk -F'\t' 'NR > 1 && ($7 != 0 || $8 != 0)' "$5" | wc -l)
+	nb=$(neighbours "$5")
+	fr=$(jq -r '.fault_retries // "-"' "$6" 2>/dev/null || echo -)
+	rt=$(jq -r '.retries // "-"' "$6" 2>/dev/null || echo -)
+	echo "| $1 | $2 | $(awk -v a="$4" -v b="$3" 'BEGIN { printf "%.1f", a - b }') | $ok | $failed | $nb | ${fr:--} | ${rt:--} |" >>"$rep"
+}
+
+par_run() { # name
+	local d t0 t1
+	d=$(mktemp -d /tmp/ffp.XXXXXX)
+	chmod 700 "$d"
+	mkdir -p "$d/pipe" "$d/log"
+	CUDA_MPS_PIPE_DIRECTORY=$d/pipe CUDA_MPS_LOG_DIRECTORY=$d/log nvidia-cuda-mps-control -d
+	sleep 1
+	t0=$(date +%s.%N)
+	CUDA_MPS_PIPE_DIRECTORY=$d/pipe CUDA_MPS_LOG_DIRECTORY=$d/log timeout -k 10 "${LIMIT:-300}" \
+		parallel -j 16 --joblog "$OUT/$1.joblog" <"$tasks" >/dev/null 2>"$OUT/$1.err"
+	t1=$(date +%s.%N)
+	echo quit | CUDA_MPS_PIPE_DIRECTORY=$d/pipe CUDA_MPS_LOG_DIRECTORY=$d/log nvidia-cuda-mps-control
+	sleep 1
+	cp "$d/log/server.log" "$OUT/$1.server.log" 2>/dev/null
+	echo '{}' >"$OUT/$1.json"
+	row "$1" "parallel -j 16 + hand MPS" "$t0" "$t1" "$OUT/$1.joblog" "$OUT/$1.json"
+	rm -rf "$d"
+}
+
+gp_run() { # name
+	local st t0 t1
+	st=$(mktemp -d /tmp/ffg.XXXXXX)
+	t0=$(date +%s.%N)
+	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run --json --joblog "$OUT/$1.joblog" \
+		<"$tasks" >"$OUT/$1.out" 2>"$OUT/$1.err"
+	t1=$(date +%s.%N)
+	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
+	find "$st" -name server.log -exec cp {} "$OUT/$1.server.log" \; 2>/dev/null
+	tail -n 1 "$OUT/$1.out" >"$OUT/$1.json"
+	rm -f "$OUT/$1.out"
+	row "$1" "gpupack (default: -j auto, mps)" "$t0" "$t1" "$OUT/$1.joblog" "$OUT/$1.json"
+	rm -rf "$st"
+}
+
+for r in $(seq "$ROUNDS"); do
+	gp_run "$TAG-g$r"
+	if [ $(( (r - 1) % PAR_EVERY )) = 0 ]; then par_run "$TAG-p$r"; fi
+done
+left=$(pgrep -f 'nvidia-cuda-mps-(control|server)' | wc -l)
+echo >>"$rep"
+echo "MPS daemons left: $left" >>"$rep"
+[ "$left" = 0 ] || pkill -f 'nvidia-cuda-mps-(control|server)'
+cat "$rep"
