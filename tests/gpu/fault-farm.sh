@@ -6,13 +6,16 @@
 # parallel -j 16 beside a hand-started MPS daemon (private pipe and log
 # directories) every PAR_EVERY rounds. Per run: the makespan, the
 # neighbours recorded failed (any failed record but the two faulting
-# tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm.md,
-# the joblogs beside it. Never changes a card setting; every daemon started
+# tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm-TAG.md,
+# the runs' joblogs, stderr and JSON in fault-farm-TAG.tgz beside it. Never changes a card setting; every daemon started
 # is stopped.
 #   ROUNDS=10 PAR_EVERY=3 bash tests/gpu/fault-farm.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/fault-farm}
+TAG=${TAG:-a}
+# the runs' files in one archive beside the report (the device brings back few files)
+RUNS=$(mktemp -d /tmp/ffr.XXXXXX)
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 make -j"$(nproc)" build/gpupack build/gpupack-work >"$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
@@ -20,8 +23,7 @@ G=$PWD/build/gpupack
 W=$PWD/build/gpupack-work
 ROUNDS=${ROUNDS:-10}
 PAR_EVERY=${PAR_EVERY:-3}
-TAG=${TAG:-a}
-tasks=$OUT/tasks
+tasks=$RUNS/tasks
 {
 	for s in $(seq 32); do echo "python3 bench/auto/train.py $s"; done
 	echo "$W fault"
@@ -59,13 +61,13 @@ par_run() { # name
 	sleep 1
 	t0=$(date +%s.%N)
 	CUDA_MPS_PIPE_DIRECTORY=$d/pipe CUDA_MPS_LOG_DIRECTORY=$d/log timeout -k 10 "${LIMIT:-300}" \
-		parallel -j 16 --joblog "$OUT/$1.joblog" <"$tasks" >/dev/null 2>"$OUT/$1.err"
+		parallel -j 16 --joblog "$RUNS/$1.joblog" <"$tasks" >/dev/null 2>"$RUNS/$1.err"
 	t1=$(date +%s.%N)
 	echo quit | CUDA_MPS_PIPE_DIRECTORY=$d/pipe CUDA_MPS_LOG_DIRECTORY=$d/log nvidia-cuda-mps-control
 	sleep 1
-	cp "$d/log/server.log" "$OUT/$1.server.log" 2>/dev/null
-	echo '{}' >"$OUT/$1.json"
-	row "$1" "parallel -j 16 + hand MPS" "$t0" "$t1" "$OUT/$1.joblog" "$OUT/$1.json"
+	cp "$d/log/server.log" "$RUNS/$1.server.log" 2>/dev/null
+	echo '{}' >"$RUNS/$1.json"
+	row "$1" "parallel -j 16 + hand MPS" "$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
 	rm -rf "$d"
 }
 
@@ -73,14 +75,14 @@ gp_run() { # name
 	local st t0 t1
 	st=$(mktemp -d /tmp/ffg.XXXXXX)
 	t0=$(date +%s.%N)
-	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run --json --joblog "$OUT/$1.joblog" \
-		<"$tasks" >"$OUT/$1.out" 2>"$OUT/$1.err"
+	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run --json --joblog "$RUNS/$1.joblog" \
+		<"$tasks" >"$RUNS/$1.out" 2>"$RUNS/$1.err"
 	t1=$(date +%s.%N)
 	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
-	find "$st" -name server.log -exec cp {} "$OUT/$1.server.log" \; 2>/dev/null
-	tail -n 1 "$OUT/$1.out" >"$OUT/$1.json"
-	rm -f "$OUT/$1.out"
-	row "$1" "gpupack (default: -j auto, mps)" "$t0" "$t1" "$OUT/$1.joblog" "$OUT/$1.json"
+	find "$st" -name server.log -exec cp {} "$RUNS/$1.server.log" \; 2>/dev/null
+	tail -n 1 "$RUNS/$1.out" >"$RUNS/$1.json"
+	rm -f "$RUNS/$1.out"
+	row "$1" "gpupack (default: -j auto, mps)" "$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
 	rm -rf "$st"
 }
 
@@ -92,4 +94,5 @@ left=$(pgrep -f 'nvidia-cuda-mps-(control|server)' | wc -l)
 echo >>"$rep"
 echo "MPS daemons left: $left" >>"$rep"
 [ "$left" = 0 ] || pkill -f 'nvidia-cuda-mps-(control|server)'
+tar -C "$RUNS" -czf "$OUT/fault-farm-$TAG.tgz" . && rm -rf "$RUNS"
 cat "$rep"
