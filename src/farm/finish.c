@@ -322,6 +322,7 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 		x->fault = farm_mps_fault(r->g, r->mps_off) || r->g->fault_said >= r->start;
 		x->others = health_others(f, r);
 		x->contained = health_fault_contained(f, r);
+		x->first = x->fault && health_fault_first(r, now);
 	}
 	x->oom = !ok && !r->lost && auto_oom(f, r);
 	if (f->o->line_buffer && !x->halted)

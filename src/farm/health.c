@@ -304,3 +304,16 @@ health_fault_contained(const struct farm *f, const struct run *r)
 			return 0;
 	return 1;
 }
+
+int
+health_fault_first(struct run *r, double now)
+{
+	struct group *g = r->g;
+
+	/* the first failure to show a fault opens its episode; the others within it are its victims */
+	if (g->ep_at == 0 || now - g->ep_at > FAULT_EPISODE) {
+		g->ep_at = now;
+		g->ep_seq = r->task->seq;
+	}
+	return g->ep_seq == r->task->seq;
+}

@@ -149,7 +149,8 @@ write_text(const struct joblock *l, const char *key)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) != n)
-			(void)ftruncate(fd, 0);
+			if (ftruncate(fd, 0) < 0)
+				errno = 0; /* the lines are said again, whole, next time */
 		close(fd);
 	}
 	free(path);

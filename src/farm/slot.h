@@ -49,6 +49,8 @@ struct group {
 	double fault_said;        /* when a client last said it died of a fault (its stderr); 0 never */
 	double fail_at[2];        /* the last two failures of its clients: when, */
 	unsigned long long fail_seq[2]; /* and whose (the input's number) */
+	double ep_at;             /* a fault first seen in a failure then (its episode); 0 none */
+	unsigned long long ep_seq;  /* and whose failure that was */
 	double fault_asked;       /* when the server was last asked whether it is in FAULT */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	/* MPS health (health.c): a daemon that died, hung or lost its server */

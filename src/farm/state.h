@@ -232,6 +232,8 @@ void health_fault_seen(struct group *g, double now);
 void health_fault_said(struct farm *f, struct run *r, double now);
 /* Did the fault that ended r stay its own (others that ran beside it ran on)? */
 int health_fault_contained(const struct farm *f, const struct run *r);
+/* Is r's the first failure of the fault it shows (1), or a victim of one another showed first (0)? */
+int health_fault_first(struct run *r, double now);
 
 /* deliver.c: finished output to stdout and stderr */
 /* Hand a finished task's output on: now, or in seq order under -k (out is emptied). */

@@ -26,12 +26,15 @@
  *     --retries untouched, at most FARM_OWN_RERUNS times; while the farm
  *     stops, it is left for --resume.
  *  5. A failure with a fault around it (its server's log, or a client's
- *     error, since it started) is never charged on that evidence alone:
- *     a neighbour a fault took looks the same as the culprit. Its first
- *     such failure runs again beside the others, --retries untouched (a
- *     neighbour then succeeds). A second is its own when the fault took
- *     none of the clients beside it (contained: the others ran on);
- *     else it runs once more as its server's only client, which decides.
+ *     error, since it started) is a neighbour's when another failure saw
+ *     that fault first (within FAULT_EPISODE s): a victim, run again
+ *     beside the others, --retries untouched, never charged (a second
+ *     time, alone: where faults take every client, the culprit may
+ *     have been taken for a victim). The first
+ *     failure of a fault is the likely culprit: its own when the fault
+ *     took none beside it (no other failure within FAULT_HOLD:
+ *     contained), else it runs again as its server's only client, which
+ *     decides. At most FARM_FAULT_RETRIES free reruns.
  *     Else a failure runs again while --retries allows (not while the
  *     farm stops, nor when gpupack ended it, but for --timeout).
  *  6. Recorded: unless its output could not be kept (a shortage that
@@ -43,6 +46,8 @@
 
 /* Seconds an attempt a fault ended beside others waits to see whether the fault took them too. */
 #define FAULT_HOLD 2.0
+/* Seconds after a fault is first seen within which other failures it shows in are its victims. */
+#define FAULT_EPISODE 10.0
 /* Seconds a failure beside others waits for a fault its server has not logged yet. */
 #define FAULT_LATE 0.5
 
@@ -67,6 +72,7 @@ struct end_facts {
 	int others;           /* other clients of ours on its server (running, or ended and waiting) */
 	int alone;            /* it ran as its server's only client (a suspect's rerun) */
 	int contained;        /* after the wait: the fault took no other client of those beside it */
+	int first;            /* it saw its fault first: not a neighbour of another's */
 	/* -j auto */
 	int oom;              /* out of device memory beside other tasks */
 	/* a farm over nodes */

@@ -2,12 +2,10 @@
 # shellcheck disable=SC2016 # the tasks' own $VARS are literal
 # run-fault-own.t: a GPU fault that the MPS server contains (driver 580 on
 # the lent H100s and H200s: the faulting client ends, the others run on),
-# against the control double's x_fault_own. A failure with a fault around it
-# is never charged at once (a neighbour the fault took looks the same): it
-# runs again beside the others; faulting again while the others run on, it
-# is the culprit and fails as any task does. No rerun alone after the device
-# drained (which cost a farm of 32 trainings at -j 16 the drain and a lone
-# rerun of each faulting task).
+# against the control double's x_fault_own. The faulting task is held a
+# moment, sees the others still running, and fails as any task does: no
+# free retry, no rerun alone after the device drained (which cost a farm of
+# 32 trainings at -j 16 the drain and a lone rerun of each faulting task).
 # A fault that takes every client (x_fault) is run-mps.t's.
 . "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$GPUPACK_SRC/tests/cli/mps-lib.sh"
@@ -30,15 +28,15 @@ run R -j 8 --retries 1 --json --joblog own.jl sh task.sh ::: a b c d f
 is "$rc" 1 "a contained fault: the faulting task fails (--retries 1: no retry)"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' own.jl | wc -l | tr -d ' ')" 4 "the four others end done"
 is "$(awk -F'\t' 'NR > 1' own.jl | wc -l | tr -d ' ')" 5 "every task is in the joblog once"
-is "$(wc -l <f.runs | tr -d ' ')" 2 "the faulting task ran twice: again beside the others, not alone"
+is "$(wc -l <f.runs | tr -d ' ')" 1 "the faulting task ran once: not again alone"
 json=$(printf '%s\n' "$out" | tail -n 1)
-is "$(printf '%s' "$json" | jq -r '"\(.fault_retries) \(.retries)"')" "1 0" "one free rerun (the first fault could have been anyone's), no --retries spent"
+is "$(printf '%s' "$json" | jq -r '.fault_retries')" 0 "no free retry: the fault was its own"
 
-# with --retries 2 the faulting task is then retried as any failure would be (beside the others)
+# with --retries 2 the faulting task is retried as any failure would be (beside the others)
 rm -f f.runs
 run R -j 8 --retries 2 --json --joblog own2.jl sh task.sh ::: a b f c
 is "$rc" 1 "--retries 2: it fails again"
-is "$(wc -l <f.runs | tr -d ' ')" 3 "and ran three times: the free rerun, then --retries, never alone"
+is "$(wc -l <f.runs | tr -d ' ')" 2 "and ran twice: --retries, not a lone rerun"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 1 "one retry spent"
 
 # a fault whose server stays in FAULT with the other clients on it, their work stopped for
@@ -48,11 +46,6 @@ is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 1 "one retry spent"
 # would work 20 s, their rerun 0.2 s)
 cat >stuck.sh <<'SH'
 echo "$1" >>stuck.runs
-# its rerun (a fault is never charged at once) faults again, contained
-if [ "$1" = f ] && [ "$(grep -cx f stuck.runs)" -gt 1 ]; then
-	echo x_fault_own 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
-	exit 1
-fi
 if [ "$1" = f ]; then
 	i=0
 	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 3 ] || [ $i -ge 600 ]; do
@@ -82,11 +75,6 @@ cat >hang.sh <<'SH'
 echo "$1" >>hang.runs
 case $1 in
 f)
-	# its rerun (a fault is never charged at once) faults again, contained
-	if [ "$(grep -cx f hang.runs)" -gt 1 ]; then
-		echo x_fault_own 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
-		exit 1
-	fi
 	i=0
 	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 2 ] || [ $i -ge 600 ]; do
 		sleep 0.05
@@ -132,5 +120,5 @@ GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --jso
 	sh quiet.sh ::: a b f
 is "$rc" 1 "a fault said only on stderr, its neighbours hung: the farm ends"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' quiet.jl | wc -l | tr -d ' ')" 2 "the two hung tasks end done"
-is "$(grep -c '^[ab]$' quiet.runs) $(grep -c '^f$' quiet.runs)" "4 2" "each ran twice, the faulting one too (its first fault is never charged)"
+is "$(grep -c '^[ab]$' quiet.runs) $(grep -c '^f$' quiet.runs)" "4 1" "each ran twice, the faulting one once"
 like "$err" "2 tasks that ran beside a fault used no CPU for 1 s: hung by it" "and it says why"

@@ -49,10 +49,10 @@ is "$(printf '%s' "$out" | jq -r '.devices[0].slots')" 48 "never more clients th
 
 # --- a fatal fault of one client ------------------------------------------------------------
 # task f faults the server (x_fault) every time it runs, as a CUDA program with an illegal
-# address does, and fails; each fault ends every client of the server (not contained). The
-# others must end done: a fault's suspects run again beside the others once, and after a
-# second fault that took others too, one at a time, alone, so the culprit hits no one but
-# itself (farm/verdict.h, rule 5).
+# address does, and fails; each fault ends every client of the server. The others must end done:
+# the first to show the fault runs again alone; the others (victims, it seems: the culprit may
+# be among them) once beside each other, then alone, so the culprit ends up hitting no one but
+# itself (seen on the H200: retried together, the culprit's second fault took the others).
 # The faulting tasks fault once the others' clients are registered ($PEERS of them: the fault
 # must hit them, however slow the machine), not after a fixed sleep. A client works 1.5 s
 # before the fault and 0.1 s after it ("fault" exists), so the reruns are quick.
@@ -76,7 +76,7 @@ is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' fault.jl)" 1 "the faulting 
 json=$(printf '%s\n' "$out" | tail -n 1)
 ok "$(printf '%s' "$json" | jq -e '.fault_retries >= 4 and .retries == 0' >/dev/null; echo $?)" \
 	"they were retried for free: the fault was the server's (fault_retries, not retries)"
-is "$(wc -l <f.runs | tr -d ' ')" 3 "the culprit ran three times: twice with the others, then alone (and faulted again)"
+ok "$(n=$(wc -l <f.runs); [ "$n" -ge 2 ] && [ "$n" -le 3 ]; echo $?)" "the culprit ran 2 or 3 times, the last alone (and faulted again)"
 
 # the same without fault detection: the clients' failures spend --retries 1 and are lost,
 # which is what the test above would show if gpupack guessed instead of asking the server

@@ -20,6 +20,7 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 make -j"$(nproc)" build/gpupack build/gpupack-work >"$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 G=$PWD/build/gpupack
+export PATH=$PATH:$PWD/.tools   # GNU parallel where the machine has none (a copy of the script)
 W=$PWD/build/gpupack-work
 ROUNDS=${ROUNDS:-10}
 PAR_EVERY=${PAR_EVERY:-3}

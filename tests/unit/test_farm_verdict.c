@@ -132,29 +132,27 @@ test_faults(void)
 	    "a failure beside others, no fault logged yet: waits %g s for a late one", FAULT_LATE);
 	x.fault_held = 100;
 	is_str(v(&x, &s, 101), "record", "no fault came: its own failure");
-	x.fault = 1;
-	x.contained = 1;
-	d = end_decide(&x, &s, 102);
-	ok(d.v == END_SUSPECT && !d.alone, "a fault came (a neighbour's death looks the same): again beside "
-	    "the others, --retries untouched");
+	x.fault = x.first = x.contained = 1;
+	is_str(v(&x, &s, 102), "record", "the first to show a fault that took none beside it: its own, charged");
 	x.contained = 0;
 	d = end_decide(&x, &s, 102);
-	ok(d.v == END_SUSPECT && !d.alone, "the first fault never charges it, whoever it took");
+	ok(d.v == END_SUSPECT && d.alone, "the first, and the fault took others too: again alone, --retries untouched");
+	x.first = 0;
+	x.contained = 1;
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_SUSPECT && !d.alone, "another showed the fault first: a victim, again beside the others");
 	x.fault_retries = 1;
-	x.contained = 1;
-	is_str(v(&x, &s, 102), "record", "a second fault that took none beside it: its own, recorded failed");
-	x.contained = 0;
 	d = end_decide(&x, &s, 102);
-	ok(d.v == END_SUSPECT && d.alone, "a second fault that took others too: once more, alone");
+	ok(d.v == END_SUSPECT && d.alone, "a victim a second time: alone (the culprit may have been taken for one)");
 	x.fault_retries = FARM_FAULT_RETRIES;
 	is_str(v(&x, &s, 102), "record", "fault reruns spent: its --retries decide");
 	x = ended(EXITED(1));
-	x.mps = x.fault = 1;
+	x.mps = x.fault = x.first = x.contained = 1;
 	x.others = 0;
-	d = end_decide(&x, &s, 100);
-	ok(d.v == END_SUSPECT && !d.alone, "nobody beside it at its end: no wait, but never charged on a fault");
+	is_str(v(&x, &s, 100), "record", "nobody beside it: no wait, its own");
 	x.others = 2;
 	x.alone = 1;
+	x.contained = 0;
 	is_str(v(&x, &s, 100), "record", "a suspect's lone rerun faulted: the culprit");
 	x.alone = 0;
 	is_str(v(&x, &stopping, 100), "record", "the farm is stopping: no wait, no rerun");
@@ -244,6 +242,7 @@ test_exhaustive(void)
 				x.node_unrecorded = (bits >> 11) & 1;
 				x.own_reruns = (bits >> 12) & 1 ? FARM_OWN_RERUNS : 0;
 				x.fault_retries = si == 5 ? 1 : 0;
+				x.first = si >= 4;
 				d = end_decide(&x, &s, 103);
 				n++;
 				/* a success is never run again, never a suspect, never waits for a fault */
@@ -261,11 +260,11 @@ test_exhaustive(void)
 				/* own reruns are bounded */
 				if (d.v == END_RERUN && x.own_reruns >= FARM_OWN_RERUNS)
 					bad++;
-				/* a failure with a fault around it, not alone, not stopping, is charged only on its
-				 * second, contained one */
+				/* a failure with a fault around it, not alone, not stopping, is charged only when it
+				 * showed the fault first and the fault took no one else */
 				if (x.mps && x.fault && !end_ok(&x) && !x.alone && st == 0 && !x.terminated &&
 				    !x.lost && !x.out_err && !x.node_unrecorded && (d.v == END_RECORD || d.v == END_RETRY) &&
-				    !(x.fault_retries > 0 && x.contained))
+				    !(x.first && x.contained))
 					bad++;
 				/* a wait always ends */
 				if (d.v == END_WAIT && !(d.until > 0 && d.until <= 103 + 10))
