@@ -306,7 +306,7 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 		.ended = r->ended_at, .halted = r->halted, .stopped = r->stopped, .terminated = r->terminated,
 		.was_held = r->hold_until > 0, .fault_held = r->fault_t, .mps = r->g->mps != NULL,
 		.alone = r->alone, .attempts = t->attempts, .own_reruns = t->own_reruns,
-		.fault_retries = t->fault_retries};
+		.fault_retries = t->fault_retries, .culprit = -1};
 	ok = end_ok(x);
 	x->node_kill = !ok && nodes_killed(f, r);
 	if (!ok && x->mps && r->fault_t == 0) {
@@ -323,6 +323,7 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 		x->others = health_others(f, r);
 		x->contained = health_fault_contained(f, r);
 		x->first = x->fault && health_fault_first(r, now);
+		x->culprit = x->fault ? farm_mps_culprit(r->g, r->mps_off, r->pid) : -1;
 	}
 	x->oom = !ok && !r->lost && auto_oom(f, r);
 	if (f->o->line_buffer && !x->halted)

@@ -107,6 +107,16 @@ farm_mps_fault(const struct group *g, long off)
 	return r == 1;
 }
 
+int
+farm_mps_culprit(const struct group *g, long off, pid_t pid)
+{
+	int r = mps_fault_culprit(g->mps, off, pid);
+
+	if (r < 0)
+		err_clear();
+	return r;
+}
+
 void
 farm_mps_terminate(const struct group *g, pid_t pgid)
 {

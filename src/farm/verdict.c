@@ -113,11 +113,11 @@ again(const struct end_facts *x, const struct end_farm *s, struct end_decision *
 	if (s->stop > 0 || (x->terminated && !x->timed_out))
 		return 0;
 	/* a fault around it: another's (a victim, again beside the others), or its own unless it took others */
-	if (x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES &&
-	    !(x->first && x->contained)) {
+	if (x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES && x->culprit != 1 &&
+	    !(x->culprit < 0 && x->first && x->contained)) {
 		*d = decision(END_SUSPECT, 0);
 		/* beside the others once, as a victim; the likely culprit, or a second time, alone */
-		d->alone = x->first || x->fault_retries > 0;
+		d->alone = (x->culprit < 0 && x->first) || x->fault_retries > 0;
 		return 1;
 	}
 	if (x->attempts + 1 >= s->retries)

@@ -26,7 +26,10 @@
  *     --retries untouched, at most FARM_OWN_RERUNS times; while the farm
  *     stops, it is left for --resume.
  *  5. A failure with a fault around it (its server's log, or a client's
- *     error, since it started) is a neighbour's when another failure saw
+ *     error, since it started): where the log names the fault's culprit
+ *     (driver 580: "error trigging process PID"), it is charged if it is
+ *     that process, else it is a victim (below). Where the log names
+ *     none, it is a neighbour's when another failure saw
  *     that fault first (within FAULT_EPISODE s): a victim, run again
  *     beside the others, --retries untouched, never charged (a second
  *     time, alone: where faults take every client, the culprit may
@@ -73,6 +76,7 @@ struct end_facts {
 	int alone;            /* it ran as its server's only client (a suspect's rerun) */
 	int contained;        /* after the wait: the fault took no other client of those beside it */
 	int first;            /* it saw its fault first: not a neighbour of another's */
+	int culprit;          /* its server's log names it the fault's culprit: 1; others only: 0; none: -1 */
 	/* -j auto */
 	int oom;              /* out of device memory beside other tasks */
 	/* a farm over nodes */

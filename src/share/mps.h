@@ -158,6 +158,12 @@ int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes
  */
 long mps_log_offset(const struct mps_daemon *d);
 int mps_fault_since(const struct mps_daemon *d, long log_offset);
+/*
+ * Does server.log past log_offset name pid as a fault's culprit ("error
+ * trigging process PID", driver 580)? 1 yes; 0 it names others only; -1
+ * it names none (a log or driver that does not say; err set on a read error).
+ */
+int mps_fault_culprit(const struct mps_daemon *d, long log_offset, pid_t pid);
 
 /* ---- added by engineer "mps" ------------------------------------------ */
 
@@ -204,5 +210,6 @@ int mps_parse_server_state(const char *text);                    /* enum mps_ser
 int mps_parse_ps(const char *text, struct mps_ps_row **out, int *n);
 int mps_reply_is_error(const char *reply);                      /* "Error: ...", "unrecognized" */
 int mps_log_line_fatal(const char *line);                       /* a server.log fatal-error line */
+long mps_log_line_culprit(const char *line);                    /* the pid a fault line blames; 0 none */
 
 #endif

@@ -169,14 +169,16 @@ mps_log_offset(const struct mps_daemon *d)
 /* what is read of server.log past a task's offset: a fatal line is near its end */
 #define LOG_TAIL_MAX (1u << 20)
 
+/* server.log past offset (its last LOG_TAIL_MAX bytes at most) into *data; 0, or -1 with err set */
 static int
-log_fatal_since(const struct mps_daemon *d, long offset)
+log_since(const struct mps_daemon *d, long offset, char **data)
 {
-	char path[PATH_MAX + 16], *data = NULL, *save = NULL;
+	char path[PATH_MAX + 16];
 	struct stat st;
 	ssize_t got = 0;
-	int fd, hit = 0;
+	int fd;
 
+	*data = NULL;
 	snprintf(path, sizeof path, "%s/server.log", d->log_dir);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -191,9 +193,9 @@ log_fatal_since(const struct mps_daemon *d, long offset)
 	/* a log grown far past the offset: its last part holds the lines that matter */
 	if (st.st_size - offset > (off_t)LOG_TAIL_MAX)
 		offset = (long)(st.st_size - (off_t)LOG_TAIL_MAX);
-	data = xmalloc(LOG_TAIL_MAX + 1);
+	*data = xmalloc(LOG_TAIL_MAX + 1);
 	while (got < (ssize_t)LOG_TAIL_MAX) {
-		ssize_t n = pread(fd, data + got, LOG_TAIL_MAX - (size_t)got, offset + got);
+		ssize_t n = pread(fd, *data + got, LOG_TAIL_MAX - (size_t)got, offset + got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -202,11 +204,38 @@ log_fatal_since(const struct mps_daemon *d, long offset)
 		got += n;
 	}
 	close(fd);
-	data[got] = '\0';
-	for (char *l = strtok_r(data, "\n", &save); l && !hit; l = strtok_r(NULL, "\n", &save))
+	(*data)[got] = '\0';
+	return 0;
+}
+
+static int
+log_fatal_since(const struct mps_daemon *d, long offset)
+{
+	char *data, *save = NULL;
+	int hit = 0;
+
+	if (log_since(d, offset, &data) < 0)
+		return -1;
+	for (char *l = data ? strtok_r(data, "\n", &save) : NULL; l && !hit; l = strtok_r(NULL, "\n", &save))
 		hit = mps_log_line_fatal(l);
 	free(data);
 	return hit;
+}
+
+int
+mps_fault_culprit(const struct mps_daemon *d, long log_offset, pid_t pid)
+{
+	char *data, *save = NULL;
+	int named = -1;
+	long who;
+
+	if (log_since(d, log_offset, &data) < 0)
+		return -1;
+	for (char *l = data ? strtok_r(data, "\n", &save) : NULL; l && named != 1; l = strtok_r(NULL, "\n", &save))
+		if ((who = mps_log_line_culprit(l)) > 0)
+			named = who == (long)pid;
+	free(data);
+	return named;
 }
 
 int

@@ -7,6 +7,7 @@
 #include "util/err.h"
 #include "util/str.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -125,4 +126,24 @@ int
 mps_log_line_fatal(const char *line)
 {
 	return strcasestr(line, "fatal") != NULL && strcasestr(line, "error") != NULL;
+}
+
+long
+mps_log_line_culprit(const char *line)
+{
+	/* driver 580: "All clients belonging to error trigging process 3130 will be torn down" */
+	const char *p = strstr(line, "error trigging process ");
+	char *end;
+	long pid;
+
+	if (!p)
+		return 0;
+	p += strlen("error trigging process ");
+	if (*p < '1' || *p > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno || (*end != '\0' && *end != ' '))
+		return 0;
+	return pid;
 }

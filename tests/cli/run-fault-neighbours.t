@@ -86,3 +86,26 @@ SH
 run R -j 8 --retries 1 --joblog plain.jl sh plain.sh ::: a b f
 is "$rc" 1 "a failure without a fault: charged"
 is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' plain.jl)" 3 "with its own exit status, run once"
+
+# a fault that takes every client, the server's log naming the culprit (driver 580's "error
+# trigging process PID"): the culprit is charged at once, without a run alone; every other
+# client it took runs again beside the others and ends done
+cp "$GPUPACK_SRC/tests/cli/mps-task-lib.sh" tasklib.sh
+rm -f fault
+cat >named.sh <<'SH'
+. ./tasklib.sh
+echo "$1" >>named.runs
+if [ "$1" = f ]; then
+	[ -e fault ] || PEERS=3 peers
+	touch fault
+	echo "x_fault_by $$ 200" | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1
+fi
+client
+SH
+run R -j 8 --retries 1 --json --joblog named.jl sh named.sh ::: a b c f
+is "$rc" 1 "a fault that took everyone, its culprit named: only the culprit fails"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' named.jl | wc -l | tr -d ' ')" 3 "the three it took end done"
+is "$(grep -c '^f$' named.runs)" 1 "the named culprit ran once: no rerun, alone or not"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '"\(.fault_retries) \(.retries)"')" "3 0" \
+	"the three victims ran again for free, no --retries spent"

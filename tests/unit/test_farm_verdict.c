@@ -21,7 +21,7 @@ static const struct end_farm running = {0, 0, 0};
 static struct end_facts
 ended(int status)
 {
-	return (struct end_facts){.status = status, .ended = 100};
+	return (struct end_facts){.status = status, .ended = 100, .culprit = -1};
 }
 
 static const char *
@@ -156,6 +156,19 @@ test_faults(void)
 	is_str(v(&x, &s, 100), "record", "a suspect's lone rerun faulted: the culprit");
 	x.alone = 0;
 	is_str(v(&x, &stopping, 100), "record", "the farm is stopping: no wait, no rerun");
+	/* where the server's log names the culprit, that decides */
+	x = ended(EXITED(1));
+	x.mps = x.fault = 1;
+	x.others = 3;
+	x.fault_held = 100;
+	x.culprit = 1;
+	is_str(v(&x, &s, 102), "record", "the log names it the culprit: charged at once, even beside victims");
+	x.culprit = 0;
+	x.first = 1;
+	x.contained = 1;
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_SUSPECT && !d.alone, "the log names another: a victim, again beside the others, "
+	    "however it looked");
 	x = ended(EXITED(0));
 	x.mps = x.fault = 1;
 	x.others = 2;
@@ -243,6 +256,7 @@ test_exhaustive(void)
 				x.own_reruns = (bits >> 12) & 1 ? FARM_OWN_RERUNS : 0;
 				x.fault_retries = si == 5 ? 1 : 0;
 				x.first = si >= 4;
+				x.culprit = si - 4 < -1 ? -1 : si - 4;
 				d = end_decide(&x, &s, 103);
 				n++;
 				/* a success is never run again, never a suspect, never waits for a fault */
@@ -264,7 +278,7 @@ test_exhaustive(void)
 				 * showed the fault first and the fault took no one else */
 				if (x.mps && x.fault && !end_ok(&x) && !x.alone && st == 0 && !x.terminated &&
 				    !x.lost && !x.out_err && !x.node_unrecorded && (d.v == END_RECORD || d.v == END_RETRY) &&
-				    !(x.first && x.contained))
+				    x.culprit != 1 && !(x.culprit < 0 && x.first && x.contained))
 					bad++;
 				/* a wait always ends */
 				if (d.v == END_WAIT && !(d.until > 0 && d.until <= 103 + 10))

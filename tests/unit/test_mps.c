@@ -160,7 +160,23 @@ test_env_and_log(const char *tmp)
 		fclose(f);
 		is_int(mps_fault_since(&d, off), 1, "a fatal line after the offset is seen");
 		is_int(mps_fault_since(&d, 1L << 40), 1, "an offset past the end (rotated log) reads it all");
+		is_int(mps_fault_culprit(&d, off, 3130), -1, "a fault line that names no process: culprit unknown");
+		/* driver 580's lines (H200, 2026-12-02): the culprit's pid, and a client refused meanwhile */
+		f = fopen(path, "a");
+		fprintf(f, "[2026-12-02 12:00:09.207 Server  3021] Client {PID: 3345, Context: 1} encountered a fatal GPU error.\n"
+		    "[2026-12-02 12:00:09.207 Server  3021] All clients belonging to error trigging process 3130 will be torn down\n"
+		    "[2026-12-02 12:00:09.207 Server  3021] Client {PID: 3130, Context ID: 1} on the error-trigging process 3130 to be torn down\n"
+		    "[2026-12-02 12:00:09.253 Server  3021] Failed to accept client {PID: 3131, Context ID: 1} with status 807\n");
+		fclose(f);
+		is_int(mps_fault_culprit(&d, off, 3130), 1, "the log names the culprit's pid");
+		is_int(mps_fault_culprit(&d, off, 3131), 0, "a client it refused is not named: a victim");
+		is_int(mps_fault_culprit(&d, off, 313), 0, "a pid that is a prefix of the culprit's is not it");
 	}
+	is_int((int)mps_log_line_culprit("All clients belonging to error trigging process 42 will be torn down"), 42,
+	    "the culprit line's pid");
+	is_int((int)mps_log_line_culprit("error trigging process 42x"), 0, "a pid followed by junk: none");
+	is_int((int)mps_log_line_culprit("error trigging process -1"), 0, "no negative pid");
+	is_int((int)mps_log_line_culprit("Server encountered a fatal GPU error"), 0, "a line without one: none");
 }
 
 static void
