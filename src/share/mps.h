@@ -159,9 +159,10 @@ int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes
 long mps_log_offset(const struct mps_daemon *d);
 int mps_fault_since(const struct mps_daemon *d, long log_offset);
 /*
- * Does server.log past log_offset name pid as a fault's culprit ("error
- * trigging process PID", driver 580)? 1 yes; 0 it names others only; -1
- * it names none (a log or driver that does not say; err set on a read error).
+ * Does server.log past log_offset name pid as a fault's culprit ("Client
+ * {PID: PID, Context: N} encountered a fatal GPU error", driver 580)? 1
+ * yes; 0 it names others only; -1 it names none (a log or driver that does
+ * not say, a device-side assert; err set on a read error).
  */
 int mps_fault_culprit(const struct mps_daemon *d, long log_offset, pid_t pid);
 

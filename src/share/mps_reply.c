@@ -131,19 +131,23 @@ mps_log_line_fatal(const char *line)
 long
 mps_log_line_culprit(const char *line)
 {
-	/* driver 580: "All clients belonging to error trigging process 3130 will be torn down" */
-	const char *p = strstr(line, "error trigging process ");
+	/*
+	 * driver 580, once per fault: "Client {PID: 3345, Context: 1} encountered
+	 * a fatal GPU error." (the lines "All clients belonging to error trigging
+	 * process PID" that follow name every client torn down, victims too)
+	 */
+	const char *p = strstr(line, "Client {PID: ");
 	char *end;
 	long pid;
 
-	if (!p)
+	if (!p || !strstr(line, "} encountered a fatal GPU error"))
 		return 0;
-	p += strlen("error trigging process ");
+	p += strlen("Client {PID: ");
 	if (*p < '1' || *p > '9')
 		return 0;
 	errno = 0;
 	pid = strtol(p, &end, 10);
-	if (errno || (*end != '\0' && *end != ' '))
+	if (errno || *end != ',')
 		return 0;
 	return pid;
 }

@@ -36,8 +36,8 @@
  *                      no client is told; new clients are refused (807) for
  *                      HOLD_MS (default 300) whoever runs, then ACTIVE again.
  *   x_fault_by PID [HOLD_MS]  x_fault (every client is told), with driver
- *                      580's line naming the culprit: "All clients belonging to
- *                      error trigging process PID will be torn down".
+ *                      580's line naming the culprit: "Client {PID: PID,
+ *                      Context: 1} encountered a fatal GPU error."
  *   x_fault_stuck [HOLD_MS]  a fault whose clients never leave: the server
  *                      goes FAULT as with x_fault, but every
  *                      client is told "hang" (its work never ends, until it is
@@ -429,8 +429,7 @@ command(int fd, char *line)
 	} else if (strcmp(a[0], "x_fault_own") == 0) {
 		cmd_fault_own(a[1]);
 	} else if (strcmp(a[0], "x_fault_by") == 0 && a[1]) {
-		logf_("server.log", "Server", "All clients belonging to error trigging process %s will be torn down",
-		    a[1]);
+		logf_("server.log", "Server", "Client {PID: %s, Context: 1} encountered a fatal GPU error.", a[1]);
 		cmd_fault(a[2]);
 	} else if (strcmp(a[0], "x_fault_own_hang") == 0) {
 		cmd_fault_own(a[1]);

@@ -161,21 +161,31 @@ test_env_and_log(const char *tmp)
 		is_int(mps_fault_since(&d, off), 1, "a fatal line after the offset is seen");
 		is_int(mps_fault_since(&d, 1L << 40), 1, "an offset past the end (rotated log) reads it all");
 		is_int(mps_fault_culprit(&d, off, 3130), -1, "a fault line that names no process: culprit unknown");
-		/* driver 580's lines (H200, 2026-12-02): the culprit's pid, and a client refused meanwhile */
+		/*
+		 * driver 580's lines (H200, 2026-12-02, GNU parallel's farm): one client
+		 * encountered the fault; every client torn down is then called "error
+		 * trigging", victims too
+		 */
 		f = fopen(path, "a");
-		fprintf(f, "[2026-12-02 12:00:09.207 Server  3021] Client {PID: 3345, Context: 1} encountered a fatal GPU error.\n"
-		    "[2026-12-02 12:00:09.207 Server  3021] All clients belonging to error trigging process 3130 will be torn down\n"
-		    "[2026-12-02 12:00:09.207 Server  3021] Client {PID: 3130, Context ID: 1} on the error-trigging process 3130 to be torn down\n"
-		    "[2026-12-02 12:00:09.253 Server  3021] Failed to accept client {PID: 3131, Context ID: 1} with status 807\n");
+		fprintf(f, "[2026-12-02 12:17:45.321 Server  6666] Client {PID: 7085, Context: 1} encountered a fatal GPU error.\n"
+		    "[2026-12-02 12:17:45.322 Server  6666] Server is handling a fatal GPU error.\n"
+		    "[2026-12-02 12:17:45.322 Server  6666] All clients belonging to error trigging process 7085 will be torn down\n"
+		    "[2026-12-02 12:17:45.322 Server  6666] All clients belonging to error trigging process 6887 will be torn down\n"
+		    "[2026-12-02 12:17:45.322 Server  6666] Failed to accept client {PID: 6900, Context ID: 1} with status 807\n");
 		fclose(f);
-		is_int(mps_fault_culprit(&d, off, 3130), 1, "the log names the culprit's pid");
-		is_int(mps_fault_culprit(&d, off, 3131), 0, "a client it refused is not named: a victim");
-		is_int(mps_fault_culprit(&d, off, 313), 0, "a pid that is a prefix of the culprit's is not it");
+		is_int(mps_fault_culprit(&d, off, 7085), 1, "the client that encountered the fault is its culprit");
+		is_int(mps_fault_culprit(&d, off, 6887), 0, "a client torn down with it is a victim");
+		is_int(mps_fault_culprit(&d, off, 6900), 0, "a client refused meanwhile is a victim");
+		is_int(mps_fault_culprit(&d, off, 708), 0, "a pid that is a prefix of the culprit's is not it");
 	}
-	is_int((int)mps_log_line_culprit("All clients belonging to error trigging process 42 will be torn down"), 42,
+	is_int((int)mps_log_line_culprit("Client {PID: 42, Context: 1} encountered a fatal GPU error."), 42,
 	    "the culprit line's pid");
-	is_int((int)mps_log_line_culprit("error trigging process 42x"), 0, "a pid followed by junk: none");
-	is_int((int)mps_log_line_culprit("error trigging process -1"), 0, "no negative pid");
+	is_int((int)mps_log_line_culprit("All clients belonging to error trigging process 42 will be torn down"), 0,
+	    "the teardown's list names victims too: not a culprit");
+	is_int((int)mps_log_line_culprit("Client {PID: 42x, Context: 1} encountered a fatal GPU error."), 0,
+	    "a pid followed by junk: none");
+	is_int((int)mps_log_line_culprit("Client {PID: -1, Context: 1} encountered a fatal GPU error."), 0,
+	    "no negative pid");
 	is_int((int)mps_log_line_culprit("Server encountered a fatal GPU error"), 0, "a line without one: none");
 }
 
