@@ -6,7 +6,8 @@
 #                        TEST_JOBS at once; TEST_FLAGS=--timer: a per-file table)
 #   make check-slurm     the Slurm plugin and the multi-node farm on a real Slurm brought up
 #                        here (root; Debian's slurmctld, slurmd, munge: .ci/run installs them)
-#   make torture         random stops of the farm, 1,000 trials (not in check; report in bench/results/)
+#   make torture         the lifecycle against 1,000,000 generated sequences (make torture-life),
+#                        then random stops of the real farm, 1,000 trials (not in check; report in bench/results/)
 #   make test            the tests once, in the normal build only (TESTS=tests/cli/x.t: some)
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
@@ -27,6 +28,7 @@ ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' \
               -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -Isrc -MMD -MP $(CFLAGS)
 LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
+comma := ,
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # src/slurm/ is the Slurm plugin, not part of gpupack: built on its own below
@@ -86,6 +88,14 @@ $(B)/%.o: %.c
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+
+# the farm's lifecycle on a fake clock with fake processes: the link wraps what touches processes and time
+LIFE_WRAPS := spawn_task kill waitpid poll clock_mono guard_start guard_task_started guard_task_ended \
+              guard_mps_started guard_reaped guard_stop guard_sweep
+$(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $(addprefix -Wl$(comma)--wrap=,$(LIFE_WRAPS)) -o $@ $< \
+	  $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
@@ -235,7 +245,13 @@ clean:
 # checks itself first (each injected fault must be seen), then TORTURE_TRIALS random trials; the
 # report goes to bench/results/torture-stop-DATE.md (tests/torture/stop.sh says what is counted)
 TORTURE_TRIALS ?= 1000
-torture: $(B)/gpupack $(B)/tests/tools/farm-probe
+# the lifecycle against generated event sequences (tests/unit/test_farm_life.c): LIFE_N of them
+LIFE_N ?= 1000000
+torture-life: $(B)/tests/unit/test_farm_life
+	GPUPACK_SRC=$(CURDIR) LIFE_N=$(LIFE_N) LIFE_JOBS=$(NPROC) LIFE_PROGRESS=50000 LIFE_VERBOSE=1 \
+	  $(B)/tests/unit/test_farm_life
+
+torture: torture-life $(B)/gpupack $(B)/tests/tools/farm-probe
 	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) tests/torture/stop.sh --selftest
 	GPUPACK=$(CURDIR)/$(B)/gpupack GPUPACK_BUILD=$(CURDIR)/$(B) tests/torture/stop.sh -n $(TORTURE_TRIALS) \
 	  $(if $(TORTURE_SEED),-s $(TORTURE_SEED)) -o bench/results/torture-stop-$$(date -u +%Y-%m-%d).md
@@ -245,7 +261,7 @@ mutate:
 	sh tests/mutate.sh $(MUTATE_FLAGS)
 
 
-.PHONY: all work test-deps test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture
+.PHONY: all work test-deps test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture torture-life
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)
