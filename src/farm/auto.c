@@ -289,9 +289,9 @@ read_device(struct farm *f, int gi, double now, int full)
 	g->oom = 0;
 	d->energy = -1;
 	/* a MIG device shares its GPU's counter: no measure of its own count */
-	if (!g->energy_shared && g->energy_ok == 1 && f->b && f->b->energy &&
-	    f->b->energy(f->b, g->gpu_index, &mj) == 0 && mj >= g->energy0)
-		d->energy = (double)(mj - g->energy0) / 1000.0;
+	if (!g->en.energy_shared && g->en.energy_ok == 1 && f->b && f->b->energy &&
+	    f->b->energy(f->b, g->gpu_index, &mj) == 0 && mj >= g->en.energy0)
+		d->energy = (double)(mj - g->en.energy0) / 1000.0;
 	err_clear();
 }
 
@@ -304,7 +304,7 @@ read_host(struct farm *f, double now, int full)
 	struct host_cpu c;
 
 	h->now = now;
-	h->demand = f->stop == 0 && !(f->st.inputs_done && !f->retry && !f->suspects);
+	h->demand = f->stop == 0 && !(f->st.inputs_done && !f->q.retry && !f->q.suspects);
 	if (!full)
 		return;
 	h->cpu_busy = -1;
@@ -593,14 +593,14 @@ auto_energy(struct farm *f, int end)
 
 		err_clear();
 		if (!end) {
-			g->energy0 = mj;
-			g->energy_ok = ok;
-			g->energy_shared = 0;
+			g->en.energy0 = mj;
+			g->en.energy_ok = ok;
+			g->en.energy_shared = 0;
 			for (int j = 0; j < f->ng; j++)
-				g->energy_shared |= j != i && f->g[j].gpu_index == g->gpu_index && f->g[j].cap > 0;
+				g->en.energy_shared |= j != i && f->g[j].gpu_index == g->gpu_index && f->g[j].cap > 0;
 			continue;
 		}
-		g->energy1 = mj;
-		g->energy_ok = g->energy_ok && ok && mj >= g->energy0 ? 2 : 0;
+		g->en.energy1 = mj;
+		g->en.energy_ok = g->en.energy_ok && ok && mj >= g->en.energy0 ? 2 : 0;
 	}
 }

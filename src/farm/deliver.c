@@ -33,10 +33,10 @@ emit(struct farm *f, struct obuf out[2])
 		return 0;
 	/* the progress line is cleared first: output never joins it (farm/progress.h) */
 	progress_pause(&f->prog);
-	if (!f->out_broken && obuf_write(&out[0], fd) < 0) {
+	if (!f->ou.out_broken && obuf_write(&out[0], fd) < 0) {
 		if (errno != EPIPE)
 			return -1;
-		f->out_broken = fd == 1;
+		f->ou.out_broken = fd == 1;
 	}
 	if (out[0].total)
 		progress_wrote(&f->prog, fd, obuf_ends_line(&out[0]));
@@ -76,11 +76,11 @@ held_free(struct held *h)
 void
 deliver_flush(struct farm *f, int all)
 {
-	while (f->held && (all || f->held->seq == f->next_print)) {
+	while (f->held && (all || f->held->seq == f->ou.next_print)) {
 		struct held *h = f->held;
 
 		settle(f, h);
-		f->next_print = h->seq + h->span;
+		f->ou.next_print = h->seq + h->span;
 		f->held = h->next;
 		held_free(h);
 	}
@@ -95,7 +95,7 @@ hand_on(struct farm *f, struct held *h)
 	 * Under -k, output waits for its turn; a task whose turn is past (one a
 	 * farm over nodes runs again in a later pass) prints at once.
 	 */
-	if (!f->o->keep_order || h->seq < f->next_print) {
+	if (!f->o->keep_order || h->seq < f->ou.next_print) {
 		settle(f, h);
 		held_free(h);
 		return;
@@ -161,10 +161,10 @@ deliver_lines(struct farm *f, struct run *r, int last)
 	int fd = out_fd(f);
 
 	progress_pause(&f->prog);
-	if (!f->out_broken && obuf_write_lines(&r->out[0], fd, last) < 0) {
+	if (!f->ou.out_broken && obuf_write_lines(&r->out[0], fd, last) < 0) {
 		if (errno != EPIPE && !r->out_err)
 			r->out_err = errno;
-		f->out_broken |= errno == EPIPE && fd == 1;
+		f->ou.out_broken |= errno == EPIPE && fd == 1;
 	}
 	if (obuf_write_lines(&r->out[1], 2, last) < 0 && errno != EPIPE && !r->out_err)
 		r->out_err = errno;

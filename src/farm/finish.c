@@ -98,21 +98,21 @@ check_halt(struct farm *f, int ok, int exitval, int sig, double now)
 	if ((double)limit < count)
 		return;
 	if (o->halt_on == HALT_ON_SUCCESS) {
-		f->halt_status = 0;
-	} else if (f->halt_status < 0) {
+		f->ht.halt_status = 0;
+	} else if (f->ht.halt_status < 0) {
 		if (o->halt_pct > 0)
-			f->halt_status = (int)ceil((double)f->st.failed * 100.0 / (double)f->total_tasks);
+			f->ht.halt_status = (int)ceil((double)f->st.failed * 100.0 / (double)f->total_tasks);
 		else if (o->halt_on == HALT_ON_DONE && f->st.failed == 0)
-			f->halt_status = 101;
+			f->ht.halt_status = 101;
 		else
-			f->halt_status = f->st.failed > 101 ? 101 : (int)f->st.failed;
+			f->ht.halt_status = f->st.failed > 101 ? 101 : (int)f->st.failed;
 		if (count == 1)
 			/* perl: exitstatus or (signal ? 128 + signal : 0); a timeout's -1 exits 255 */
-			f->halt_status = exitval ? exitval & 0xff : sig ? 128 + sig : 0;
+			f->ht.halt_status = exitval ? exitval & 0xff : sig ? 128 + sig : 0;
 	}
-	if (f->stop > 0 && f->halt_stopped)
+	if (f->stop > 0 && f->ht.halt_stopped)
 		return;
-	f->halt_stopped = 1;
+	f->ht.halt_stopped = 1;
 	f->st.interrupted = 1;
 	warnx_("--halt: %s after %lld %s", o->halt_when == HALT_NOW ? "ending running tasks" :
 	    "waiting for running tasks", limit, o->halt_on == HALT_ON_FAIL ?
@@ -140,17 +140,17 @@ finish_record_runtime(struct farm *f, double secs)
 
 	if (f->o->timeout_pct <= 0)
 		return;
-	if (f->nruntimes < 999) {
-		xgrow(&f->runtimes, &f->cap_runtimes, f->nruntimes + 1, sizeof *f->runtimes);
-		f->runtimes[f->nruntimes++] = secs;
+	if (f->rt.nruntimes < 999) {
+		xgrow(&f->rt.runtimes, &f->rt.cap_runtimes, f->rt.nruntimes + 1, sizeof *f->rt.runtimes);
+		f->rt.runtimes[f->rt.nruntimes++] = secs;
 	} else {
-		f->runtimes[f->started % 999] = secs;
+		f->rt.runtimes[f->started % 999] = secs;
 	}
-	n = f->nruntimes;
+	n = f->rt.nruntimes;
 	v = xmalloc(n * sizeof *v);
-	memcpy(v, f->runtimes, n * sizeof *v);
+	memcpy(v, f->rt.runtimes, n * sizeof *v);
 	qsort(v, n, sizeof *v, cmp_double);
-	f->median = v[(n - 1) / 2];
+	f->rt.median = v[(n - 1) / 2];
 	free(v);
 }
 
@@ -165,9 +165,9 @@ received(struct run *r)
 void
 finish_output_failed(struct farm *f, const char *what, int e)
 {
-	if (f->out_failed)
+	if (f->ou.out_failed)
 		return;
-	f->out_failed = 1;
+	f->ou.out_failed = 1;
 	f->st.interrupted = 1;
 	if (f->stop < 1)
 		f->stop = 1;
@@ -242,16 +242,16 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->lost = NULL;
 	r->out_err = 0;
 	r->out_what = NULL;
-	if (r->alone)
-		r->g->solo = 0;
-	r->alone = 0;
+	if (r->m.alone)
+		r->g->h.solo = 0;
+	r->m.alone = 0;
 	r->hold_until = 0;
-	r->fault_t = 0;
-	r->hang_t = 0;
+	r->m.fault_t = 0;
+	r->m.hang_t = 0;
 	group_end(r->g, now);
 	f->st.running--;
 	/* what it held is free: a start that found none tries again now */
-	f->short_until = 0;
+	f->sh.short_until = 0;
 }
 
 void
@@ -304,12 +304,12 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 
 	*x = (struct end_facts){.status = r->status, .timed_out = r->timed_out, .skipped = r->skipped,
 		.ended = r->ended_at, .halted = r->halted, .stopped = r->stopped, .terminated = r->terminated,
-		.was_held = r->hold_until > 0, .fault_held = r->fault_t, .mps = r->g->mps != NULL,
-		.alone = r->alone, .attempts = t->attempts, .own_reruns = t->own_reruns,
+		.was_held = r->hold_until > 0, .fault_held = r->m.fault_t, .mps = r->g->mps != NULL,
+		.alone = r->m.alone, .attempts = t->attempts, .own_reruns = t->own_reruns,
 		.fault_retries = t->fault_retries, .culprit = -1};
 	ok = end_ok(x);
 	x->node_kill = !ok && nodes_killed(f, r);
-	if (!ok && x->mps && r->fault_t == 0) {
+	if (!ok && x->mps && r->m.fault_t == 0) {
 		/* an MPS device's daemon or server that failed under it took the attempt (r->lost) */
 		health_task_failed(f, r, now);
 		/* it says its GPU context died of a fault: the clients beside it may hang (health.c) */
@@ -319,11 +319,11 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 	x->lost = r->lost;
 	if (!ok && x->mps) {
 		/* its server logged a fault since it started, or a client said one then (health.c) */
-		x->fault = farm_mps_fault(r->g, r->mps_off) || r->g->fault_said >= r->start;
+		x->fault = farm_mps_fault(r->g, r->m.mps_off) || r->g->h.fault_said >= r->start;
 		x->others = health_others(f, r);
 		x->contained = health_fault_contained(f, r);
 		x->first = x->fault && health_fault_first(r, now);
-		x->culprit = x->fault ? farm_mps_culprit(r->g, r->mps_off, r->pid) : -1;
+		x->culprit = x->fault ? farm_mps_culprit(r->g, r->m.mps_off, r->pid) : -1;
 	}
 	x->oom = !ok && !r->lost && auto_oom(f, r);
 	if (f->o->line_buffer && !x->halted)
@@ -426,7 +426,7 @@ hold(struct farm *f, struct run *r, const struct end_decision *d, double now)
 {
 	r->hold_until = d->until;
 	if (d->hold == HOLD_FAULT || d->hold == HOLD_LATE)
-		r->fault_t = now;
+		r->m.fault_t = now;
 	if (d->hold == HOLD_FAULT)
 		health_fault_held(f, r, now);
 }
@@ -444,7 +444,7 @@ apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
 	}
 	/* -j auto counts every end; a lost attempt says nothing about the packing */
 	auto_ended(f, r, d->ok || r->lost, now);
-	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->mps_off))
+	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->m.mps_off))
 		health_fault_seen(r->g, now);
 	if (d->spent)
 		warnx_("input %llu: %s again, after %d reruns: not run again", t->seq,

@@ -71,7 +71,7 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 {
 	int lost = 0, limit = restart_limit();
 
-	g->mps_down = 1;
+	g->h.mps_down = 1;
 	/* its clients: nothing to ask their daemon for, and they may run without MPS now */
 	for (int i = 0; i < f->nr; i++) {
 		struct run *r = &f->r[i];
@@ -88,10 +88,10 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 	}
 	if (f->stop > 0)
 		return;
-	if (g->mps_restarts >= limit) {
+	if (g->h.mps_restarts >= limit) {
 		err_set(EXIT_ENV, "MPS on %s: %s, after %d restart%s of its daemon; stopping the run "
-		    "(--resume runs the tasks it took)", g->t.uuid, why, g->mps_restarts,
-		    g->mps_restarts == 1 ? "" : "s");
+		    "(--resume runs the tasks it took)", g->t.uuid, why, g->h.mps_restarts,
+		    g->h.mps_restarts == 1 ? "" : "s");
 		finish_fatal(f, now);
 		return;
 	}
@@ -100,19 +100,19 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 		finish_fatal(f, now);
 		return;
 	}
-	g->mps_restarts++;
-	g->mps_down = 0;
-	g->mps_probe_at = now + FARM_MPS_PROBE;
+	g->h.mps_restarts++;
+	g->h.mps_down = 0;
+	g->h.mps_probe_at = now + FARM_MPS_PROBE;
 	if (g->mps_ours)
 		guard_mps_started(&f->guard, g->t.uuid);
 	warnx_("MPS on %s: %s; daemon restarted (%d of %d), %d task%s it took run%s again", g->t.uuid,
-	    why, g->mps_restarts, limit, lost, lost == 1 ? "" : "s", lost == 1 ? "s" : "");
+	    why, g->h.mps_restarts, limit, lost, lost == 1 ? "" : "s", lost == 1 ? "s" : "");
 }
 
 static double
 interval(const struct group *g, double now)
 {
-	return g->mps_server == 0 && now < g->mps_fast_until ? FARM_MPS_PROBE_FAST : FARM_MPS_PROBE;
+	return g->h.mps_server == 0 && now < g->h.mps_fast_until ? FARM_MPS_PROBE_FAST : FARM_MPS_PROBE;
 }
 
 static double
@@ -132,29 +132,29 @@ hang_check(struct farm *f, struct group *g, double now)
 {
 	int watched = 0, hung = 0;
 
-	if (g->hang_from == 0)
+	if (g->h.hang_from == 0)
 		return;
 	for (int i = 0; i < f->nr; i++) {
 		struct run *r = &f->r[i];
 		double cpu, wait;
 
-		if (r->g != g || !r->task || r->exited || r->lost || r->terminated || r->start >= g->hang_from)
+		if (r->g != g || !r->task || r->exited || r->lost || r->terminated || r->start >= g->h.hang_from)
 			continue;
 		/* stopped at the GPU's door: no CPU, by our doing; watched afresh once it goes on */
 		if (r->paused) {
 			watched++;
-			r->hang_t = 0;
+			r->m.hang_t = 0;
 			continue;
 		}
 		if (host_task_cpu(r->pid, &cpu, &wait) < 0)
 			continue;
 		watched++;
-		if (r->hang_t == 0 || cpu > r->hang_cpu + 0.01) {
-			r->hang_cpu = cpu;
-			r->hang_t = now;
+		if (r->m.hang_t == 0 || cpu > r->m.hang_cpu + 0.01) {
+			r->m.hang_cpu = cpu;
+			r->m.hang_t = now;
 			continue;
 		}
-		if (now - r->hang_t < hang_after())
+		if (now - r->m.hang_t < hang_after())
 			continue;
 		/* through the server first (terminate_client): a client killed mid-work can wedge it */
 		r->lost = HUNG_WHY;
@@ -166,8 +166,8 @@ hang_check(struct farm *f, struct group *g, double now)
 		warnx_("MPS on %s: %d task%s that ran beside a fault used no CPU for %.0f s: hung by it; "
 		    "ended, run%s again", g->t.uuid, hung, hung == 1 ? "" : "s", hang_after(),
 		    hung == 1 ? "s" : "");
-	if (watched == 0 || now - g->hang_from > FARM_FAULT_WATCH)
-		g->hang_from = 0;
+	if (watched == 0 || now - g->h.hang_from > FARM_FAULT_WATCH)
+		g->h.hang_from = 0;
 }
 
 void
@@ -178,28 +178,28 @@ health_check(struct farm *f, double now)
 	for (int i = 0; i < f->ng && f->stop == 0; i++) {
 		struct group *g = &f->g[i];
 
-		if (!g->mps || g->running == 0 || now < g->mps_probe_at)
+		if (!g->mps || g->running == 0 || now < g->h.mps_probe_at)
 			continue;
 		hang_check(f, g, now);
 		if (farm_mps_stuck(g, now)) {
 			snprintf(why, sizeof why, "its server stayed in FAULT for %.0f s with %d task%s on it",
-			    now - g->fault_at, g->running, g->running == 1 ? "" : "s");
-			g->fault_at = 0;
+			    now - g->h.fault_at, g->running, g->running == 1 ? "" : "s");
+			g->h.fault_at = 0;
 			fault(f, g, why, now);
 		} else if (farm_mps_probe(g, why, sizeof why) < 0)
 			fault(f, g, why, now);
-		g->mps_probe_at = now + interval(g, now);
+		g->h.mps_probe_at = now + interval(g, now);
 	}
 }
 
 void
 health_started(struct group *g, double now)
 {
-	if (!g->mps || g->mps_server != 0)
+	if (!g->mps || g->h.mps_server != 0)
 		return;
-	g->mps_fast_until = now + FARM_MPS_FAST_FOR;
-	if (g->mps_probe_at > now + FARM_MPS_PROBE_FAST)
-		g->mps_probe_at = now + FARM_MPS_PROBE_FAST;
+	g->h.mps_fast_until = now + FARM_MPS_FAST_FOR;
+	if (g->h.mps_probe_at > now + FARM_MPS_PROBE_FAST)
+		g->h.mps_probe_at = now + FARM_MPS_PROBE_FAST;
 }
 
 double
@@ -210,8 +210,8 @@ health_next(const struct farm *f)
 	for (int i = 0; i < f->ng; i++) {
 		const struct group *g = &f->g[i];
 
-		if (g->mps && g->running > 0 && (next == 0 || g->mps_probe_at < next))
-			next = g->mps_probe_at;
+		if (g->mps && g->running > 0 && (next == 0 || g->h.mps_probe_at < next))
+			next = g->h.mps_probe_at;
 	}
 	return next;
 }
@@ -222,11 +222,11 @@ health_ready(struct farm *f, struct group *g, double now)
 	/* cheap (its /proc entry): a task must not start where it would run without MPS */
 	char why[96];
 
-	if (!g->mps || g->mps_down)
-		return !g->mps_down;
+	if (!g->mps || g->h.mps_down)
+		return !g->h.mps_down;
 	if (!farm_mps_alive(g, why, sizeof why))
 		fault(f, g, why, now);
-	return !g->mps_down && f->stop == 0;
+	return !g->h.mps_down && f->stop == 0;
 }
 
 int
@@ -238,11 +238,11 @@ health_task_failed(struct farm *f, struct run *r, double now)
 	if (!g->mps || r->lost)
 		return r->lost != NULL;
 	/* the last two failures here: whether a fault took others too (health_fault_contained) */
-	g->fail_seq[1] = g->fail_seq[0];
-	g->fail_at[1] = g->fail_at[0];
-	g->fail_seq[0] = r->task->seq;
-	g->fail_at[0] = r->ended_at > 0 ? r->ended_at : now;
-	g->mps_probe_at = now + interval(g, now);
+	g->h.fail_seq[1] = g->h.fail_seq[0];
+	g->h.fail_at[1] = g->h.fail_at[0];
+	g->h.fail_seq[0] = r->task->seq;
+	g->h.fail_at[0] = r->ended_at > 0 ? r->ended_at : now;
+	g->h.mps_probe_at = now + interval(g, now);
 	/* the failed attempt is among what the fault took (fault() marks it) */
 	if (farm_mps_probe(g, why, sizeof why) < 0)
 		fault(f, g, why, now);
@@ -253,9 +253,9 @@ health_task_failed(struct farm *f, struct run *r, double now)
 static void
 watch_hang(struct farm *f, struct group *g, double now)
 {
-	g->hang_from = now;
+	g->h.hang_from = now;
 	for (int i = 0; i < f->nr; i++)
-		f->r[i].hang_t = f->r[i].g == g ? 0 : f->r[i].hang_t;
+		f->r[i].m.hang_t = f->r[i].g == g ? 0 : f->r[i].m.hang_t;
 }
 
 int
@@ -278,15 +278,15 @@ health_fault_held(struct farm *f, struct run *r, double now)
 void
 health_fault_seen(struct group *g, double now)
 {
-	if (g->fault_at == 0)
-		g->fault_at = now;
+	if (g->h.fault_at == 0)
+		g->h.fault_at = now;
 }
 
 void
 health_fault_said(struct farm *f, struct run *r, double now)
 {
 	if (r->g->mps)
-		r->g->fault_said = now;
+		r->g->h.fault_said = now;
 	if (r->g->mps && f->stop == 0)
 		watch_hang(f, r->g, now);
 }
@@ -295,12 +295,12 @@ int
 health_fault_contained(const struct farm *f, const struct run *r)
 {
 	/* when it failed: when its end was held to look, or when it ended (nobody beside it then) */
-	double at = r->fault_t > 0 ? r->fault_t : r->ended_at;
+	double at = r->m.fault_t > 0 ? r->m.fault_t : r->ended_at;
 
 	(void)f;
 	/* another client's failure within FAULT_HOLD of its own: the fault took others */
 	for (int i = 0; i < 2; i++)
-		if (r->g->fail_seq[i] != r->task->seq && r->g->fail_at[i] >= at - FAULT_HOLD)
+		if (r->g->h.fail_seq[i] != r->task->seq && r->g->h.fail_at[i] >= at - FAULT_HOLD)
 			return 0;
 	return 1;
 }
@@ -311,9 +311,9 @@ health_fault_first(struct run *r, double now)
 	struct group *g = r->g;
 
 	/* the first failure to show a fault opens its episode; the others within it are its victims */
-	if (g->ep_at == 0 || now - g->ep_at > FAULT_EPISODE) {
-		g->ep_at = now;
-		g->ep_seq = r->task->seq;
+	if (g->h.ep_at == 0 || now - g->h.ep_at > FAULT_EPISODE) {
+		g->h.ep_at = now;
+		g->h.ep_seq = r->task->seq;
 	}
-	return g->ep_seq == r->task->seq;
+	return g->h.ep_seq == r->task->seq;
 }

@@ -48,7 +48,7 @@ pick_slot(struct farm *f, double now)
 		struct group *g = &f->g[i];
 		double load;
 
-		if (g->running >= g->jobs || g->solo || farm_mps_blocked(g, now) || !health_ready(f, g, now))
+		if (g->running >= g->jobs || g->h.solo || farm_mps_blocked(g, now) || !health_ready(f, g, now))
 			continue;
 		load = (double)g->running / g->jobs;
 		if (load < best_load) {
@@ -91,11 +91,11 @@ group_start(struct group *g, double now)
 static const char *
 resolve(struct farm *f, const char *name)
 {
-	if (strcmp(name, f->exec_name) != 0 || !f->exec_name[0]) {
-		str_copy(f->exec_name, name, sizeof f->exec_name);
-		f->exec_found = spawn_resolve(name, f->exec_path, sizeof f->exec_path) == 0;
+	if (strcmp(name, f->ex.exec_name) != 0 || !f->ex.exec_name[0]) {
+		str_copy(f->ex.exec_name, name, sizeof f->ex.exec_name);
+		f->ex.exec_found = spawn_resolve(name, f->ex.exec_path, sizeof f->ex.exec_path) == 0;
 	}
-	return f->exec_found ? f->exec_path : NULL;
+	return f->ex.exec_found ? f->ex.exec_path : NULL;
 }
 
 void
@@ -267,15 +267,15 @@ task_envp(struct farm *f, char **extra, int nextra)
 {
 	char **env;
 
-	if (!f->base_env) {
-		f->base_env = spawn_env(NULL, 0, f->keys, f->nkeys);
-		while (f->base_env[f->nbase_env])
-			f->nbase_env++;
+	if (!f->envk.base_env) {
+		f->envk.base_env = spawn_env(NULL, 0, f->envk.keys, f->envk.nkeys);
+		while (f->envk.base_env[f->envk.nbase_env])
+			f->envk.nbase_env++;
 	}
-	env = xmalloc((f->nbase_env + (size_t)nextra + 1) * sizeof *env);
-	memcpy(env, f->base_env, f->nbase_env * sizeof *env);
-	memcpy(env + f->nbase_env, extra, (size_t)nextra * sizeof *env);
-	env[f->nbase_env + (size_t)nextra] = NULL;
+	env = xmalloc((f->envk.nbase_env + (size_t)nextra + 1) * sizeof *env);
+	memcpy(env, f->envk.base_env, f->envk.nbase_env * sizeof *env);
+	memcpy(env + f->envk.nbase_env, extra, (size_t)nextra * sizeof *env);
+	env[f->envk.nbase_env + (size_t)nextra] = NULL;
 	return env;
 }
 
@@ -298,13 +298,13 @@ launch_timeout(const struct farm *f)
 {
 	if (f->o->timeout_pct <= 0)
 		return f->o->timeout;
-	if (f->nruntimes == 0)
+	if (f->rt.nruntimes == 0)
 		return 1e6;      /* parallel: no median yet, no limit to speak of */
 	/*
 	 * at least 2 s: parallel's timeouts are that accurate (its tutorial), so
 	 * a task of a few ms that a busy machine delays is not ended for it
 	 */
-	return fmax(2.0, f->o->timeout_pct / 100.0 * f->median);
+	return fmax(2.0, f->o->timeout_pct / 100.0 * f->rt.median);
 }
 
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
@@ -365,7 +365,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
 	if (r->g->mps)
-		r->mps_off = farm_mps_log_offset(r->g);
+		r->m.mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
 	r->start = now;
 	r->pid = spawn_task(&req);
@@ -467,32 +467,32 @@ dry_run(struct farm *f)
 static int
 shortage(struct farm *f, struct run *r, struct task *t, double now)
 {
-	if (f->st.running > 0 || f->short_n == 0)
-		f->short_since = now;
-	f->short_n++;
-	f->short_until = stop_backoff(f->short_n, f->short_since, now, f->st.running > 0);
-	if (f->short_until == 0) {
+	if (f->st.running > 0 || f->sh.short_n == 0)
+		f->sh.short_since = now;
+	f->sh.short_n++;
+	f->sh.short_until = stop_backoff(f->sh.short_n, f->sh.short_since, now, f->st.running > 0);
+	if (f->sh.short_until == 0) {
 		err_prefix("for %.0f s with no task running", STOP_SHORT_WAIT);
 		return -1;
 	}
-	if (!f->short_said++)
+	if (!f->sh.short_said++)
 		warnx_("cannot start a task now (%s): %s (said once)", err_msg(), f->st.running > 0 ?
 		    "trying again as running tasks end" : "trying again");
 	err_clear();
-	if (r->alone) {
+	if (r->m.alone) {
 		/* a suspect goes back where it was */
-		r->alone = 0;
-		r->g->solo = 0;
-		t->next = f->suspects;
-		f->suspects = t;
-		if (!f->suspects_tail)
-			f->suspects_tail = t;
+		r->m.alone = 0;
+		r->g->h.solo = 0;
+		t->next = f->q.suspects;
+		f->q.suspects = t;
+		if (!f->q.suspects_tail)
+			f->q.suspects_tail = t;
 		return 0;
 	}
-	t->next = f->retry;
-	f->retry = t;
-	if (!f->retry_tail)
-		f->retry_tail = t;
+	t->next = f->q.retry;
+	f->q.retry = t;
+	if (!f->q.retry_tail)
+		f->q.retry_tail = t;
 	return 0;
 }
 
@@ -522,12 +522,12 @@ launch_fill(struct farm *f, double now)
 		dry_run(f);
 		return;
 	}
-	while (f->stop == 0 && f->short_until <= now) {
+	while (f->stop == 0 && f->sh.short_until <= now) {
 		struct run *r;
 		struct task *t;
 		int e;
 
-		if (f->suspects) {
+		if (f->q.suspects) {
 			/*
 			 * A fault ended these tasks, and the server cannot say whose
 			 * illegal address it was. Each runs again as the only client
@@ -536,19 +536,19 @@ launch_fill(struct farm *f, double now)
 			 */
 			if ((r = idle_mps_slot(f, now)) == NULL)
 				return;
-			t = f->suspects;
-			f->suspects = t->next;
-			if (!f->suspects)
-				f->suspects_tail = NULL;
-			r->alone = 1;
-			r->g->solo = 1;
+			t = f->q.suspects;
+			f->q.suspects = t->next;
+			if (!f->q.suspects)
+				f->q.suspects_tail = NULL;
+			r->m.alone = 1;
+			r->g->h.solo = 1;
 		} else if (f->o->delay > 0 && now < f->next_start - 0.008) {
 			/*
 			 * --delay: the loop wakes when the next start is due; but not
 			 * after the last task: one more is looked for now, and kept
 			 * first in line (none: the run ends with its running tasks).
 			 */
-			if (!f->retry && !f->suspects && (t = queue_next(f)) != NULL)
+			if (!f->q.retry && !f->q.suspects && (t = queue_next(f)) != NULL)
 				queue_requeue(f, t);
 			return;
 		} else if (!hostlimit_ready(&f->o->host, now)) {
@@ -560,14 +560,14 @@ launch_fill(struct farm *f, double now)
 		if (launch(f, r, t, now, &e) < 0) {
 			if (stop_shortage(e) && shortage(f, r, t, now) == 0)
 				return;
-			if (r->alone)
-				r->g->solo = r->alone = 0;
+			if (r->m.alone)
+				r->g->h.solo = r->m.alone = 0;
 			cannot_start(f, e);
 			task_free(f, t);
 			return;
 		}
-		f->short_n = 0;
-		f->short_until = 0;
+		f->sh.short_n = 0;
+		f->sh.short_until = 0;
 	}
 }
 

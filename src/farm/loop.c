@@ -245,21 +245,21 @@ poll_timeout(struct farm *f, double now)
 		if (f->r[i].task && f->r[i].exited)
 			sooner(&next, f->r[i].hold_until);
 	for (int i = 0; i < f->ng; i++)
-		if (f->g[i].fault_at > 0)
+		if (f->g[i].h.fault_at > 0)
 			sooner(&next, now + 0.2);
 	if (f->prog.mode != PROGRESS_NONE)
 		sooner(&next, now + 0.5);
 	/* a start that found no process or descriptor to spare: try again then */
-	if (f->short_until > 0 && f->stop == 0)
-		sooner(&next, f->short_until);
+	if (f->sh.short_until > 0 && f->stop == 0)
+		sooner(&next, f->sh.short_until);
 	/* --delay: wake when the next task may start */
-	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->retry))
+	if (f->o->delay > 0 && f->stop == 0 && (!f->st.inputs_done || f->q.retry))
 		sooner(&next, f->next_start > now ? f->next_start : now + 0.001);
 	/* --load, --noswap, --memfree held a task back: look at the host again */
-	if (hostlimit_on(&f->o->host) && f->stop == 0 && (!f->st.inputs_done || f->retry))
+	if (hostlimit_on(&f->o->host) && f->stop == 0 && (!f->st.inputs_done || f->q.retry))
 		sooner(&next, now + 1.0);
 	/* -j auto's next look at the devices, while there is something to decide */
-	if (auto_next(f) > 0 && (f->st.running > 0 || f->retry || !f->st.inputs_done))
+	if (auto_next(f) > 0 && (f->st.running > 0 || f->q.retry || !f->st.inputs_done))
 		sooner(&next, auto_next(f));
 	/* MPS health: when a daemon is to be asked next */
 	if (health_next(f) > 0)
@@ -318,9 +318,9 @@ progress(struct farm *f, double now)
 	struct run *newest = NULL;
 	struct sbuf arg;
 
-	if (f->prog.mode == PROGRESS_NONE || (now - f->last_draw < 0.2 && f->prog.drawn))
+	if (f->prog.mode == PROGRESS_NONE || (now - f->ou.last_draw < 0.2 && f->prog.drawn))
 		return;
-	f->last_draw = now;
+	f->ou.last_draw = now;
 	/* the bar shows the input of the task started last, as parallel's */
 	for (int i = 0; i < f->nr; i++)
 		if (f->r[i].task && (!newest || f->r[i].start > newest->start))
@@ -338,15 +338,15 @@ progress(struct farm *f, double now)
 static int
 exit_status(struct farm *f)
 {
-	if (f->fatal || f->out_failed)
+	if (f->fatal || f->ou.out_failed)
 		return FARM_EXIT_ERROR;
-	if (f->halt_status >= 0)
-		return f->halt_status;
+	if (f->ht.halt_status >= 0)
+		return f->ht.halt_status;
 	/* tasks a stop ended are not done */
 	if (f->dropped > 0)
 		return FARM_EXIT_ERROR;
 	/* a signal that came after the last task started stopped nothing */
-	if (f->st.interrupted && !f->halt_stopped && !(f->st.inputs_done && !f->retry && !f->suspects))
+	if (f->st.interrupted && !f->ht.halt_stopped && !(f->st.inputs_done && !f->q.retry && !f->q.suspects))
 		return FARM_EXIT_ERROR;
 	/* --halt that never triggered: parallel's halt() still computes the status its way */
 	if (f->o->halt_when != HALT_NEVER && f->o->halt_pct > 0)
@@ -359,7 +359,7 @@ exit_status(struct farm *f)
 int
 farm_run(struct farm_opts *o, struct gpu_backend *b)
 {
-	struct farm f = {.o = o, .sigfd = -1, .devnull = -1, .halt_status = -1, .next_print = 1};
+	struct farm f = {.o = o, .sigfd = -1, .devnull = -1, .ht.halt_status = -1, .ou.next_print = 1};
 	struct rusage ru;
 	sigset_t old;
 	int rc;
@@ -388,7 +388,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 
 		launch_fill(&f, now);
 		/* done here; in a farm over nodes, done when it is done everywhere */
-		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.retry && !f.suspects)) &&
+		if (f.st.running == 0 && (f.stop > 0 || (f.st.inputs_done && !f.q.retry && !f.q.suspects)) &&
 		    (!f.nodes || f.stop > 0 || !nodes_idle(&f, now)))
 			break;
 		progress(&f, now);
@@ -408,7 +408,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	f.st.exit_status = nodes_exit_status(&f, exit_status(&f));
 	if (o->bar || o->eta || o->progress || o->summary)
 		progress_summary(&f.st, f.g, f.ng, stderr);
-	if (o->json && !f.out_broken)
+	if (o->json && !f.ou.out_broken)
 		progress_json(&f.st, f.g, f.ng, stdout);
 	/* a count is remembered from a run that went its whole way */
 	auto_finish(&f, !f.st.interrupted && !f.fatal);

@@ -200,8 +200,8 @@ farm_mps_probe(struct group *g, char *why, size_t size)
 	 * and the state of the server known so far (a daemon waiting on a
 	 * server that stopped answering does not answer either).
 	 */
-	if (g->mps_server > 0)
-		snprintf(cmd, sizeof cmd, "get_server_list\nget_server_status %ld\n", (long)g->mps_server);
+	if (g->h.mps_server > 0)
+		snprintf(cmd, sizeof cmd, "get_server_list\nget_server_status %ld\n", (long)g->h.mps_server);
 	sbuf_init(&r);
 	if (mps_commands(g->mps, cmd, &r) < 0) {
 		/* gone meanwhile (said by farm_mps_alive), or there and silent */
@@ -213,12 +213,12 @@ farm_mps_probe(struct group *g, char *why, size_t size)
 	}
 	mps_parse_pids(r.buf ? r.buf : "", &pids, &n);
 	/* a server that served our running tasks and is gone took them with it */
-	if (g->mps_server > 0 && g->running > 0 && !proc_is(g->mps_server, g->mps_server_start)) {
-		snprintf(why, size, "its server (pid %ld) died", (long)g->mps_server);
+	if (g->h.mps_server > 0 && g->running > 0 && !proc_is(g->h.mps_server, g->h.mps_server_start)) {
+		snprintf(why, size, "its server (pid %ld) died", (long)g->h.mps_server);
 		rc = -1;
 	}
-	g->mps_server = n > 0 ? pids[0] : 0;
-	g->mps_server_start = n > 0 ? proc_start_time(pids[0]) : 0;
+	g->h.mps_server = n > 0 ? pids[0] : 0;
+	g->h.mps_server_start = n > 0 ? proc_start_time(pids[0]) : 0;
 	free(pids);
 	sbuf_free(&r);
 	return rc;
@@ -228,12 +228,12 @@ int
 farm_mps_restart(struct group *g)
 {
 	struct mps_limits lim = {0, 0, MPS_PRIO_UNSET}, theirs = g->mps->limits;
-	pid_t srv = g->mps_server;
-	unsigned long long srv_start = g->mps_server_start;
+	pid_t srv = g->h.mps_server;
+	unsigned long long srv_start = g->h.mps_server_start;
 	int started = 0;
 
-	g->mps_server = 0;
-	g->mps_server_start = 0;
+	g->h.mps_server = 0;
+	g->h.mps_server_start = 0;
 	if (mps_reset(g->mps, &srv, &srv_start, srv > 0) < 0)
 		return -1;
 	/* ours as before; the user's again with its own limits (it is left running at the end) */
@@ -245,10 +245,10 @@ farm_mps_restart(struct group *g)
 int
 farm_mps_stuck(struct group *g, double now)
 {
-	if (!g->mps || g->fault_at == 0 || g->running == 0 || now - g->fault_at <= restart_after())
+	if (!g->mps || g->h.fault_at == 0 || g->running == 0 || now - g->h.fault_at <= restart_after())
 		return 0;
 	if (!in_fault(g)) {
-		g->fault_at = 0;
+		g->h.fault_at = 0;
 		return 0;
 	}
 	return 1;
@@ -260,23 +260,23 @@ farm_mps_stuck(struct group *g, double now)
 int
 farm_mps_blocked(struct group *g, double now)
 {
-	if (g->mps && g->mps_down)
+	if (g->mps && g->h.mps_down)
 		return 1;
-	if (!g->mps || g->fault_at == 0)
+	if (!g->mps || g->h.fault_at == 0)
 		return 0;
 	/* asked a moment ago, in FAULT then: still waiting (every slot asks, every loop turn) */
-	if (now - g->fault_asked < FAULT_ASK)
+	if (now - g->h.fault_asked < FAULT_ASK)
 		return 1;
-	g->fault_asked = now;
+	g->h.fault_asked = now;
 	if (!in_fault(g)) {
-		g->fault_at = 0;
+		g->h.fault_at = 0;
 		return 0;
 	}
 	/* a daemon that is not ours is the user's to restart: stop waiting for it */
-	if (g->running == 0 && now - g->fault_at > restart_after()) {
+	if (g->running == 0 && now - g->h.fault_at > restart_after()) {
 		if (g->mps_ours)
 			restart(g);
-		g->fault_at = 0;
+		g->h.fault_at = 0;
 		return 0;
 	}
 	return 1;

@@ -612,7 +612,7 @@ stopping(const struct farm *f)
 {
 	sigset_t pending;
 
-	if (f->st.interrupted && f->halt_status < 0)
+	if (f->st.interrupted && f->ht.halt_status < 0)
 		return 1;
 	return sigpending(&pending) == 0 &&
 	    (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
@@ -839,7 +839,7 @@ nodes_exit_status(struct farm *f, int own)
 	if (n->fenced)
 		return wait_for_end(n, own);
 	/* stopped, halted, failed: this gpupack's own status says why */
-	if (!n->over || f->fatal || f->halt_status >= 0 || (f->o->halt_when != HALT_NEVER && f->o->halt_pct > 0))
+	if (!n->over || f->fatal || f->ht.halt_status >= 0 || (f->o->halt_when != HALT_NEVER && f->o->halt_pct > 0))
 		return own;
 	if (nodes_run_tally(n->dir, n->run, n->chain, n->resume_failed, f->st.inputs, &failed, &unfinished) < 0) {
 		warnx_("%s", err_msg());

@@ -87,7 +87,7 @@ auto_json(struct json *j, const struct group *g, double now)
 static double
 energy_of(const struct group *g)
 {
-	return g->energy_ok == 2 ? (double)(g->energy1 - g->energy0) / 1000.0 : -1;
+	return g->en.energy_ok == 2 ? (double)(g->en.energy1 - g->en.energy0) / 1000.0 : -1;
 }
 
 /* Every GPU's energy over the farm, each GPU once (MIG devices share theirs); -1: none read. */
@@ -469,11 +469,11 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 		json_double(&j, "busy_share", progress_busy_share(&g[i], s));
 		json_uint(&j, "mem_free", g[i].t.mem_free);
 		json_bool(&j, "mps_daemon_started", g[i].mps_ours);
-		json_int(&j, "mps_restarts", g[i].mps_restarts);
+		json_int(&j, "mps_restarts", g[i].h.mps_restarts);
 		json_or_null(&j, "energy_j", energy_of(&g[i]));
-		json_bool(&j, "energy_shared", g[i].energy_shared);
+		json_bool(&j, "energy_shared", g[i].en.energy_shared);
 		/* its own joules per attempt ended: not where its GPU's counter is shared (MIG) */
-		json_or_null(&j, "j_per_task", !g[i].energy_shared && g[i].ended > 0 && energy_of(&g[i]) >= 0 ?
+		json_or_null(&j, "j_per_task", !g[i].en.energy_shared && g[i].ended > 0 && energy_of(&g[i]) >= 0 ?
 		    energy_of(&g[i]) / (double)g[i].ended : -1);
 		auto_json(&j, &g[i], s->t_end);
 		json_obj_end(&j);

@@ -38,9 +38,9 @@ void
 queue_requeue(struct farm *f, struct task *t)
 {
 	if (t->suspect)
-		enqueue(&f->suspects, &f->suspects_tail, t);
+		enqueue(&f->q.suspects, &f->q.suspects_tail, t);
 	else
-		enqueue(&f->retry, &f->retry_tail, t);
+		enqueue(&f->q.retry, &f->q.retry_tail, t);
 }
 
 /* Reruns for the summary, by reason; a ninth reason shares the last row. */
@@ -66,10 +66,10 @@ queue_rerun_own(struct farm *f, struct task *t, const char *why)
 	}
 	t->own_reruns++;
 	count_rerun(f, why);
-	t->next = f->retry;
-	f->retry = t;
-	if (!f->retry_tail)
-		f->retry_tail = t;
+	t->next = f->q.retry;
+	f->q.retry = t;
+	if (!f->q.retry_tail)
+		f->q.retry_tail = t;
 	return 0;
 }
 
@@ -105,9 +105,9 @@ take_from_nodes(struct farm *f, unsigned long long seq, const struct targs *a, s
 			return 0;
 		}
 		/* first in line now: take it back from there */
-		f->retry = (*t)->next;
-		if (!f->retry)
-			f->retry_tail = NULL;
+		f->q.retry = (*t)->next;
+		if (!f->q.retry)
+			f->q.retry_tail = NULL;
 		return 1;
 	case NODES_DONE:
 		f->st.skipped++;
@@ -148,9 +148,9 @@ retry_task(struct journal_cmd *c)
 static int
 next_retry(struct farm *f, struct task **t)
 {
-	while (f->rf_at < f->nrf) {
-		struct journal_cmd *c = &f->rf[f->rf_at++];
-		unsigned long long prev = f->rf_at > 1 ? f->rf[f->rf_at - 2].seq : 0;
+	while (f->rfq.rf_at < f->rfq.nrf) {
+		struct journal_cmd *c = &f->rfq.rf[f->rfq.rf_at++];
+		unsigned long long prev = f->rfq.rf_at > 1 ? f->rfq.rf[f->rfq.rf_at - 2].seq : 0;
 
 		if (c->seq > f->st.inputs)
 			f->st.inputs = c->seq;
@@ -233,10 +233,10 @@ queue_peek(struct farm *f)
 	int r = next_input(f, &t);
 
 	if (r > 0) {
-		t->next = f->retry;
-		f->retry = t;
-		if (!f->retry_tail)
-			f->retry_tail = t;
+		t->next = f->q.retry;
+		f->q.retry = t;
+		if (!f->q.retry_tail)
+			f->q.retry_tail = t;
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -247,10 +247,10 @@ queue_next(struct farm *f)
 	struct task *t = NULL;
 	int r;
 
-	if ((t = f->retry) != NULL) {
-		f->retry = t->next;
-		if (!f->retry)
-			f->retry_tail = NULL;
+	if ((t = f->q.retry) != NULL) {
+		f->q.retry = t->next;
+		if (!f->q.retry)
+			f->q.retry_tail = NULL;
 		return t;
 	}
 	r = next_input(f, &t);
@@ -271,12 +271,12 @@ queue_free(struct farm *f)
 {
 	struct task *t;
 
-	while ((t = f->suspects) != NULL) {
-		f->suspects = t->next;
+	while ((t = f->q.suspects) != NULL) {
+		f->q.suspects = t->next;
 		task_free(f, t);
 	}
-	while ((t = f->retry) != NULL) {
-		f->retry = t->next;
+	while ((t = f->q.retry) != NULL) {
+		f->q.retry = t->next;
 		task_free(f, t);
 	}
 }

@@ -183,13 +183,13 @@ static const char *const fixed_keys[] = {"CUDA_VISIBLE_DEVICES=", "GPUPACK_SEQ="
 static void
 env_keys(struct farm *f)
 {
-	f->keys = xcalloc((size_t)(NFIXED_KEYS + f->o->nenv + 1), sizeof *f->keys);
+	f->envk.keys = xcalloc((size_t)(NFIXED_KEYS + f->o->nenv + 1), sizeof *f->envk.keys);
 	for (int i = 0; i < NFIXED_KEYS; i++)
-		f->keys[f->nkeys++] = fixed_keys[i];
+		f->envk.keys[f->envk.nkeys++] = fixed_keys[i];
 	if (f->o->slot_var)
-		f->keys[f->nkeys++] = xasprintf("%s=", f->o->slot_var);
+		f->envk.keys[f->envk.nkeys++] = xasprintf("%s=", f->o->slot_var);
 	for (int i = 0; i < f->o->nenv; i++)
-		f->keys[f->nkeys++] = xstrndup(f->o->env[i], (size_t)(strchr(f->o->env[i], '=') - f->o->env[i] + 1));
+		f->envk.keys[f->envk.nkeys++] = xstrndup(f->o->env[i], (size_t)(strchr(f->o->env[i], '=') - f->o->env[i] + 1));
 }
 
 /*
@@ -268,7 +268,7 @@ retry_failed_inputs(struct farm *f)
 {
 	struct farm_opts *o = f->o;
 
-	if (journal_failed(o->joblog, &f->rf, &f->nrf) < 0)
+	if (journal_failed(o->joblog, &f->rfq.rf, &f->rfq.nrf) < 0)
 		return -1;
 	o->ncmd = 0;
 	o->resume_failed = 1;
@@ -481,7 +481,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	f->o->ts.slots = start_slots(f);
 	/* parallel counts the tasks first for --halt N% and a perl string's total_jobs() */
 	if (f->o->retry_failed)
-		f->total_tasks = f->nrf;
+		f->total_tasks = f->rfq.nrf;
 	else if ((f->o->halt_pct > 0 || tmpl_needs_total(&f->cmd) || tmpl_needs_total(&f->tagt)) &&
 	    tasks_count(&f->o->ts, &f->total_tasks) < 0)
 		return -1;
@@ -520,7 +520,7 @@ setup_cleanup(struct farm *f)
 	 * loop ends only once none runs (farm_run); each was released as it ended.
 	 */
 	queue_free(f);
-	journal_failed_free(f->rf, f->nrf);
+	journal_failed_free(f->rfq.rf, f->rfq.nrf);
 	deliver_flush(f, 1);
 	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);
@@ -532,8 +532,8 @@ setup_cleanup(struct farm *f)
 	nodes_close(f);
 	/* after the last record and the merged joblog of a farm over nodes */
 	joblock_release(&f->lock);
-	for (int i = NFIXED_KEYS; i < f->nkeys; i++)
-		free((char *)f->keys[i]);
+	for (int i = NFIXED_KEYS; i < f->envk.nkeys; i++)
+		free((char *)f->envk.keys[i]);
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
@@ -542,9 +542,9 @@ setup_cleanup(struct farm *f)
 	free(f->filt);
 	perl_close(&f->perl);
 	results_file_close(&f->resfile);
-	free(f->runtimes);
-	free(f->base_env);
-	free(f->keys);
+	free(f->rt.runtimes);
+	free(f->envk.base_env);
+	free(f->envk.keys);
 	free(f->r);
 	free(f->g);
 	if (f->sigfd >= 0)

@@ -16,6 +16,32 @@
 struct mps_daemon;
 struct ctl;
 
+/* The GPU's energy counter (millijoules) at the farm's start and end. */
+struct group_energy {
+	uint64_t energy0, energy1;
+	int energy_ok;            /* 1: read at the start; 2: at the end too */
+	int energy_shared;        /* its GPU has other devices of the farm (MIG): the counter is theirs too */
+};
+
+/* An MPS device's health (health.c, mpsfarm.c): faults, their victims, the daemon's restarts. */
+struct group_mps {
+	double fault_at;          /* when a fault was seen; 0: none pending */
+	double hang_from;         /* a contained fault then: its neighbours are watched for a hang; 0 none */
+	double fault_said;        /* when a client last said it died of a fault (its stderr); 0 never */
+	double fail_at[2];        /* the last two failures of its clients: when, */
+	unsigned long long fail_seq[2]; /* and whose (the input's number) */
+	double ep_at;             /* a fault first seen in a failure then (its episode); 0 none */
+	unsigned long long ep_seq;  /* and whose failure that was */
+	double fault_asked;       /* when the server was last asked whether it is in FAULT */
+	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
+	int mps_down;             /* no task starts here until the daemon is restarted */
+	int mps_restarts;         /* restarts this run made here */
+	double mps_probe_at;      /* when the daemon is asked next whether it is well */
+	double mps_fast_until;    /* till then, with no server known yet, it is asked more often */
+	pid_t mps_server;         /* the server seen last (0: none), and its start time */
+	unsigned long long mps_server_start;
+};
+
 struct group {
 	struct gpu_target t;
 	int gpu_index;            /* the driver's index of the (parent) GPU */
@@ -37,29 +63,11 @@ struct group {
 	uint64_t footprint;       /* the footprint a task is planned at (0: none known) */
 	int waited;               /* tasks stopped at the GPU's door here, in all */
 	double cores_start, cores_run; /* cores a task wanted while starting, and on the GPU */
-	/* energy: the GPU's counter (millijoules) at the farm's start and end */
-	uint64_t energy0, energy1;
-	int energy_ok;            /* 1: read at the start; 2: at the end too */
-	int energy_shared;        /* its GPU has other devices of the farm (MIG): the counter is theirs too */
+	struct group_energy en;   /* the GPU's energy counter over the farm (auto.c) */
 	/* MPS */
 	struct mps_daemon *mps;   /* NULL unless --share mps */
 	int mps_ours;             /* started by this run: stopped at its end */
-	double fault_at;          /* when a fault was seen; 0: none pending */
-	double hang_from;         /* a contained fault then: its neighbours are watched for a hang; 0 none */
-	double fault_said;        /* when a client last said it died of a fault (its stderr); 0 never */
-	double fail_at[2];        /* the last two failures of its clients: when, */
-	unsigned long long fail_seq[2]; /* and whose (the input's number) */
-	double ep_at;             /* a fault first seen in a failure then (its episode); 0 none */
-	unsigned long long ep_seq;  /* and whose failure that was */
-	double fault_asked;       /* when the server was last asked whether it is in FAULT */
-	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
-	/* MPS health (health.c): a daemon that died, hung or lost its server */
-	int mps_down;             /* no task starts here until the daemon is restarted */
-	int mps_restarts;         /* restarts this run made here */
-	double mps_probe_at;      /* when the daemon is asked next whether it is well */
-	double mps_fast_until;    /* till then, with no server known yet, it is asked more often */
-	pid_t mps_server;         /* the server seen last (0: none), and its start time */
-	unsigned long long mps_server_start;
+	struct group_mps h;       /* its health: faults, restarts, probes (health.c, mpsfarm.c) */
 };
 
 /*

@@ -43,6 +43,14 @@ struct task {
 	struct task *next;
 };
 
+/* An attempt under MPS (health.c): where its server's log stood at its start, faults around it. */
+struct run_mps {
+	long mps_off;
+	int alone;               /* a suspect's attempt, the only client of its server */
+	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
+	double hang_cpu, hang_t; /* beside a fault: its CPU seconds at hang_t, when they last grew */
+};
+
 struct run {
 	struct task *task;       /* NULL: the slot is free */
 	struct group *g;
@@ -61,13 +69,10 @@ struct run {
 	int halted;              /* ended by --halt now or an error: not logged, not printed */
 	int stopped;             /* ended by a second signal: not logged (--resume reruns it) */
 	double ended_at;         /* when it was seen to end (farm/stop.h) */
-	long mps_off;
-	int alone;               /* a suspect's attempt, the only client of its server */
 	double hold_until;       /* killed by a signal: its end waits until then (farm/stop.h) */
 	struct ctlnode_task ct;  /* -j auto: its CPU, its device memory, the gate's answer (farm/ctlnode.h) */
 	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
-	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
-	double hang_cpu, hang_t; /* beside a fault: its CPU seconds at hang_t, when they last grew (health.c) */
+	struct run_mps m;        /* under MPS: its place in the server's log, faults around it (health.c) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
 	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };
@@ -83,6 +88,60 @@ struct held {
 	struct held *next;
 };
 
+/* Attempts to run again before new inputs: failures (--retries), and a fault's suspects, each alone. */
+struct farm_queue {
+	struct task *retry, *retry_tail;
+	struct task *suspects, *suspects_tail;
+};
+
+/* --halt: the run's exit status it decided (-1: none yet), and whether it stopped the run. */
+struct farm_halt {
+	int halt_status;
+	int halt_stopped;
+};
+
+/* The command's program, looked up once (when the command is a plain program). */
+struct farm_exec {
+	char exec_name[256], exec_path[PATH_MAX];
+	int exec_found;
+};
+
+/* Every task's environment: gpupack's less the names the farm sets (keys). */
+struct farm_env {
+	const char **keys;
+	int nkeys;
+	char **base_env;
+	size_t nbase_env;
+};
+
+/* gpupack's own output: the next task in -k order, stdout's state, the progress line's last draw. */
+struct farm_out {
+	unsigned long long next_print;
+	int out_broken;          /* stdout was closed (EPIPE): not written to again */
+	int out_failed;          /* output could not be written or kept: said once, no new task */
+	double last_draw;
+};
+
+/* --retry-failed: the tasks to run again, in Seq order; how many; the next one. */
+struct farm_rf {
+	struct journal_cmd *rf;
+	size_t nrf, rf_at;
+};
+
+/* Starts that failed for want of processes, descriptors, memory (launch.c). */
+struct farm_short {
+	int short_n;             /* in a row */
+	int short_said;          /* that was said (once a run) */
+	double short_since, short_until; /* the last such failure with none running; next try */
+};
+
+/* --timeout N%: the runtimes of the tasks that succeeded, and their median (parallel's: the lower). */
+struct farm_runtimes {
+	double *runtimes;
+	size_t nruntimes, cap_runtimes;
+	double median;
+};
+
 struct farm {
 	struct farm_opts *o;
 	struct group *g;
@@ -92,8 +151,7 @@ struct farm {
 	struct journal j;
 	struct joblock lock;     /* one farm per joblog (farm/joblock.h) */
 	struct guard guard;      /* no task outlives gpupack (guard.h) */
-	struct task *retry, *retry_tail;
-	struct task *suspects, *suspects_tail; /* tasks a fault ended, each to run alone */
+	struct farm_queue q;     /* attempts to run again before new inputs (queue.c) */
 	struct farm_stats st;
 	struct gpu_backend *b;
 	struct farm_auto *au;    /* -j auto on some device; NULL otherwise */
@@ -102,8 +160,7 @@ struct farm {
 	double stop_at;          /* when a signal first told the farm to stop; 0: none did */
 	unsigned long long dropped; /* attempts a stop ended: not recorded, --resume runs them */
 	int sweep;               /* tasks were ended early: what they left is ended at the end */
-	int halt_status;         /* -1: no halt (yet) */
-	int halt_stopped;        /* --halt stopped the run */
+	struct farm_halt ht;     /* --halt (finish.c) */
 	int fatal;               /* an error ended launching: its exit code */
 	struct tmpl cmd;         /* the command template */
 	struct tmpl tagt;        /* --tag / --tagstring */
@@ -111,30 +168,18 @@ struct farm {
 	struct tmpl *filt;       /* --filter, each (perl, values inserted as they are) */
 	int results_tmpl;        /* rest is in use */
 	char shell[PATH_MAX];    /* what runs command lines that need a shell */
-	char exec_name[256], exec_path[PATH_MAX];
-	int exec_found;
+	struct farm_exec ex;     /* the command's program, found once (launch.c) */
 	double next_start;       /* --delay: no task starts before this (monotonic) */
-	int short_n;             /* starts failed in a row for want of processes, fds, memory */
-	int short_said;          /* that was said (once a run) */
-	double short_since, short_until; /* the last such failure with none running; next try */
-	double *runtimes;        /* --timeout N%: runtimes of the tasks that succeeded */
-	size_t nruntimes, cap_runtimes;
-	double median;           /* their median (parallel's: the lower one) */
+	struct farm_short sh;    /* starts that found no process, descriptor or memory (launch.c) */
+	struct farm_runtimes rt; /* --timeout N%: the runtimes of the tasks that succeeded (finish.c) */
 	unsigned long long total_tasks; /* counted ahead (--halt N%); 0: unknown */
 	unsigned long long started;     /* attempts started (parallel's total_started) */
-	const char **keys;
-	int nkeys;
-	char **base_env;         /* gpupack's environment less keys: every task's start (launch.c) */
-	size_t nbase_env;
+	struct farm_env envk;    /* every task's environment (launch.c) */
 	struct held *held;
-	unsigned long long next_print;
-	int out_broken;          /* stdout was closed (EPIPE): not written to again */
-	int out_failed;          /* output could not be written or kept: said once, no new task */
-	double last_draw;
+	struct farm_out ou;      /* gpupack's own output (deliver.c, progress) */
 	struct progress prog;    /* --bar, --eta, --progress: the line on stderr (farm/progress.h) */
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
-	struct journal_cmd *rf;  /* --retry-failed: the tasks to run again, in Seq order */
-	size_t nrf, rf_at;       /* how many; the next one */
+	struct farm_rf rfq;      /* --retry-failed: the tasks to run again (queue.c) */
 	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
 	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
 	struct results_file resfile; /* that file, once open (path non-NULL) */
@@ -187,7 +232,7 @@ void finish_release(struct farm *f, struct run *r, double now);
 void finish_output_failed(struct farm *f, const char *what, int e);
 /* A task counted done or failed whose record was not written after all. */
 void finish_uncount(struct farm *f, int ok);
-/* --timeout N%: a successful runtime into f->median, the lower median of the last 999 (parallel's). */
+/* --timeout N%: a successful runtime into f->rt.median, the lower median of the last 999 (parallel's). */
 void finish_record_runtime(struct farm *f, double secs);
 /* A task's values for its templates, as if it ran on slot on gpu. */
 void launch_vals(const struct farm *f, const struct task *t, int slot, const char *gpu, struct job_vals *v,
@@ -226,7 +271,7 @@ int health_task_failed(struct farm *f, struct run *r, double now);
 int health_others(const struct farm *f, const struct run *r);
 /* r's end waits to see what a fault took: its neighbours are watched for a hang meanwhile. */
 void health_fault_held(struct farm *f, struct run *r, double now);
-/* A failure on g saw a fault in its server's log (g->fault_at, for farm_mps_blocked and _stuck). */
+/* A failure on g saw a fault in its server's log (g->h.fault_at, for farm_mps_blocked and _stuck). */
 void health_fault_seen(struct group *g, double now);
 /* An attempt on g failed saying its GPU context died of a fault: its neighbours are watched for a hang. */
 void health_fault_said(struct farm *f, struct run *r, double now);

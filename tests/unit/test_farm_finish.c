@@ -24,22 +24,22 @@ test_median_window(void)
 		f.started++;
 		finish_record_runtime(&f, i < 499 ? 1 : 2);
 	}
-	ok(f.nruntimes == 999 && f.median == 2, "999 runtimes: the median is 2 s (%zu, %g)", f.nruntimes,
-	    f.median);
+	ok(f.rt.nruntimes == 999 && f.rt.median == 2, "999 runtimes: the median is 2 s (%zu, %g)", f.rt.nruntimes,
+	    f.rt.median);
 	is_int((int)launch_timeout(&f), 6, "--timeout 300%%: 6 s");
 	/* the thousandth (1 s) takes the place of an earlier one (1 s too): 2 s still, not 1 of 1000 */
 	f.started++;
 	finish_record_runtime(&f, 1);
-	ok(f.nruntimes == 999 && f.median == 2, "the window stays 999: the median is still 2 s (%zu, %g)",
-	    f.nruntimes, f.median);
+	ok(f.rt.nruntimes == 999 && f.rt.median == 2, "the window stays 999: the median is still 2 s (%zu, %g)",
+	    f.rt.nruntimes, f.rt.median);
 	/* 999 more of 3 s push every earlier one out */
 	for (int i = 0; i < 999; i++) {
 		f.started++;
 		finish_record_runtime(&f, 3);
 	}
-	ok(f.nruntimes == 999 && f.median == 3, "999 more of 3 s: the median is 3 s (%zu, %g)", f.nruntimes,
-	    f.median);
-	free(f.runtimes);
+	ok(f.rt.nruntimes == 999 && f.rt.median == 3, "999 more of 3 s: the median is 3 s (%zu, %g)", f.rt.nruntimes,
+	    f.rt.median);
+	free(f.rt.runtimes);
 }
 
 int
