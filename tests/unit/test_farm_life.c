@@ -15,9 +15,10 @@
  *  - --resume starts exactly the inputs without a record, once each;
  *  - never more tasks at once than -j; every task ended and reaped when
  *    the run returns (none left); the run ends (no wait without an end).
- * Each sequence runs in a child process of its own (a violation, or a
- * crash, is that sequence's and is reported with its seed).
- *   LIFE_N (200; 60 under the sanitizers) sequences from LIFE_SEED (1),
+ * Sequences run in batches, each batch a child process (a violation, a
+ * crash or a run that never ends is reported with its sequence's seed; the
+ * next batch goes on after it).
+ *   LIFE_N (1,000; 200 under the sanitizers) sequences from LIFE_SEED (1),
  *   LIFE_JOBS (1) at once; LIFE_VERBOSE=1 prints each violation,
  *   LIFE_PROGRESS=K a line every K sequences, LIFE_DEBUG=1 the draw and
  *   the farm's stderr. `make torture-life` runs 1,000,000.
@@ -98,7 +99,7 @@ static int nfk, running, max_running, polls;
 static int attempts[MAX_IN + 1], resumed[MAX_IN + 1];
 /* the last attempt of each value that ended: its status, and whether gpupack ended it */
 static int last_status[MAX_IN + 1], last_by_us[MAX_IN + 1], last_set[MAX_IN + 1];
-static double now_t = 1000;
+static double now_t = 1000, t0 = 1000;   /* the fake clock; the sequence's start */
 static pid_t next_pid = 4000000;
 static char violation[512];
 
@@ -347,7 +348,7 @@ draw(uint64_t seed)
 	for (int i = 0; i < sq.nev; i++) {
 		uint32_t k = rnd(12);
 
-		sq.ev[i].at = 1000 + rnd(400) / 100.0;
+		sq.ev[i].at = t0 + rnd(400) / 100.0;
 		sq.ev[i].kind = k < 3 ? EV_INT : k < 5 ? EV_TERM : k < 6 ? EV_HUP : k < 9 ? EV_KILL_TASK :
 		    k < 11 ? EV_TERM_TASK : EV_DISK_FULL;
 	}
@@ -453,12 +454,18 @@ sequence(uint64_t seed, const char *topo)
 	struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
 	char msg[160];
 
+	/* a fresh start: the clock on by an hour (nothing of the last sequence is due) */
+	t0 = now_t = now_t + 3600;
+	nfk = running = max_running = 0;
+	violation[0] = '\0';
+	memset(attempts, 0, sizeof attempts);
+	memset(last_set, 0, sizeof last_set);
 	draw(seed);
 	if (getenv("LIFE_DEBUG")) {
 		fprintf(stderr, "n %d -j %d retries %d timeout %d halt %d;", sq.n, sq.jobs, sq.retries, sq.timeout,
 		    sq.halt);
 		for (int i = 0; i < sq.nev; i++)
-			fprintf(stderr, " ev %d at %+.2f", sq.ev[i].kind, sq.ev[i].at - 1000);
+			fprintf(stderr, " ev %d at %+.2f", sq.ev[i].kind, sq.ev[i].at - t0);
 		fprintf(stderr, "\n");
 	}
 	run_farm(topo);
@@ -548,31 +555,52 @@ rm_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* One sequence in a child process of its own: 0 kept the promises, 1 not (said on stderr). */
-static int
-one(uint64_t seed, const char *topo, const char *base, int verbose)
+/*
+ * Sequences in a child process (a batch): seeds from *next on, one after
+ * another in the one process (a fork each costs more than the sequence),
+ * each said on the pipe as "S seed" when it starts and "R seed" (kept the
+ * promises) or "V seed why" when it ends. A batch that dies (a crash, a run
+ * that waits forever) is the violation of the seed it was in; the next
+ * batch starts after it. Returns the violations; *next moves on.
+ */
+static long
+batch(uint64_t *next, uint64_t end, uint64_t step, const char *topo, const char *base, int verbose)
 {
-	char dir[700];
-	int st, p[2];
+	char line[700], dir[700];
+	uint64_t cur = 0;
+	int in = 0, st, p[2];
+	long bad = 0;
+	FILE *r;
 	pid_t pid;
 
 	if (pipe(p) < 0)
 		return 1;
-	snprintf(dir, sizeof dir, "%s/s%llu", base, (unsigned long long)seed);
 	pid = fork();
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDWR);
+		FILE *w;
 
 		close(p[0]);
-		if (mkdir(dir, 0700) < 0 || chdir(dir) < 0)
-			_exit(2);
+		w = fdopen(p[1], "w");
 		dup2(nul, 1);
 		if (!getenv("LIFE_DEBUG"))
 			dup2(nul, 2);
-		sequence(seed, topo);
-		if (violation[0]) {
-			dprintf(p[1], "%s", violation);
-			_exit(3);
+		for (uint64_t sd = *next; sd < end; sd += step) {
+			snprintf(dir, sizeof dir, "%s/s%llu", base, (unsigned long long)sd);
+			fprintf(w, "S %llu\n", (unsigned long long)sd);
+			fflush(w);
+			if (mkdir(dir, 0700) < 0 || chdir(dir) < 0)
+				_exit(2);
+			sequence(sd, topo);
+			if (chdir(base) < 0)
+				_exit(2);
+			if (violation[0])
+				fprintf(w, "V %llu %s\n", (unsigned long long)sd, violation);
+			else {
+				fprintf(w, "R %llu\n", (unsigned long long)sd);
+				rm_dir(dir);
+			}
+			fflush(w);
 		}
 		_exit(0);
 	}
@@ -581,25 +609,44 @@ one(uint64_t seed, const char *topo, const char *base, int verbose)
 		close(p[0]);
 		return 1;
 	}
-	{
-		char why[512] = "";
-		ssize_t n = read(p[0], why, sizeof why - 1);
+	r = fdopen(p[0], "r");
+	while (fgets(line, sizeof line, r)) {
+		unsigned long long sd;
+		int k = 0;
 
-		why[n > 0 ? n : 0] = '\0';
-		close(p[0]);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-			if (verbose || why[0] == '\0')
-				fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed,
-				    why[0] ? why : WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "failed");
-			else
-				fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, why);
-			return 1;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%*c %llu %n", &sd, &k) < 1)
+			continue;
+		if (line[0] == 'S') {
+			cur = sd;
+			in = 1;
+			continue;
+		}
+		in = 0;
+		*next = sd + step;
+		if (line[0] == 'V') {
+			bad++;
+			if (verbose || bad <= 10)
+				fprintf(stderr, "seed %llu: %s\n", sd, line + k);
 		}
 	}
-	rm_dir(dir);
-	return 0;
+	fclose(r);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (in) {
+		/* it died in a sequence: that one broke a promise (or crashed) */
+		bad++;
+		fprintf(stderr, "seed %llu: %s\n", (unsigned long long)cur, WIFSIGNALED(st) ?
+		    strsignal(WTERMSIG(st)) : WIFEXITED(st) && WEXITSTATUS(st) == 3 ? "the run did not end, or "
+		    "waited for nothing" : "the batch failed");
+		*next = cur + step;
+	} else if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		bad++;
+		*next = end;
+	} else {
+		*next = end;
+	}
+	return bad;
 }
 
 int
@@ -607,9 +654,9 @@ main(void)
 {
 	const char *src = getenv("GPUPACK_SRC");
 	const char *e;
-	/* make check's count: 200 (60 in the sanitizers' pass) */
+	/* make check's count: 1,000 (200 in the sanitizers' pass) */
 	const char *pass = getenv("GPUPACK_TEST_PASS");
-	long n = (e = getenv("LIFE_N")) ? atol(e) : pass && strcmp(pass, "san") == 0 ? 60 : 200, bad = 0;
+	long n = (e = getenv("LIFE_N")) ? atol(e) : pass && strcmp(pass, "san") == 0 ? 200 : 1000, bad = 0;
 	uint64_t seed0 = (e = getenv("LIFE_SEED")) ? strtoull(e, NULL, 10) : 1;
 	int jobs = (e = getenv("LIFE_JOBS")) ? atoi(e) : 1, verbose = getenv("LIFE_VERBOSE") != NULL;
 	long progress = (e = getenv("LIFE_PROGRESS")) ? atol(e) : 0;
@@ -637,13 +684,16 @@ main(void)
 			w[k] = fork();
 			if (w[k] == 0) {
 				long b = 0;
+				uint64_t next = seed0 + (uint64_t)k, end = seed0 + (uint64_t)n;
 
-				for (long i = k; i < n; i += jobs) {
-					b += one(seed0 + (uint64_t)i, topo, base, verbose);
-					/* LIFE_PROGRESS: a line every that many sequences (a long torture's count so far) */
-					if (progress > 0 && (i / jobs + 1) % progress == 0)
-						fprintf(stderr, "worker %d: %ld sequences, %ld broke a promise\n", k,
-						    i / jobs + 1, b);
+				/* batches of LIFE_PROGRESS (or all), a line after each */
+				while (next < end) {
+					uint64_t stop = progress > 0 ? next + (uint64_t)progress * (uint64_t)jobs : end;
+
+					b += batch(&next, stop < end ? stop : end, (uint64_t)jobs, topo, base, verbose);
+					if (progress > 0)
+						fprintf(stderr, "worker %d: %llu sequences, %ld broke a promise\n", k,
+						    (unsigned long long)((next - seed0 - (uint64_t)k) / (uint64_t)jobs), b);
 				}
 				_exit(b > 250 ? 250 : (int)b);
 			}
