@@ -264,8 +264,13 @@ watch_end(struct watched *w, const struct guard *g)
 	for (int i = 0; i < w->nuuids; i++) {
 		struct mps_daemon d;
 
-		if (mps_lookup(w->uuids[i], &d) == 0 && mps_stop(&d, 0, 1) < 0)
+		int last = -1;
+
+		/* left to the other runs that use it, if any: the last of them stops it */
+		if (mps_lookup(w->uuids[i], &d) == 0 && !mps_used_by_others(&d, &last) && mps_stop(&d, 0, 1) < 0)
 			err_clear();
+		if (last >= 0)
+			close(last);
 		err_clear();
 	}
 	if (g->rec >= 0) {

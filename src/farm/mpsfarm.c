@@ -3,9 +3,12 @@
  * running for a device (`gpupack mps start`) is used and left alone: its
  * limits are the user's. Ours are started without default limits (each task
  * gets its own through its environment), recorded as this run's (so that a
- * killed run's daemon is ended, not adopted, by the next start), and
- * stopped at the end. farm_mps_probe and farm_mps_restart are what the
- * farm's health checks (health.c) use.
+ * killed run's daemon is ended, not adopted, by the next start). A run's
+ * daemon is shared with other runs of the user on the device (two jobs or
+ * steps on a node): each says it uses it (mps_use), and the last one to end,
+ * whichever started it, stops it (mps_used_by_others); a killed run's
+ * watchdog leaves it to the others. farm_mps_probe and farm_mps_restart are
+ * what the farm's health checks (health.c) use.
  */
 #include "farm/mpsfarm.h"
 #include "farm/cost.h"
@@ -39,16 +42,29 @@ setup_one(struct group *g)
 	int started = 0, rc;
 
 	g->mps = d;
+	g->h.use_fd = -1;
 	rc = mps_lookup(g->t.uuid, d);
 	if (rc < 0)
 		return err_prefix("MPS daemon for %s", g->t.uuid);
-	/* the user's daemon, or a running gpupack's: used as it is */
-	if (rc == 0 && d->alive && (d->owner_pid == 0 || proc_is(d->owner_pid, d->owner_start)))
-		return 0;
-	/* none, or a killed run's (ended by the start, not adopted) */
+	if (rc == 0 && d->alive) {
+		/* in use from now (a last user stopping it meanwhile: it is gone once this returns) */
+		if ((g->h.use_fd = mps_use(d)) < 0)
+			return err_prefix("MPS daemon for %s", g->t.uuid);
+		rc = mps_lookup(g->t.uuid, d);
+		/* the user's daemon, a running gpupack's, or one another run still uses: as it is */
+		if (rc == 0 && d->alive && (d->owner_pid == 0 || proc_is(d->owner_pid, d->owner_start) ||
+		    mps_used_by_others(d, NULL)))
+			return 0;
+		err_clear();
+		close(g->h.use_fd);
+		g->h.use_fd = -1;
+	}
+	/* none, or a killed run's that no run uses (ended by the start, not adopted) */
 	if (mps_start_owned(&g->t, g->gpu_index, &lim, d, &started) < 0)
 		return err_prefix("MPS daemon for %s", g->t.uuid);
 	g->mps_ours = started;
+	if ((g->h.use_fd = mps_use(d)) < 0)
+		return err_prefix("MPS daemon for %s", g->t.uuid);
 	return 0;
 }
 
@@ -74,10 +90,21 @@ void
 farm_mps_teardown(struct group *g, int ng)
 {
 	for (int i = 0; i < ng; i++) {
-		if (g[i].mps && g[i].mps_ours && mps_stop(g[i].mps, 5, 1) < 0) {
+		int last = -1;
+
+		if (!g[i].mps)
+			continue;
+		if (g[i].h.use_fd >= 0)
+			close(g[i].h.use_fd);
+		g[i].h.use_fd = -1;
+		/* a run's daemon (this one's or another's): stopped by the last run to use it */
+		if ((g[i].mps_ours || g[i].mps->owner_pid != 0) && !mps_used_by_others(g[i].mps, &last) &&
+		    mps_stop(g[i].mps, 5, 1) < 0) {
 			warnx_("%s", err_msg());
 			err_clear();
 		}
+		if (last >= 0)
+			close(last);
 		free(g[i].mps);
 		g[i].mps = NULL;
 		g[i].mps_ours = 0;
@@ -236,9 +263,16 @@ farm_mps_restart(struct group *g)
 	g->h.mps_server_start = 0;
 	if (mps_reset(g->mps, &srv, &srv_start, srv > 0) < 0)
 		return -1;
-	/* ours as before; the user's again with its own limits (it is left running at the end) */
-	if (g->mps_ours)
-		return mps_start_owned(&g->t, g->gpu_index, &lim, g->mps, &started);
+	/*
+	 * A run's (ours, or another's that went): this run's now, stopped by the last
+	 * run that uses it; the user's again with its own limits (left running at the end)
+	 */
+	if (g->mps_ours || g->mps->owner_pid != 0) {
+		if (mps_start_owned(&g->t, g->gpu_index, &lim, g->mps, &started) < 0)
+			return -1;
+		g->mps_ours |= started;
+		return 0;
+	}
 	return mps_start(&g->t, g->gpu_index, &theirs, 0, g->mps, &started);
 }
 

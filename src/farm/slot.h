@@ -40,6 +40,7 @@ struct group_mps {
 	double mps_fast_until;    /* till then, with no server known yet, it is asked more often */
 	pid_t mps_server;         /* the server seen last (0: none), and its start time */
 	unsigned long long mps_server_start;
+	int use_fd;               /* this run uses the daemon while it holds this (mps_use); -1 none */
 };
 
 struct group {

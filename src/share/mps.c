@@ -265,7 +265,81 @@ wait_for_daemon(struct mps_daemon *d, int dirfd, int pipefd, int logfd, const ch
 static int
 is_leftover(const struct mps_daemon *d)
 {
-	return d->owner_pid > 0 && !proc_is(d->owner_pid, d->owner_start);
+	/* its run is gone, and no other run uses it (a run beside it keeps it until its own end) */
+	return d->owner_pid > 0 && !proc_is(d->owner_pid, d->owner_start) && !mps_used_by_others(d, NULL);
+}
+
+/* <dir>/users: each process that uses the daemon holds a shared lock on its first byte */
+static int
+users_open(const struct mps_daemon *d, int create)
+{
+	char path[PATH_MAX + 8];
+	struct stat st;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/users", d->dir) >= sizeof path)
+		return err_set(EXIT_ENV, "MPS state %s: path too long", d->dir);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	if (fd < 0)
+		return errno == ENOENT && !create ? -2 : err_sys(EXIT_ENV, "cannot open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return err_set(EXIT_ENV, "MPS state %s is not a file of ours; refusing to use it", path);
+	}
+	return fd;
+}
+
+static int
+users_lock(int fd, short type, int wait)
+{
+	struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+
+	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+int
+mps_use(const struct mps_daemon *d)
+{
+	int fd = users_open(d, 1);
+
+	if (fd < 0)
+		return -1;
+	/* waits while a last user stops it (mps_used_by_others' lock): then it is gone, and known so */
+	if (users_lock(fd, F_RDLCK, 1) < 0) {
+		err_sys(EXIT_ENV, "cannot lock %s/users", d->dir);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+mps_used_by_others(const struct mps_daemon *d, int *last)
+{
+	int fd = users_open(d, 0);
+
+	if (last)
+		*last = -1;
+	if (fd == -2)
+		return 0;
+	if (fd < 0) {
+		err_clear();
+		return 1;   /* unknown: taken as used (a daemon is never stopped under a run) */
+	}
+	if (users_lock(fd, F_WRLCK, 0) < 0) {
+		close(fd);
+		return 1;
+	}
+	/* the caller is its last user: it keeps the lock while it stops it, or lets it go now */
+	if (last)
+		*last = fd;
+	else
+		close(fd);
+	return 0;
 }
 
 /* proc_each: SIGKILL a process that carries the start's mark (arg: the entry, and a count). */

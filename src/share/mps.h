@@ -84,6 +84,21 @@ int mps_start(const struct gpu_target *t, int gpu_index, const struct mps_limits
     int restart, struct mps_daemon *d, int *started);
 
 /*
+ * A run that uses d says so until it ends: a shared lock (an open file
+ * description lock on <dir>/users, dropped by the kernel however the
+ * process dies). The descriptor (close it to stop using d), or -1 (err set).
+ * Waits while a last user is stopping d.
+ */
+int mps_use(const struct mps_daemon *d);
+/*
+ * Does a process other than the caller use d (mps_use)? 1 yes (or not
+ * known); 0 no: with last non-NULL, *last then holds d so that no run
+ * starts using it until the caller, having stopped it, closes *last.
+ * The caller's own mps_use descriptor must be closed first.
+ */
+int mps_used_by_others(const struct mps_daemon *d, int *last);
+
+/*
  * mps_start for a run of gpupack (the farm, bench): the record names this
  * process as its owner, so that when it is killed, its watchdog or the next
  * start on the device ends the daemon instead of adopting it.
