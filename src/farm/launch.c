@@ -307,6 +307,55 @@ launch_timeout(const struct farm *f)
 	return fmax(2.0, f->o->timeout_pct / 100.0 * f->rt.median);
 }
 
+/* -v: the command line is the first line of the task's output; --dry-run's print on stderr too */
+static void
+say_line(struct farm *f, struct run *r, const char *line)
+{
+	if (f->o->verbose && !f->o->results) {
+		if (f->o->ungroup) {
+			dprintf(f->o->json ? 2 : 1, "%s\n", line);
+		} else {
+			obuf_add(&r->out[0], r->tag ? r->tag : "", r->tag ? strlen(r->tag) : 0);
+			obuf_add(&r->out[0], line, strlen(line));
+			obuf_add(&r->out[0], "\n", 1);
+		}
+	}
+	if (f->o->print_commands)
+		dprintf(2, "%s\n", line);
+}
+
+/* It runs: its slot, its group, the watchdog and -j auto know it; line is its command's now. */
+static void
+started(struct farm *f, struct run *r, char *line, double now)
+{
+	r->term_at = r->kill_at = 0;
+	r->exited = r->timed_out = r->terminated = r->halted = r->stopped = 0;
+	auto_started(f, r, now);
+	r->command = line;
+	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);
+	health_started(r->g, now);
+	group_start(r->g, now);
+	f->st.running++;
+	f->started++;
+	if (f->o->delay > 0)
+		f->next_start = now + f->o->delay;
+}
+
+/* It did not start: what was made for it goes, and the slot is free. */
+static void
+not_started(struct run *r)
+{
+	for (int i = 0; i < 2; i++) {
+		close_fd(&r->fd[i]);
+		close_fd(&r->file[i]);
+		obuf_free(&r->out[i]);
+	}
+	resdir_free(r);
+	free(r->tag);
+	r->tag = NULL;
+	r->task = NULL;
+}
+
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
 static int
 launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
@@ -343,18 +392,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		rc = -1;
 		goto out;
 	}
-	if (f->o->verbose && !f->o->results) {
-		/* -v: the command line is the first line of the task's output */
-		if (f->o->ungroup) {
-			dprintf(f->o->json ? 2 : 1, "%s\n", line);
-		} else {
-			obuf_add(&r->out[0], r->tag ? r->tag : "", r->tag ? strlen(r->tag) : 0);
-			obuf_add(&r->out[0], line, strlen(line));
-			obuf_add(&r->out[0], "\n", 1);
-		}
-	}
-	if (f->o->print_commands)
-		dprintf(2, "%s\n", line);
+	say_line(f, r, line);
 	argv = line_argv(f, r->skipped ? "true" : line, &path);
 	sh_argv[0] = f->shell;
 	sh_argv[2] = line;
@@ -376,18 +414,8 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		rc = -1;
 		goto out;
 	}
-	r->term_at = r->kill_at = 0;
-	r->exited = r->timed_out = r->terminated = r->halted = r->stopped = 0;
-	auto_started(f, r, now);
-	r->command = line;
+	started(f, r, line, now);
 	line = NULL;
-	guard_task_started(&f->guard, r->slot, r->pid, r->task->seq);
-	health_started(r->g, now);
-	group_start(r->g, now);
-	f->st.running++;
-	f->started++;
-	if (f->o->delay > 0)
-		f->next_start = now + f->o->delay;
 out:
 	if (f->o->results || !f->o->ungroup) {
 		close_fd(&child[0]);
@@ -398,17 +426,8 @@ out:
 	free(envp);
 	free(line);
 	shell_argv_free(argv);
-	if (rc < 0) {
-		for (int i = 0; i < 2; i++) {
-			close_fd(&r->fd[i]);
-			close_fd(&r->file[i]);
-			obuf_free(&r->out[i]);
-		}
-		resdir_free(r);
-		free(r->tag);
-		r->tag = NULL;
-		r->task = NULL;
-	}
+	if (rc < 0)
+		not_started(r);
 	return rc;
 }
 

@@ -28,7 +28,8 @@ start_farm() {
 }
 
 for sig in INT TERM USR1; do
-	start_farm "once-$sig" 600
+	# (tasks of 3 s: the signal comes before either ends, however busy the machine)
+	start_farm "once-$sig" 3000
 	kill -"$sig" "$gpid"
 	wait "$gpid"
 	rc=$?

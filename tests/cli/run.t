@@ -77,7 +77,8 @@ is "$out" "out1" "stdout to stdout"
 is "$err" "err1" "stderr to stderr"
 run R -k -j 3 --shell 'sleep 0.{}; echo {}' ::: 3 2 1
 is "$out" "$(printf '3\n2\n1')" "-k: input order"
-run R -j 3 --shell 'sleep 0.{}; echo {}' ::: 3 2 1
+# (each ends a second after the one before it has said it is done: an order no busy machine turns)
+run R -j 3 --shell 'if [ {} -gt 1 ]; then while [ ! -e done$(({} - 1)) ]; do sleep 0.02; done; sleep 1; fi; echo {}; touch done{}' ::: 3 2 1
 is "$out" "$(printf '1\n2\n3')" "without -k: completion order"
 
 # --- environment -----------------------------------------------------------------------
