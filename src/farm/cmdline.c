@@ -215,10 +215,18 @@ perl_value(struct sbuf *tmp, const struct tmpl *t, const struct tok *k, const ch
 
 	if (!t->perl || (v->status && (*v->status & TMPL_FAILED)))
 		return quote;
-	s = trimmed(s, t->trim, &n);
-	val = xstrndup(s, n);
-	if (perl_job(t->perl, v->seq, v->slot, v->total, v->v, v->n) < 0 ||
-	    perl_eval(t->perl, t->perl_ids[k->expr], argno, val, tmp, &flags) < 0) {
+	/* -N0: parallel's perl sees its "\0noarg" as $_ and in @arg */
+	if (v->noarg) {
+		s = PERL_NOARG;
+		n = PERL_NOARG_LEN;
+	} else {
+		s = trimmed(s, t->trim, &n);
+	}
+	val = xmalloc(n + 1);
+	memcpy(val, s, n);
+	val[n] = '\0';
+	if (perl_job(t->perl, v->seq, v->slot, v->total, v->v, v->n, v->noarg) < 0 ||
+	    perl_eval(t->perl, t->perl_ids[k->expr], argno, val, n, tmp, &flags) < 0) {
 		if (v->status)
 			*v->status |= TMPL_FAILED;
 		else
@@ -230,8 +238,12 @@ perl_value(struct sbuf *tmp, const struct tmpl *t, const struct tok *k, const ch
 	return flags & PERL_UQ ? 0 : quote;
 }
 
-/* One replacement string's text for value s, value number argno (seq, slot, gpu: the task's own). */
-static void
+/*
+ * One replacement string's text for value s, value number argno (seq, slot, gpu: the task's own).
+ * Returns 0, or 1 when it is nothing at all: under -N0 a perl expression that left parallel's
+ * "\0noarg" as it was (parallel drops that word, where "" would be an empty argument).
+ */
+static int
 replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const char *s, int argno,
     const struct job_vals *v, int quote)
 {
@@ -248,11 +260,17 @@ replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const c
 		sbuf_add(&tmp, v->gpu ? v->gpu : "");
 	else
 		transform(&tmp, s, k->op, t->trim);
+	if (k->op == OP_PERL && v->noarg && tmp.len == PERL_NOARG_LEN &&
+	    memcmp(tmp.buf, PERL_NOARG, PERL_NOARG_LEN) == 0) {
+		sbuf_free(&tmp);
+		return 1;
+	}
 	if (quote)
 		quote_n(out, tmp.buf ? tmp.buf : "", tmp.len);
 	else
 		sbuf_addn(out, tmp.buf ? tmp.buf : "", tmp.len);
 	sbuf_free(&tmp);
+	return 0;
 }
 
 /* ---- compiling ----------------------------------------------------------- */
@@ -662,11 +680,15 @@ expand_one(struct build *b, const struct tmpl *t, const struct tok *k, const str
 		piece_close(b);
 		return 0;
 	}
-	if (v->noarg && s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU)
-		return per_value;   /* -N0: nothing is inserted */
+	/* -N0: nothing is inserted, but what a perl expression makes of parallel's "\0noarg" */
+	if (v->noarg && s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU &&
+	    k->op != OP_PERL)
+		return per_value;
 	piece_open(b);
-	replacement(&b->text, t, k, s ? s : "", argno, v, t->quote_args);
-	piece_close(b);
+	if (replacement(&b->text, t, k, s ? s : "", argno, v, t->quote_args))
+		b->n--;   /* the piece just opened is dropped */
+	else
+		piece_close(b);
 	return per_value;
 }
 

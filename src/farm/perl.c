@@ -262,7 +262,7 @@ perl_compile(struct perl *p, const char *code)
 
 int
 perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long total,
-    char *const *args, int nargs)
+    char *const *args, int nargs, int noarg)
 {
 	struct sbuf b;
 	int rc;
@@ -272,6 +272,11 @@ perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long to
 	sbuf_init(&b);
 	sbuf_printf(&b, "J %llu %d %llu %d\n", seq, slot, total, nargs);
 	for (int i = 0; i < nargs; i++) {
+		if (noarg) {
+			sbuf_printf(&b, "%d\n", PERL_NOARG_LEN);
+			sbuf_addn(&b, PERL_NOARG, PERL_NOARG_LEN);
+			continue;
+		}
 		sbuf_printf(&b, "%zu\n", strlen(args[i]));
 		sbuf_add(&b, args[i]);
 	}
@@ -285,15 +290,16 @@ perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long to
 }
 
 int
-perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, int *flags)
+perl_eval(struct perl *p, int id, int argno, const char *val, size_t len, struct sbuf *out,
+    int *flags)
 {
 	struct sbuf b;
 	int rc;
 
 	*flags = 0;
 	sbuf_init(&b);
-	sbuf_printf(&b, "E %d %d %zu\n", id, argno, strlen(val));
-	sbuf_add(&b, val);
+	sbuf_printf(&b, "E %d %d %zu\n", id, argno, len);
+	sbuf_addn(&b, val, len);
 	rc = send_str(p, &b);
 	sbuf_free(&b);
 	return rc < 0 ? -1 : recv_reply(p, "a perl replacement string", out, flags);

@@ -1,0 +1,76 @@
+#!/bin/sh
+# shellcheck disable=SC1083,SC2016 # replacement strings and perl's $_ are literal on purpose
+# run-parallel-docs.t: the forms of GNU parallel's own documentation (man parallel,
+# parallel_tutorial, parallel_examples; named by section) that gpupack once ran
+# differently without a word (issue 43), side by side with parallel where parallel
+# itself can run them here, and the few places where gpupack deliberately refuses.
+. "${GPUPACK_SRC:-$(dirname "$0")/../..}/tests/lib.sh"
+
+cd "$T" || exit 1
+if ! command -v parallel >/dev/null 2>&1 || ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+	echo "1..0 # SKIP GNU parallel is not installed (.ci/run installs it)"
+	trap - EXIT
+	rm -rf "$T"
+	exit 0
+fi
+export HOME="$T/home"
+mkdir -p "$HOME/.parallel" && touch "$HOME/.parallel/will-cite"
+unset PARALLEL PARALLEL_SHELL XDG_CONFIG_HOME PARALLEL_HOME
+export LC_ALL=C
+
+gp() {
+	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice "$@"
+}
+# both NAME ARGS...: parallel and gpupack given ARGS (stdin from $T/stdin when it exists):
+# the same stdout (sorted, as the tasks run at once) and exit status
+both() {
+	name=$1
+	shift
+	[ -f "$T/stdin" ] || : >"$T/stdin"
+	want=$(parallel "$@" <"$T/stdin" 2>/dev/null | LC_ALL=C sort; echo "exit $?")
+	want="$want $(parallel "$@" <"$T/stdin" >/dev/null 2>&1; echo $?)"
+	got=$(gp "$@" <"$T/stdin" 2>/dev/null | LC_ALL=C sort; echo "exit $?")
+	got="$got $(gp "$@" <"$T/stdin" >/dev/null 2>&1; echo $?)"
+	is "$got" "$want" "$name"
+}
+# tree DIR: the files under DIR and their contents
+tree() {
+	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do printf '== %s\n' "$f"; cat "$f"; echo; done)
+}
+
+# --- 1. -N0 and perl expressions (man parallel: -N; parallel_examples: "Save output in ISO8601 dirs")
+both "-N0: a perl expression is evaluated, as parallel's" -N0 -k echo '{= $_="x" =}' {#} ::: a b
+both "-N0: \$arg[1] and \$_ are parallel's no-value: the word goes" -N0 -k echo '{= $_=$arg[1] =}' {#} ::: a b
+both "-N0: @arg has one entry per source" -N0 -k echo '{= $_=scalar(@arg) =}' ::: a b ::: c
+both "-N0: --tagstring's perl expression" -N0 -k --tagstring '{= $_="T".seq() =}' echo hi ::: a b
+both "-N0: seq() in a perl expression" -N0 -k echo '{= $_=seq() =}' ::: a b
+mkdir p g
+(cd p && seq 2 | parallel -N0 -j1 --results '{= $_="d".seq()."x"; s/x$// =}/' echo hi >/dev/null 2>&1)
+(cd g && seq 2 | gp -N0 -j1 --results '{= $_="d".seq()."x"; s/x$// =}/' echo hi >/dev/null 2>&1)
+is "$(tree g)" "$(tree p)" "-N0 --results '{= perl =}/': a directory per task, as parallel's"
+mkdir iso
+(cd iso && seq 2 | gp -N0 -j1 --results '{= $_=`date -Isec`; chomp=}/' echo hi >/dev/null 2>&1)
+is "$(cd iso && find . -name stdout | wc -l)" 1 "the ISO 8601 recipe: results in a directory named by the date"
+
+# --results never writes at the filesystem's root (parallel does, from such a template)
+mkdir res && cd res || exit 1
+run gp --results '{= $_="" =}/' echo ::: a
+is "$rc" 255 "--results resolving to / is refused (255)"
+one_line "$err" "--results resolving to /: one line"
+like "$err" "filesystem's root" "--results resolving to /: says why"
+is "$(ls -A)" "" "--results resolving to /: nothing was written"
+run gp --results '{= $_="" =}' echo ::: a
+is "$rc:$(ls -A)" "255:" "--results resolving to an empty name is refused, nothing written"
+one_line "$err" "--results resolving empty: one line"
+run gp --results '{}' echo ::: /gpupack-test-x
+is "$rc" 255 "--results {} with a value at the root is refused"
+run gp --results '{}/' echo ::: ../../../../../../../../../../../../..
+is "$rc" 255 "--results {}/ climbing to the root with .. is refused"
+run gp --dry-run --results '{= $_="" =}/' echo ::: a
+is "$rc:$(ls -A)" "255:" "--dry-run --results resolving to /: refused too"
+run gp -N0 --results '{= $_="" =}/' echo ::: a
+is "$rc" 255 "-N0 --results '{= =}/' resolving to /: refused"
+run gp --results 'sub/{}' echo ::: a
+is "$rc:$(cat sub/a)" "0:a" "--results sub/{}: written where it says"
+cd "$T" || exit 1
+
