@@ -76,7 +76,7 @@ _gpupack() {
 			--load --noswap --memfree --delay --halt --results -k --keep-order
 			--no-keep-order --files --tag --tagstring --line-buffer -u --ungroup
 			--group --bar --eta --progress --summary --json --pipe --pipe-part
-			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat -J
+			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat --fifo -J
 			--profile --plain -V --version -h --help --minversion --number-of-cpus
 			--number-of-cores --number-of-threads --number-of-sockets
 			--max-line-length-allowed --will-cite --silent --gnu -x --exit

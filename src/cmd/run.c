@@ -46,6 +46,7 @@ enum {
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
 	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
+	O_FIFO,
 	O_REFUSED,
 };
 
@@ -175,7 +176,8 @@ static const struct optdef run_opts[] = {
 	{"regexp|regex", NULL, N, O_REGEXP, NULL, "--recstart and --recend are perl regexes", NULL},
 	{"remove-rec-sep|removerecsep|rrs", NULL, N, O_RRS, NULL, "remove the record separators", NULL},
 	{"tee", NULL, N, O_TEE, NULL, "every task gets all of stdin", NULL},
-	{"cat|fifo", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin", NULL},
+	{"cat", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin (implies --pipe)", NULL},
+	{"fifo", NULL, N, O_FIFO, NULL, NULL, NULL},
 
 	{NULL, NULL, N, SECTION, NULL, "profiles and information:", NULL},
 	{"profile", "J", R, O_PROFILE, "NAME", "options from ~/.parallel/NAME (instead of config)", NULL},
@@ -426,6 +428,7 @@ struct run_args {
 	int trim_given;
 	int info;                /* an option that prints and exits: its id */
 	long minversion;
+	int cat, fifo;           /* --cat, --fifo given */
 	struct rc_words rc;      /* words from profiles and $PARALLEL (run_rc.h) */
 };
 
@@ -754,7 +757,10 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		o->pipe.tee = 1;
 		return 0;
 	case O_CAT:
-		o->pipe.cat = 1;
+		a->cat = 1;
+		return 0;
+	case O_FIFO:
+		a->fifo = 1;
 		return 0;
 	case O_SSHLOGIN:
 		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
@@ -1032,6 +1038,13 @@ cmd_run(int argc, char **argv, struct ctx *c)
 		rc = info(&ot, &a);
 		goto out;
 	}
+	if (a.cat && a.fifo) {
+		err_set(EXIT_USAGE, "--fifo cannot be combined with --cat (as in parallel)");
+		goto fail;
+	}
+	/* parallel: --cat and --fifo mean --pipe (but with --pipe-part) */
+	o.pipe.cat = a.cat || a.fifo;
+	o.pipe.on |= o.pipe.cat;
 	grouping(&a);
 	if (shard_joblog(&o) < 0)
 		goto fail;

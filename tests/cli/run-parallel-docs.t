@@ -74,3 +74,11 @@ run gp --results 'sub/{}' echo ::: a
 is "$rc:$(cat sub/a)" "0:a" "--results sub/{}: written where it says"
 cd "$T" || exit 1
 
+
+# --- 2. --cat and --fifo imply --pipe (man parallel: --cat, --fifo)
+seq 5 >"$T/stdin"
+both "--cat without --pipe: the block is the file {}" -k --cat 'wc -l < {}'
+both "--fifo without --pipe: the same" -k --fifo 'wc -c < {}'
+both "--fifo: cat {}" -k -N2 --fifo cat {}
+both "--fifo with --cat: an error, as parallel's" --fifo --cat cat {}
+rm -f "$T/stdin"
