@@ -1043,6 +1043,8 @@ cmd_run(int argc, char **argv, struct ctx *c)
 		goto fail;
 	}
 	/* parallel: --cat and --fifo mean --pipe (but with --pipe-part) */
+	if (a.fifo)
+		warnx_("--fifo: {} is a temporary file, as with --cat (parallel makes a fifo)");
 	o.pipe.cat = a.cat || a.fifo;
 	o.pipe.on |= o.pipe.cat;
 	grouping(&a);
