@@ -879,9 +879,9 @@ grouping(struct run_args *a)
 	if (a->n_given || a->N_given || a->L_given) {
 		ts->max_args = (int)a->max_args;
 		if (a->max_args == 0) {
-			/* -N0 / -n0: one record per task, nothing inserted */
+			/* -N0 / -n0: nothing inserted; a record per task, or with -X, -m, --xargs as many as fit */
 			ts->noarg = 1;
-			ts->max_args = 1;
+			ts->max_args = ts->fill ? 0 : 1;
 		}
 	} else {
 		ts->max_args = ts->fill ? 0 : 1;

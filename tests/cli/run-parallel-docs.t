@@ -82,3 +82,11 @@ both "--fifo without --pipe: the same" -k --fifo 'wc -c < {}'
 both "--fifo: cat {}" -k -N2 --fifo cat {}
 both "--fifo with --cat: an error, as parallel's" --fifo --cat cat {}
 rm -f "$T/stdin"
+
+# --- 4. -N0 with -X, -m, --xargs (man parallel: -N, -X): records fill a line, none inserted
+both "-N0 -X: the values fill a line, spread over the slots" -k -N0 -X echo x ::: a b c d e
+both "-N0 -X -j1: one task" -k -j1 -N0 -X echo x ::: a b c
+both "-N0 -m: as -X" -k -N0 -m echo x ::: a b c d e
+both "-N0 --xargs: one task" -k -N0 --xargs echo x ::: a b c
+both "-N0 -X: a perl expression once per value" -k -N0 -X echo '{=$_="y"=}' ::: a b c d e
+both "-N0 -X --dry-run: the words as parallel's" -k -N0 -X --dry-run echo x {} y ::: a b c
