@@ -265,7 +265,7 @@ replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const c
 		sbuf_free(&tmp);
 		return 1;
 	}
-	if (quote)
+	if (quote && !(v->raw && !t->quote_all && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU))
 		quote_n(out, tmp.buf ? tmp.buf : "", tmp.len);
 	else
 		sbuf_addn(out, tmp.buf ? tmp.buf : "", tmp.len);
@@ -857,7 +857,7 @@ cmdline_len_free(struct cmdline_len *l)
 static size_t
 value_len(const struct tmpl *t, const struct lenkey *key, const char *s, unsigned long long seq)
 {
-	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0, 0, NULL};
+	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0, 0, NULL, 0};
 	/* a perl expression is counted as its value (running perl for an estimate would cost more) */
 	struct tok k = {TK_RPL, NULL, 0, key->op == OP_PERL ? OP_ALL : key->op, key->pos, 0, 0};
 	struct sbuf b;

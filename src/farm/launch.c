@@ -104,10 +104,18 @@ launch_vals(const struct farm *f, const struct task *t, int slot, const char *gp
 {
 	*status = 0;
 	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg,
-	    f->total_tasks, status};
-	/* --pipe: the value is the block's file, the task's stdin, not an argument (but --cat's {}) */
+	    f->total_tasks, status, 0};
+	static char *cat_value[] = {"$PARALLEL_TMP"};
+
+	/* --pipe: the value is the block's file, the task's stdin, not an argument */
 	if (f->o->pipe.on && !f->o->pipe.tee && !f->o->pipe.cat)
 		v->n = 0;
+	/* --cat: {} is $PARALLEL_TMP, the block's file in the task's environment, as in parallel */
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->pipe.cat && v->n > 0) {
+		v->v = cat_value;
+		v->n = 1;
+		v->raw = 1;
+	}
 }
 
 /* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
@@ -184,6 +192,8 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xstrdup("PARALLEL_SSHLOGIN=:");
 	if (f->o->slot_var)
 		extra[n++] = xasprintf("%s=%d", f->o->slot_var, r->slot - 1);
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->pipe.cat && r->task->a.nflat > 0)
+		extra[n++] = xasprintf("PARALLEL_TMP=%s", r->task->a.flat[0]);
 	if (r->g->mps)
 		n += farm_mps_env(r->g, f->o->sm_pct, f->o->mem, extra + n);
 	return n;

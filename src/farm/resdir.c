@@ -84,6 +84,14 @@ results_dir(const struct farm *f, const struct task *t)
 	struct sbuf b;
 	char num[16];
 
+	/*
+	 * --pipe: parallel's value is no input but its block: DIR itself (each task's files in
+	 * turn), with --cat the name it gives {} there, $PARALLEL_TMP. The same in every run,
+	 * where the block's temporary name was new each time (--resume never matched).
+	 */
+	if (f->o->pipe.on && !f->o->pipe.tee)
+		return f->o->pipe.cat ? xasprintf("%s/1/$PARALLEL_TMP", f->o->results) :
+		    xstrdup(f->o->results);
 	sbuf_init(&b);
 	sbuf_add(&b, f->o->results);
 	for (int r = 0; r < t->a.nrec; r++) {

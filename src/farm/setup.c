@@ -508,6 +508,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames, &f->j) : results_file_open(&f->resfile,
 	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames)) < 0)
 		return -1;
+	if (f->o->pipe.on && !f->o->pipe.tee)
+		f->resfile.pipe = f->o->pipe.cat ? 2 : 1;
 	env_keys(f);
 	return 0;
 }

@@ -27,10 +27,10 @@ both() {
 	name=$1
 	shift
 	[ -f "$T/stdin" ] || : >"$T/stdin"
-	want=$(parallel "$@" <"$T/stdin" 2>/dev/null | LC_ALL=C sort; echo "exit $?")
-	want="$want $(parallel "$@" <"$T/stdin" >/dev/null 2>&1; echo $?)"
-	got=$(gp "$@" <"$T/stdin" 2>/dev/null | LC_ALL=C sort; echo "exit $?")
-	got="$got $(gp "$@" <"$T/stdin" >/dev/null 2>&1; echo $?)"
+	parallel "$@" <"$T/stdin" >"$T/both.out" 2>/dev/null
+	want="exit $? $(LC_ALL=C sort "$T/both.out")"
+	gp "$@" <"$T/stdin" >"$T/both.out" 2>/dev/null
+	got="exit $? $(LC_ALL=C sort "$T/both.out")"
 	is "$got" "$want" "$name"
 }
 # tree DIR: the files under DIR and their contents
@@ -90,3 +90,20 @@ both "-N0 -m: as -X" -k -N0 -m echo x ::: a b c d e
 both "-N0 --xargs: one task" -k -N0 --xargs echo x ::: a b c
 both "-N0 -X: a perl expression once per value" -k -N0 -X echo '{=$_="y"=}' ::: a b c d e
 both "-N0 -X --dry-run: the words as parallel's" -k -N0 -X --dry-run echo x {} y ::: a b c
+
+# --- 3. --pipe --results: parallel's names, the same in every run (man parallel: --results, --cat)
+for side in p g; do
+	mkdir "pr.$side" && cd "pr.$side" || exit 1
+	if [ $side = p ]; then P=parallel; else P=gp; fi
+	seq 5 | $P -j1 --pipe -N2 --results res cat >/dev/null 2>&1
+	seq 5 | $P -j1 --pipe -N2 --cat --results rescat cat {} >/dev/null 2>&1
+	seq 3 | $P -j1 --pipe -N2 --cat --results res.csv --joblog jl cat {} >/dev/null 2>&1
+	cut -d, -f1,7-10 res.csv | tr '\n' ' ' >csv.cols && rm res.csv
+	cut -f1,7-9 jl >jl.cols && rm -f jl jl.gpupack
+	cd "$T" || exit 1
+done
+is "$(tree pr.g)" "$(tree pr.p)" "--pipe --results: DIR/stdout (--cat: DIR/1/\$PARALLEL_TMP/), as parallel's"
+seq 3 >"$T/stdin"
+both "--cat: {} is \$PARALLEL_TMP in the line (-v), as parallel's" -k -N2 --cat -v 'cat < {} | wc -l'
+both "--cat --tag: the tag is \$PARALLEL_TMP" -k -N2 --cat --tag 'wc -l < {}'
+rm -f "$T/stdin"
