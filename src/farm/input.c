@@ -340,7 +340,8 @@ void
 input_colsep_split(const regex_t *re, const char *s, struct record *r)
 {
 	const char *p = s;
-	regmatch_t m;
+	regmatch_t m[10];
+	size_t groups = re->re_nsub < 9 ? re->re_nsub : 9;
 
 	r->v = NULL;
 	r->n = 0;
@@ -354,13 +355,17 @@ input_colsep_split(const regex_t *re, const char *s, struct record *r)
 		size_t cap = (size_t)r->n;
 		int flags = p == s ? 0 : REG_NOTBOL;
 
-		xgrow(&r->v, &cap, (size_t)r->n + 1, sizeof *r->v);
-		if (regexec(re, p, 1, &m, flags) != 0 || m.rm_eo == m.rm_so) {
+		xgrow(&r->v, &cap, (size_t)r->n + 2 + groups, sizeof *r->v);
+		if (regexec(re, p, groups + 1, m, flags) != 0 || m[0].rm_eo == m[0].rm_so) {
 			r->v[r->n++] = xstrdup(p);
 			return;
 		}
-		r->v[r->n++] = xstrndup(p, (size_t)m.rm_so);
-		p += m.rm_eo;
+		r->v[r->n++] = xstrndup(p, (size_t)m[0].rm_so);
+		/* perl's split: what each (group) captured is a column too ("" where it took no part) */
+		for (size_t g = 1; g <= groups; g++)
+			r->v[r->n++] = m[g].rm_so < 0 ? xstrdup("") :
+			    xstrndup(p + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+		p += m[0].rm_eo;
 	}
 }
 

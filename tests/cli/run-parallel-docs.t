@@ -107,3 +107,8 @@ seq 3 >"$T/stdin"
 both "--cat: {} is \$PARALLEL_TMP in the line (-v), as parallel's" -k -N2 --cat -v 'cat < {} | wc -l'
 both "--cat --tag: the tag is \$PARALLEL_TMP" -k -N2 --cat --tag 'wc -l < {}'
 rm -f "$T/stdin"
+
+# --- 5. --colsep's (groups) are columns too (perl's split; man parallel: --colsep)
+both "--colsep '(,)': the separator is a column" -k --colsep '(,)' echo '{1}/{2}/{3}/{4}' ::: 'x,y;z' 'p;q'
+both "--colsep '(,)|;': a group that took no part is empty" -k --colsep '(,)|;' echo '{1}/{2}/{3}/{4}' ::: 'x,y;z' 'p;q'
+both "--colsep '((,)|(;))': nested groups in order" -k --colsep '((,)|(;))' echo '{1}/{2}/{3}/{4}/{5}' ::: 'x,y'
