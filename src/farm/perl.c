@@ -7,7 +7,8 @@
  *   C <len>\n<code>              compile: "O\n", or "F <len>\n<message>"
  *   J <seq> <slot> <total> <n>\n then n times <len>\n<value>: the task (no reply)
  *   E <id> <argno> <len>\n<value> run: "R <flags> <len>\n<value>", or "F ..."
- *   T <len>\n<code>              --filter: eval it, "R 0 1\n1" when true, "R 0 0\n" false
+ *   T <len>\n<code>              --filter: eval it (strict, as parallel's: an error is false),
+ *                                "R 0 1\n1" when true, "R 0 0\n" false
  *   M <len> <len>\n<re><text>     a replacement string's regex: "R 0 <len>\n<so> <eo> ..." or empty
  * perl exits when its stdin closes. A value is kept for its task, as
  * parallel keeps it, unless it is false ("" or "0"): parallel's cache does
@@ -89,8 +90,8 @@ static const char helper[] =
     "      ($r, $u) = (defined $_ ? \"$_\" : '', $Arg::uq);\n"
     "      $cache{$key} = [$r, $u] if $r; }\n"
     "    print 'R ', ($u ? 1 : 0) | ($Arg::job->{skip} ? 2 : 0), ' ', out($r);\n"
-    "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; no strict; no warnings; $code\";\n"
-    "    if ($@) { print 'F ', out(\"$@\"); } else { print 'R 0 ', out($r ? '1' : ''); }\n"
+    "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; use strict; no warnings; $code\";\n"
+    "    print 'R 0 ', out(!$@ && $r ? '1' : '');\n"
     "  } elsif ($c eq 'M') { my $re = rd($f[0]); my $t = rd($f[1]); my $r = '';\n"
     "    eval { if ($t =~ /$re/s) { $r = join(' ', map { defined $-[$_] ? \"$-[$_] $+[$_]\" : '-1 -1' }\n"
     "      0 .. ($#- > 9 ? 9 : $#-)); } };\n"

@@ -112,3 +112,11 @@ rm -f "$T/stdin"
 both "--colsep '(,)': the separator is a column" -k --colsep '(,)' echo '{1}/{2}/{3}/{4}' ::: 'x,y;z' 'p;q'
 both "--colsep '(,)|;': a group that took no part is empty" -k --colsep '(,)|;' echo '{1}/{2}/{3}/{4}' ::: 'x,y;z' 'p;q'
 both "--colsep '((,)|(;))': nested groups in order" -k --colsep '((,)|(;))' echo '{1}/{2}/{3}/{4}/{5}' ::: 'x,y'
+
+# --- 6. --filter: values bare, evaluated under strict as parallel's (man parallel: --filter)
+both "--filter '{1} < {2}+1' (the man page's example)" -k --filter '{1} < {2}+1' echo ::: 1 2 3 ::: 1 2 3
+both "--filter '{} =~ /a/': a bareword is an error, so false" -k --filter '{} =~ /a/' echo ::: a b ca
+both "--filter '\"{}\" =~ /a/'" -k --filter '"{}" =~ /a/' echo ::: a b ca
+both "--filter with a space in the value: a syntax error is false" -k --filter '{} eq "b c"' echo ::: 'b c' d
+both "--filter: an undeclared variable (strict) is false" -k --filter '$x={}; $x > 1' echo ::: 1 2 3
+both "--filter twice: both must hold" -k --filter '"{}" ne "b"' --filter '"{}" ne "c"' echo ::: a b c d
