@@ -317,11 +317,42 @@ launch_timeout(const struct farm *f)
 	return fmax(2.0, f->o->timeout_pct / 100.0 * f->median);
 }
 
+/*
+ * --wd DIR for a task: its replacement strings expanded, made (mkdir -p) when it is not
+ * there, as parallel does. malloc'd; NULL with err set (EXIT_ENV) when it cannot be.
+ */
+static char *
+task_workdir(struct farm *f, const struct job_vals *v)
+{
+	char *wd = tmpl_build(&f->wdt, v);
+	struct stat st;
+
+	for (char *p = wd + 1; *wd && *p; p++) {
+		if (*p == '/' && p[-1] != '/') {
+			*p = '\0';
+			(void)mkdir(wd, 0777);   /* what failed shows below */
+			*p = '/';
+		}
+	}
+	if (*wd)
+		(void)mkdir(wd, 0777);
+	if (!*wd)
+		errno = ENOENT;
+	else if (stat(wd, &st) == 0 && !S_ISDIR(st.st_mode))
+		errno = ENOTDIR;
+	else if (stat(wd, &st) == 0 && access(wd, X_OK) == 0)
+		return wd;
+	err_sys(EXIT_ENV, "--wd %s: cannot change into it", *wd ? wd : "''");
+	free(wd);
+	return NULL;
+}
+
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
 static int
 launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 {
 	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
+	char *wd = NULL;
 	const char *path;
 	int nextra, child[2] = {-1, -1}, rc = 0, in;
 	struct spawn_req req;
@@ -348,6 +379,11 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		extra[nextra + i] = f->o->env[i];
 	envp = task_envp(f, extra, nextra + f->o->nenv);
 	*e = 0;
+	if (f->o->workdir && (wd = task_workdir(f, &v)) == NULL) {
+		*e = EINVAL;
+		rc = -1;
+		goto out;
+	}
 	if (task_fds(f, r, &v, child) < 0) {
 		*e = errno;
 		rc = -1;
@@ -373,7 +409,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		goto out;
 	}
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
-	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
+	    path == f->shell ? NULL : sh_argv, wd, f->o->nice};
 	if (r->g->mps)
 		r->mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
@@ -407,6 +443,7 @@ out:
 		free(extra[i]);
 	free(envp);
 	free(line);
+	free(wd);
 	shell_argv_free(argv);
 	if (rc < 0) {
 		for (int i = 0; i < 2; i++) {

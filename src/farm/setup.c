@@ -310,6 +310,8 @@ compile_templates(struct farm *f)
 			return -1;
 		f->results_tmpl = f->rest.has_rpl;
 	}
+	if (o->workdir && tmpl_compile(&f->wdt, (char **)&o->workdir, 1, &to) < 0)
+		return -1;
 	/* --filter: perl, run by the run's perl */
 	f->filt = o->nfilters ? xcalloc((size_t)o->nfilters, sizeof *f->filt) : NULL;
 	for (int i = 0; i < o->nfilters; i++)
@@ -539,6 +541,7 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
+	tmpl_free(&f->wdt);
 	for (int i = 0; f->filt && i < f->o->nfilters; i++)
 		tmpl_free(&f->filt[i]);
 	free(f->filt);

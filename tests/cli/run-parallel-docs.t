@@ -120,3 +120,20 @@ both "--filter '\"{}\" =~ /a/'" -k --filter '"{}" =~ /a/' echo ::: a b ca
 both "--filter with a space in the value: a syntax error is false" -k --filter '{} eq "b c"' echo ::: 'b c' d
 both "--filter: an undeclared variable (strict) is false" -k --filter '$x={}; $x > 1' echo ::: 1 2 3
 both "--filter twice: both must hold" -k --filter '"{}" ne "b"' --filter '"{}" ne "c"' echo ::: a b c d
+
+# --- 8. --wd: replacement strings expanded, the directory made (man parallel: --wd)
+for side in p g; do
+	mkdir "wd.$side" && cd "wd.$side" || exit 1
+	if [ $side = p ]; then P=parallel; else P=gp; fi
+	mkdir a b
+	$P -k --wd {} 'pwd | sed "s|.*/wd\.[pg]/||"' ::: a b >out 2>&1
+	$P -k --wd nosuch/x 'pwd | sed "s|.*/wd\.[pg]/||"' ::: 1 >>out 2>&1
+	$P -k --wd '{= $_="q".$_ =}' 'basename $(pwd); echo {}' ::: 1 >>out 2>&1
+	touch f
+	$P --wd f pwd ::: 1 >/dev/null 2>&1
+	echo "a file: $?" >>out
+	cd "$T" || exit 1
+done
+is "$(tree wd.g)" "$(tree wd.p)" "--wd {}, --wd nosuch/x, --wd '{= =}', --wd FILE: as parallel's"
+run gp --wd /proc/nosuch/x pwd ::: 1
+one_line "$err" "--wd that cannot be made: one line"
