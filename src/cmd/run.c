@@ -260,7 +260,9 @@ static const struct optdef run_opts[] = {
 	    "program directly)"},
 	{"termseq|term-seq", NULL, R, O_REFUSED, NULL, NULL, "gpupack ends a task with SIGTERM, then "
 	    "SIGKILL 2 s later (doc/run.md, Signals)"},
-	{"shebang|hashbang|shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
+	{"shebang|hashbang", NULL, N, O_REFUSED, NULL, NULL, "it must be the first word after gpupack "
+	    "(#!/usr/bin/gpupack --shebang CMD), as in parallel"},
+	{"shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
 	    "from the script: gpupack run CMD :::: \"$0\""},
 	{"embed", NULL, N, O_REFUSED, NULL, NULL, "install gpupack where the script runs"},
 	{"template|tmpl", NULL, R, O_REFUSED, NULL, NULL, "write the files from the command line "
@@ -1016,8 +1018,76 @@ read_all(struct opttab *ot, int argc, char **argv, struct run_args *a, char ***c
 	return 0;
 }
 
+static int cmd_run_args(int argc, char **argv, struct ctx *c);
+
+static int
+has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/*
+ * #!/usr/bin/gpupack --shebang -r echo: the kernel passes the rest of the
+ * line as one word, then the script. As parallel: that word split into
+ * words, --shebang taken off, and the script as the input, its #! line
+ * skipped (--skip-first-line -a SCRIPT, first; the script is the last
+ * word, as parallel takes it). --shebang-wrap's word is only split (it is
+ * refused). 1: *nargv (owned, its words too) replaces argv; 0: not such a
+ * call; -1 with err set.
+ */
+static int
+shebang_argv(int argc, char **argv, char ***nargv, int *nargc)
+{
+	int wrap, nw, n = 0;
+	char **w;
+
+	if (argc < 2 || !(has_prefix(argv[1], "--shebang") || has_prefix(argv[1], "--hashbang")))
+		return 0;
+	wrap = has_prefix(argv[1], "--shebang-wrap") || has_prefix(argv[1], "--shebangwrap");
+	if (rc_shellwords(argv[1], &w, &nw) < 0)
+		return err_prefix("%s", argv[1]);
+	*nargv = xcalloc((size_t)argc + (size_t)nw + 4, sizeof **nargv);
+	(*nargv)[n++] = xstrdup(argv[0]);
+	if (!wrap && argc > 2) {
+		(*nargv)[n++] = xstrdup("--skip-first-line");
+		(*nargv)[n++] = xstrdup("-a");
+		(*nargv)[n++] = xstrdup(argv[argc - 1]);
+		argc--;
+	}
+	for (int i = wrap ? 0 : 1; i < nw; i++)
+		(*nargv)[n++] = w[i];
+	if (!wrap)
+		free(w[0]);
+	free(w);
+	for (int i = 2; i < argc; i++)
+		(*nargv)[n++] = xstrdup(argv[i]);
+	*nargc = n;
+	return 1;
+}
+
 int
 cmd_run(int argc, char **argv, struct ctx *c)
+{
+	char **sb = NULL;
+	int nsb = 0, sbrc = shebang_argv(argc, argv, &sb, &nsb);
+
+	if (sbrc < 0) {
+		err_report();
+		return FARM_EXIT_ERROR;
+	}
+	if (sbrc > 0) {
+		int rc = cmd_run_args(nsb, sb, c);
+
+		for (int i = 0; i < nsb; i++)
+			free(sb[i]);
+		free(sb);
+		return rc;
+	}
+	return cmd_run_args(argc, argv, c);
+}
+
+static int
+cmd_run_args(int argc, char **argv, struct ctx *c)
 {
 	struct farm_opts o;
 	struct run_args a;

@@ -137,3 +137,18 @@ done
 is "$(tree wd.g)" "$(tree wd.p)" "--wd {}, --wd nosuch/x, --wd '{= =}', --wd FILE: as parallel's"
 run gp --wd /proc/nosuch/x pwd ::: 1
 one_line "$err" "--wd that cannot be made: one line"
+
+# --- 9. --shebang: the #! line's one word split (man parallel: --shebang)
+printf '#!%s --shebang -k -r echo\n\na b\nc\n\n' "$(command -v parallel)" >sb.p
+printf '#!%s --shebang -k -r echo\n\na b\nc\n\n' "$GPUPACK" >sb.g
+printf '#!%s run --shebang -k -r echo\n\na b\nc\n\n' "$GPUPACK" >sb.g2
+chmod +x sb.p sb.g sb.g2
+want=$(./sb.p 2>&1; echo "exit $?")
+is "$(GPUPACK_SIM="$TOPO/h100-80gb.topo" PARALLEL="--share timeslice" ./sb.g 2>&1; echo "exit $?")" "$want" \
+	"#!gpupack --shebang -k -r echo: the script's lines are the inputs, as parallel's"
+is "$(GPUPACK_SIM="$TOPO/h100-80gb.topo" PARALLEL="--share timeslice" ./sb.g2 2>&1; echo "exit $?")" "$want" \
+	"#!gpupack run --shebang ...: the same"
+printf '#!%s --shebang-wrap /usr/bin/python3\nprint(1)\n' "$GPUPACK" >sw.g && chmod +x sw.g
+run env GPUPACK_SIM="$TOPO/h100-80gb.topo" ./sw.g
+is "$rc" 255 "--shebang-wrap: refused"
+one_line "$err" "--shebang-wrap: one line naming the alternative"
