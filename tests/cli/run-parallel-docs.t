@@ -152,3 +152,9 @@ printf '#!%s --shebang-wrap /usr/bin/python3\nprint(1)\n' "$GPUPACK" >sw.g && ch
 run env GPUPACK_SIM="$TOPO/h100-80gb.topo" ./sw.g
 is "$rc" 255 "--shebang-wrap: refused"
 one_line "$err" "--shebang-wrap: one line naming the alternative"
+
+# --- 10. parallel's --shard COLUMN meets gpupack's --shard K/N: the message names both
+run gp --pipe --shard 1 -j4 wc -l
+is "$rc" 255 "--shard 1 (parallel's column form): refused"
+one_line "$err" "--shard 1: one line"
+like "$err" "K/N.*parallel's --shard COLUMN" "--shard 1: the message names both forms"
