@@ -434,12 +434,30 @@ struct run_args {
 	struct rc_words rc;      /* words from profiles and $PARALLEL (run_rc.h) */
 };
 
+/* A count as parallel reads it: unit prefixes and arithmetic (-n 1k, -N 2*3), within [min, max]. */
+static int
+parse_prefixed_count(const char *name, const char *v, long min, long max, long *out)
+{
+	double d;
+
+	if (parse_prefixed(v, &d) < 0)
+		return err_prefix("%s", name);
+	if (d < (double)min || d >= (double)max + 1)
+		return err_set(EXIT_USAGE, "%s '%s': want a number from %ld to %ld", name, v, min, max);
+	*out = (long)d;
+	return 0;
+}
+
+/* -n -N -L -l: above 1000000 is as many as fit (parallel takes any number: -n 1x is 10^27) */
 static int
 parse_count(const char *name, const char *v, long *out)
 {
-	if (parse_long(v, 0, 1000000, out) < 0)
-		return err_prefix("%s", name);
-	return 0;
+	double d;
+
+	if (parse_prefixed(v, &d) == 0 && d > 1000000)
+		return *out = 1000000, 0;
+	err_clear();
+	return parse_prefixed_count(name, v, 0, 1000000, out);
 }
 
 static int
@@ -512,7 +530,14 @@ input_opt(int id, const char *arg, struct run_args *a)
 		a->xargs = 1;
 		return 0;
 	case O_MAXCHARS:
-		return parse_int_opt("-s", arg, 1, CMDLINE_MAX, &o->ts.max_len);
+	{
+		long n;
+
+		if (parse_prefixed_count("-s", arg, 1, CMDLINE_MAX, &n) < 0)
+			return -1;
+		o->ts.max_len = (int)n;
+		return 0;
+	}
 	case O_I:
 		return set_replace(&o->rpl[RPL_ALL], "-I", arg);
 	case O_REPLACE:
@@ -734,9 +759,19 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		o->host.noswap = 1;
 		return 0;
 	case O_MEMFREE:
+	{
+		double d;
+
+		/* parallel's number (1G, 500M, 1k+1k); else gpupack's sizes (1GB, 512MiB) */
+		if (parse_prefixed(arg, &d) == 0 && d >= 0 && d < 4.6e18) {
+			o->host.memfree = (uint64_t)d;
+			return 0;
+		}
+		err_clear();
 		if (parse_size(arg, &o->host.memfree) < 0)
 			return err_prefix("--memfree");
 		return 0;
+	}
 	case O_PIPEPART:
 		o->pipe.on = o->pipe.part = 1;
 		return 0;

@@ -158,3 +158,17 @@ run gp --pipe --shard 1 -j4 wc -l
 is "$rc" 255 "--shard 1 (parallel's column form): refused"
 one_line "$err" "--shard 1: one line"
 like "$err" "K/N.*parallel's --shard COLUMN" "--shard 1: the message names both forms"
+
+# --- 12. unit prefixes and their sums (man parallel: --block, -n, -s: "multiply_binary_prefix")
+seq 3000 >"$T/stdin"
+both "-n 1k" -k -n 1k echo
+both "-s 1k -X" -k -j1 -X -s 1k echo
+both "--block 1k+1k" -k --pipe --block 1k+1k wc -c
+both "--block 2*1K" -k --pipe --block '2*1K' wc -c
+seq 12 >"$T/stdin"
+both "-N 1+1" -k -N 1+1 echo
+both "-L 0.002k" -k -L 0.002k echo
+rm -f "$T/stdin"
+run gp -n 1q echo ::: a
+is "$rc" 255 "-n 1q: refused"
+one_line "$err" "-n 1q: one line"
