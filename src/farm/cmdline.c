@@ -415,12 +415,45 @@ tmpl_needs_total(const struct tmpl *t)
 	return t->perl != NULL && t->needs_total;
 }
 
-/* {name} {name.} ... of a --header column become {N} {N.} ... */
+/* {=name perl =} becomes {=N perl =}, as parallel's s:$left $s (.*?) $right:$l$id$1$r:gx */
 static char *
-put_names(const char *w, char *const *names, int nnames)
+put_perl_name(char *cur, const char *name, int id, const char *l, const char *r)
+{
+	size_t ll = strlen(l), nl = strlen(name), rl = strlen(r);
+	struct sbuf b;
+	const char *p = cur;
+
+	sbuf_init(&b);
+	while (*p) {
+		const char *mid = p + ll + nl, *end;
+
+		if (strncmp(p, l, ll) != 0 || strncmp(p + ll, name, nl) != 0 || !(end = strstr(mid, r)) ||
+		    memchr(mid, '\n', (size_t)(end - mid))) {
+			sbuf_addc(&b, *p++);
+			continue;
+		}
+		sbuf_printf(&b, "%s%d", l, id);
+		sbuf_addn(&b, mid, (size_t)(end - mid));
+		sbuf_add(&b, r);
+		p = end + rl;
+	}
+	free(cur);
+	return sbuf_detach(&b);
+}
+
+/* {name} {name.} ... of a --header column become {N} {N.} ..., {=name perl =} {=N perl =} */
+static char *
+put_names(const char *w, char *const *names, int nnames, const char *parens)
 {
 	static const char *const suffix[] = {"}", "/}", "//}", ".}", "/.}"};
-	char *cur = xstrdup(w);
+	char *cur = xstrdup(w), l[64], r[64];
+	size_t half;
+
+	if (!parens || strlen(parens) < 2 || strlen(parens) >= 2 * sizeof l)
+		parens = "{==}";
+	half = strlen(parens) / 2;
+	snprintf(l, sizeof l, "%.*s", (int)half, parens);
+	snprintf(r, sizeof r, "%s", parens + half);
 
 	for (int i = 0; i < nnames; i++) {
 		size_t nl = strlen(names[i]);
@@ -448,7 +481,7 @@ put_names(const char *w, char *const *names, int nnames)
 			p += 1 + nl + strlen(suffix[k]);
 		}
 		free(cur);
-		cur = sbuf_detach(&b);
+		cur = put_perl_name(sbuf_detach(&b), names[i], i + 1, l, r);
 	}
 	return cur;
 }
@@ -548,7 +581,7 @@ tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o
 	merged = merge_words(words, nwords, o->parens, &nmerged);
 	t->words = xcalloc((size_t)nmerged + 2, sizeof *t->words);
 	for (int i = 0; i < nmerged; i++) {
-		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames);
+		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames, o->parens);
 		/* parallel counts every task first for total_jobs() */
 		t->needs_total |= strstr(merged[i], "total_jobs") != NULL || strstr(merged[i], "{##}") != NULL ||
 		    strstr(merged[i], "{0#}") != NULL;

@@ -172,3 +172,9 @@ rm -f "$T/stdin"
 run gp -n 1q echo ::: a
 is "$rc" 255 "-n 1q: refused"
 one_line "$err" "-n 1q: one line"
+
+# --- 12b. --header's names in perl expressions (man parallel: --header, {=N perl =})
+both "--header : '{=name perl =}'" -k --header : echo '{=foo $_.="x" =}' {bar} ::: foo a b ::: bar c
+printf 'n1,n2\n12,22\n' >hdr.csv
+both "--header : --colsep , '{=n2 s/2/X/ =}'" -k --header : --colsep , echo '{=n2 s/2/X/ =}' '{=n1 $_=$_*2=}' :::: hdr.csv
+both "--header : with --parens" -k --header : --parens '<<>>' echo '<<foo $_.="y" >>' ::: foo a
