@@ -79,7 +79,8 @@ _gpupack() {
 			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat --fifo -J
 			--profile --plain -V --version -h --help --minversion --number-of-cpus
 			--number-of-cores --number-of-threads --number-of-sockets
-			--max-line-length-allowed --will-cite --silent --gnu -x --exit
+			--max-line-length-allowed --will-cite --silent --compress
+			--compress-program --decompress-program --gnu -x --exit
 			--use-cpus-instead-of-cores --use-cores-instead-of-threads
 			--use-sockets-instead-of-threads"
 		COMPREPLY=($(compgen -W "$run_opts ::: :::+ :::: ::::+" -- "$cur")) ;;

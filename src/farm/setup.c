@@ -152,9 +152,12 @@ check_options(struct farm *f)
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)
 		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j asks for %d "
 		    "(use --share mps or timeslice)", jobs_per_device(o, o->share));
-	if (o->ungroup && (o->tag || o->line_buffer))
-		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
-		    "be tagged or line-buffered (use --line-buffer alone)");
+	if (o->ungroup && o->line_buffer)
+		return err_set(EXIT_USAGE, "--ungroup cannot be combined with --line-buffer (as in "
+		    "parallel: use --line-buffer alone)");
+	/* parallel: -u passes output through as it comes, untagged: --tag changes nothing */
+	if (o->ungroup && !o->results)
+		o->tag = 0;
 	/* --results NAME.csv (.tsv, .json): one file, not a directory (farm/results.h) */
 	if (results_kind(o->results) != RESULTS_DIR) {
 		f->results_name = o->results;

@@ -178,3 +178,13 @@ both "--header : '{=name perl =}'" -k --header : echo '{=foo $_.="x" =}' {bar} :
 printf 'n1,n2\n12,22\n' >hdr.csv
 both "--header : --colsep , '{=n2 s/2/X/ =}'" -k --header : --colsep , echo '{=n2 s/2/X/ =}' '{=n1 $_=$_*2=}' :::: hdr.csv
 both "--header : with --parens" -k --header : --parens '<<>>' echo '<<foo $_.="y" >>' ::: foo a
+
+# --- 15. --compress (parallel compresses only its temporary files), -u --tag (man parallel: -u)
+both "-u --tag: the output untagged, as parallel's" -j1 -u --tag echo ::: a b
+both "-u --tagstring X: the same" -j1 -u --tagstring X echo ::: a
+both "-u --line-buffer: an error, as parallel's" -u --line-buffer echo ::: a
+run gp -k --compress echo ::: a b
+is "$rc:$out" "0:a
+b" "--compress: accepted, the output as without it"
+run gp -k --compress-program gzip --decompress-program 'gzip -dc' echo ::: a
+is "$rc:$out" "0:a" "--compress-program, --decompress-program: accepted"
