@@ -65,7 +65,7 @@ _gpupack() {
 	run)
 		# every option of gpupack run --help (tests/cli/run-options.t checks it)
 		local run_opts="--gpus --share -j --jobs --total --mem --sm --env --shard -a --arg-file -0
-			--null -d --delimiter -C --colsep --header --link -n --max-args -N
+			--null -d --delimiter -C --colsep --csv --header --link -n --max-args -N
 			--max-replace-args -L -l --max-lines -X -m --xargs -s --max-chars -I -i
 			--replace --extensionreplace --basenamereplace --dirnamereplace
 			--basenameextensionreplace --seqreplace --slotreplace --plus --rpl

@@ -46,7 +46,7 @@ enum {
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
 	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
-	O_FIFO,
+	O_FIFO, O_CSV,
 	O_REFUSED,
 };
 
@@ -87,6 +87,7 @@ static const struct optdef run_opts[] = {
 	{"null", "0", N, O_NULL, NULL, "values end with NUL", NULL},
 	{"delimiter", "d", R, O_DELIM, "D", "values end with D (\\n \\t \\0 \\NNN escapes)", NULL},
 	{"colsep|col-sep", "C", R, O_COLSEP, "REGEX", "split values into columns {1} {2} ... (trimmed)", NULL},
+	{"csv", NULL, N, O_CSV, NULL, "values are CSV records: --colsep (else ,) quoted as CSV", NULL},
 	{"header", NULL, R, O_HEADER, ":", "the first value of each source names its columns", NULL},
 	{"link|xapply", NULL, N, O_LINK, NULL, "pair the sources (shorter ones repeat), not cross", NULL},
 	{"max-args|maxargs", "n", R, O_MAXARGS, "N", "up to N inputs per task", NULL},
@@ -242,8 +243,6 @@ static const struct optdef run_opts[] = {
 	{"tmux|tmux-pane|tmuxpane", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer or --results to "
 	    "watch output"},
 	{"latest-line|latestline|ll", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer"},
-	{"csv", NULL, N, O_REFUSED, NULL, NULL, "use --colsep ',' (values holding quoted commas need a "
-	    "CSV tool first)"},
 	{"memsuspend", NULL, R, O_REFUSED, NULL, NULL, "GPU memory is packed with --mem"},
 	{"limit", NULL, R, O_REFUSED, NULL, NULL, HOST_WHY},
 	{"sql", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
@@ -503,6 +502,9 @@ input_opt(int id, const char *arg, struct run_args *a)
 		return 0;
 	case O_LINK:
 		io->link = 1;
+		return 0;
+	case O_CSV:
+		io->csv = 1;
 		return 0;
 	case O_MAXARGS:
 		a->n_given = 1;
@@ -927,6 +929,9 @@ grouping(struct run_args *a)
 	/* parallel: --colsep trims its columns (--trim n undoes it); --header without --colsep splits at tabs */
 	if (a->o->ts.in.o.colsep && !a->trim_given)
 		a->o->trim = TRIM_BOTH;
+	/* parallel: --csv's separator is , unless --colsep says (set after the trim's test) */
+	if (a->o->ts.in.o.csv && !a->o->ts.in.o.colsep)
+		a->o->ts.in.o.colsep = ",";
 	if (a->o->ts.in.o.header && !a->o->ts.in.o.colsep)
 		a->o->ts.in.o.colsep = "\t";
 }

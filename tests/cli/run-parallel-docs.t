@@ -188,3 +188,17 @@ is "$rc:$out" "0:a
 b" "--compress: accepted, the output as without it"
 run gp -k --compress-program gzip --decompress-program 'gzip -dc' echo ::: a
 is "$rc:$out" "0:a" "--compress-program, --decompress-program: accepted"
+
+# --- 14. --csv: quoted fields with commas and newlines (man parallel: --csv; Text::CSV's rules)
+printf 'a,"b,c",d\n"x\ny",2,3\n"q""r",,\n\n a , b \n' >c.csv
+if perl -MText::CSV -e 1 2>/dev/null; then
+	both "--csv: quoted commas, a quoted newline, doubled quotes, empty fields" -k --csv echo '{1}\|{2}\|{3}' :::: c.csv
+	both "--csv --colsep ';': the separator, columns trimmed (as with --colsep)" -k --csv --colsep ';' echo '{1}\|{2}' ::: 'a;"b;c"' ' x ; y '
+	both "--csv --header :" -k --csv --header : echo '{n2}' ::: n1,n2 '1,"a,b"'
+	both "--csv: a record across ::: values" -k --csv echo {1}-{2} ::: 'a,"b ' 'c",d'
+	both "--csv: not CSV: an error (255)" --csv echo {1} ::: 'a"b,c' x
+else
+	skip "perl's Text::CSV is not installed (libtext-csv-perl; .ci/run installs it)" 5
+fi
+run gp --csv echo {1} ::: 'a"b,c' x
+one_line "$err" "--csv: not CSV: one line"
