@@ -65,7 +65,7 @@ _gpupack() {
 	run)
 		# every option of gpupack run --help (tests/cli/run-options.t checks it)
 		local run_opts="--gpus --share -j --jobs --total --mem --sm --env --shard -a --arg-file -0
-			--null -d --delimiter -C --colsep --header --link -n --max-args -N
+			--null -d --delimiter -C --colsep --csv --header --link -n --max-args -N
 			--max-replace-args -L -l --max-lines -X -m --xargs -s --max-chars -I -i
 			--replace --extensionreplace --basenamereplace --dirnamereplace
 			--basenameextensionreplace --seqreplace --slotreplace --plus --rpl
@@ -76,10 +76,11 @@ _gpupack() {
 			--load --noswap --memfree --delay --halt --results -k --keep-order
 			--no-keep-order --files --tag --tagstring --line-buffer -u --ungroup
 			--group --bar --eta --progress --summary --json --pipe --pipe-part
-			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat -J
+			--block-size --recstart --recend --regexp --remove-rec-sep --tee --cat --fifo -J
 			--profile --plain -V --version -h --help --minversion --number-of-cpus
 			--number-of-cores --number-of-threads --number-of-sockets
-			--max-line-length-allowed --will-cite --silent --gnu -x --exit
+			--max-line-length-allowed --will-cite --silent --compress
+			--compress-program --decompress-program --gnu -x --exit
 			--use-cpus-instead-of-cores --use-cores-instead-of-threads
 			--use-sockets-instead-of-threads"
 		COMPREPLY=($(compgen -W "$run_opts ::: :::+ :::: ::::+" -- "$cur")) ;;

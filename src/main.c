@@ -82,6 +82,25 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	std_fds_open();
+	/*
+	 * #!/usr/bin/gpupack --shebang ... (or run --shebang ...): the kernel gives the rest of the
+	 * #! line as one word; it is gpupack run's (run splits it, as parallel does)
+	 */
+	if (argc > 1) {
+		char *word = argv[1];
+
+		if (strncmp(word, "run", 3) == 0 && (word[3] == ' ' || word[3] == '\t'))
+			for (word += 3; *word == ' ' || *word == '\t'; word++)
+				;
+		if (strncmp(word, "--shebang", 9) == 0 || strncmp(word, "--hashbang", 10) == 0) {
+			argv[1] = word;
+			argv[0] = "run";
+			err_set_command("run");
+			rc = cmd_run(argc, argv, &c);
+			ctx_close(&c);
+			return rc;
+		}
+	}
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {

@@ -46,6 +46,7 @@ enum {
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
 	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
+	O_FIFO, O_CSV,
 	O_REFUSED,
 };
 
@@ -86,6 +87,7 @@ static const struct optdef run_opts[] = {
 	{"null", "0", N, O_NULL, NULL, "values end with NUL", NULL},
 	{"delimiter", "d", R, O_DELIM, "D", "values end with D (\\n \\t \\0 \\NNN escapes)", NULL},
 	{"colsep|col-sep", "C", R, O_COLSEP, "REGEX", "split values into columns {1} {2} ... (trimmed)", NULL},
+	{"csv", NULL, N, O_CSV, NULL, "values are CSV records: --colsep (else ,) quoted as CSV", NULL},
 	{"header", NULL, R, O_HEADER, ":", "the first value of each source names its columns", NULL},
 	{"link|xapply", NULL, N, O_LINK, NULL, "pair the sources (shorter ones repeat), not cross", NULL},
 	{"max-args|maxargs", "n", R, O_MAXARGS, "N", "up to N inputs per task", NULL},
@@ -175,7 +177,8 @@ static const struct optdef run_opts[] = {
 	{"regexp|regex", NULL, N, O_REGEXP, NULL, "--recstart and --recend are perl regexes", NULL},
 	{"remove-rec-sep|removerecsep|rrs", NULL, N, O_RRS, NULL, "remove the record separators", NULL},
 	{"tee", NULL, N, O_TEE, NULL, "every task gets all of stdin", NULL},
-	{"cat|fifo", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin", NULL},
+	{"cat", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin (implies --pipe)", NULL},
+	{"fifo", NULL, N, O_FIFO, NULL, NULL, NULL},
 
 	{NULL, NULL, N, SECTION, NULL, "profiles and information:", NULL},
 	{"profile", "J", R, O_PROFILE, "NAME", "options from ~/.parallel/NAME (instead of config)", NULL},
@@ -191,6 +194,12 @@ static const struct optdef run_opts[] = {
 	{"max-line-length-allowed|maxlinelengthallowed", NULL, N, O_MAXLINELEN, NULL, NULL, NULL},
 	{"will-cite|willcite|no-notice|nonotice|nn", NULL, N, O_NOOP, NULL, NULL, NULL},
 	{"silent", NULL, N, O_NOOP, NULL, NULL, NULL},
+	/* parallel compresses only its temporary files with these: the output is the same */
+	{"compress", NULL, N, O_NOOP, NULL, NULL, NULL},
+	{"compress-program|compressprogram|use-compress-program|usecompressprogram", NULL, R, O_NOOP,
+	    "PROG", NULL, NULL},
+	{"decompress-program|decompressprogram|use-decompress-program|usedecompressprogram", NULL, R,
+	    O_NOOP, "PROG", NULL, NULL},
 	{"gnu", NULL, N, O_NOOP, NULL, NULL, NULL},
 	{"exit", "x", N, O_NOOP, NULL, NULL, NULL},
 	{"use-cpus-instead-of-cores|usecpusinsteadofcores", NULL, N, O_NOOP, NULL, NULL, NULL},
@@ -234,13 +243,6 @@ static const struct optdef run_opts[] = {
 	{"tmux|tmux-pane|tmuxpane", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer or --results to "
 	    "watch output"},
 	{"latest-line|latestline|ll", NULL, N, O_REFUSED, NULL, NULL, "use --line-buffer"},
-	{"csv", NULL, N, O_REFUSED, NULL, NULL, "use --colsep ',' (values holding quoted commas need a "
-	    "CSV tool first)"},
-	{"compress", NULL, N, O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
-	{"compress-program|compressprogram|use-compress-program|usecompressprogram", NULL, R, O_REFUSED,
-	    NULL, NULL, "use --results DIR and compress it afterwards"},
-	{"decompress-program|decompressprogram|use-decompress-program|usedecompressprogram", NULL, R,
-	    O_REFUSED, NULL, NULL, "use --results DIR and compress it afterwards"},
 	{"memsuspend", NULL, R, O_REFUSED, NULL, NULL, "GPU memory is packed with --mem"},
 	{"limit", NULL, R, O_REFUSED, NULL, NULL, HOST_WHY},
 	{"sql", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
@@ -258,7 +260,9 @@ static const struct optdef run_opts[] = {
 	    "program directly)"},
 	{"termseq|term-seq", NULL, R, O_REFUSED, NULL, NULL, "gpupack ends a task with SIGTERM, then "
 	    "SIGKILL 2 s later (doc/run.md, Signals)"},
-	{"shebang|hashbang|shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
+	{"shebang|hashbang", NULL, N, O_REFUSED, NULL, NULL, "it must be the first word after gpupack "
+	    "(#!/usr/bin/gpupack --shebang CMD), as in parallel"},
+	{"shebang-wrap|shebangwrap", NULL, N, O_REFUSED, NULL, NULL, "call gpupack run "
 	    "from the script: gpupack run CMD :::: \"$0\""},
 	{"embed", NULL, N, O_REFUSED, NULL, NULL, "install gpupack where the script runs"},
 	{"template|tmpl", NULL, R, O_REFUSED, NULL, NULL, "write the files from the command line "
@@ -426,15 +430,34 @@ struct run_args {
 	int trim_given;
 	int info;                /* an option that prints and exits: its id */
 	long minversion;
+	int cat, fifo;           /* --cat, --fifo given */
 	struct rc_words rc;      /* words from profiles and $PARALLEL (run_rc.h) */
 };
 
+/* A count as parallel reads it: unit prefixes and arithmetic (-n 1k, -N 2*3), within [min, max]. */
+static int
+parse_prefixed_count(const char *name, const char *v, long min, long max, long *out)
+{
+	double d;
+
+	if (parse_prefixed(v, &d) < 0)
+		return err_prefix("%s", name);
+	if (d < (double)min || d >= (double)max + 1)
+		return err_set(EXIT_USAGE, "%s '%s': want a number from %ld to %ld", name, v, min, max);
+	*out = (long)d;
+	return 0;
+}
+
+/* -n -N -L -l: above 1000000 is as many as fit (parallel takes any number: -n 1x is 10^27) */
 static int
 parse_count(const char *name, const char *v, long *out)
 {
-	if (parse_long(v, 0, 1000000, out) < 0)
-		return err_prefix("%s", name);
-	return 0;
+	double d;
+
+	if (parse_prefixed(v, &d) == 0 && d > 1000000)
+		return *out = 1000000, 0;
+	err_clear();
+	return parse_prefixed_count(name, v, 0, 1000000, out);
 }
 
 static int
@@ -480,6 +503,9 @@ input_opt(int id, const char *arg, struct run_args *a)
 	case O_LINK:
 		io->link = 1;
 		return 0;
+	case O_CSV:
+		io->csv = 1;
+		return 0;
 	case O_MAXARGS:
 		a->n_given = 1;
 		return parse_count("-n", arg, &a->max_args);
@@ -507,7 +533,14 @@ input_opt(int id, const char *arg, struct run_args *a)
 		a->xargs = 1;
 		return 0;
 	case O_MAXCHARS:
-		return parse_int_opt("-s", arg, 1, CMDLINE_MAX, &o->ts.max_len);
+	{
+		long n;
+
+		if (parse_prefixed_count("-s", arg, 1, CMDLINE_MAX, &n) < 0)
+			return -1;
+		o->ts.max_len = (int)n;
+		return 0;
+	}
 	case O_I:
 		return set_replace(&o->rpl[RPL_ALL], "-I", arg);
 	case O_REPLACE:
@@ -729,9 +762,19 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		o->host.noswap = 1;
 		return 0;
 	case O_MEMFREE:
+	{
+		double d;
+
+		/* parallel's number (1G, 500M, 1k+1k); else gpupack's sizes (1GB, 512MiB) */
+		if (parse_prefixed(arg, &d) == 0 && d >= 0 && d < 4.6e18) {
+			o->host.memfree = (uint64_t)d;
+			return 0;
+		}
+		err_clear();
 		if (parse_size(arg, &o->host.memfree) < 0)
 			return err_prefix("--memfree");
 		return 0;
+	}
 	case O_PIPEPART:
 		o->pipe.on = o->pipe.part = 1;
 		return 0;
@@ -754,7 +797,10 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		o->pipe.tee = 1;
 		return 0;
 	case O_CAT:
-		o->pipe.cat = 1;
+		a->cat = 1;
+		return 0;
+	case O_FIFO:
+		a->fifo = 1;
 		return 0;
 	case O_SSHLOGIN:
 		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
@@ -873,9 +919,9 @@ grouping(struct run_args *a)
 	if (a->n_given || a->N_given || a->L_given) {
 		ts->max_args = (int)a->max_args;
 		if (a->max_args == 0) {
-			/* -N0 / -n0: one record per task, nothing inserted */
+			/* -N0 / -n0: nothing inserted; a record per task, or with -X, -m, --xargs as many as fit */
 			ts->noarg = 1;
-			ts->max_args = 1;
+			ts->max_args = ts->fill ? 0 : 1;
 		}
 	} else {
 		ts->max_args = ts->fill ? 0 : 1;
@@ -883,6 +929,9 @@ grouping(struct run_args *a)
 	/* parallel: --colsep trims its columns (--trim n undoes it); --header without --colsep splits at tabs */
 	if (a->o->ts.in.o.colsep && !a->trim_given)
 		a->o->trim = TRIM_BOTH;
+	/* parallel: --csv's separator is , unless --colsep says (set after the trim's test) */
+	if (a->o->ts.in.o.csv && !a->o->ts.in.o.colsep)
+		a->o->ts.in.o.colsep = ",";
 	if (a->o->ts.in.o.header && !a->o->ts.in.o.colsep)
 		a->o->ts.in.o.colsep = "\t";
 }
@@ -1010,8 +1059,76 @@ read_all(struct opttab *ot, int argc, char **argv, struct run_args *a, char ***c
 	return 0;
 }
 
+static int cmd_run_args(int argc, char **argv, struct ctx *c);
+
+static int
+has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/*
+ * #!/usr/bin/gpupack --shebang -r echo: the kernel passes the rest of the
+ * line as one word, then the script. As parallel: that word split into
+ * words, --shebang taken off, and the script as the input, its #! line
+ * skipped (--skip-first-line -a SCRIPT, first; the script is the last
+ * word, as parallel takes it). --shebang-wrap's word is only split (it is
+ * refused). 1: *nargv (owned, its words too) replaces argv; 0: not such a
+ * call; -1 with err set.
+ */
+static int
+shebang_argv(int argc, char **argv, char ***nargv, int *nargc)
+{
+	int wrap, nw, n = 0;
+	char **w;
+
+	if (argc < 2 || !(has_prefix(argv[1], "--shebang") || has_prefix(argv[1], "--hashbang")))
+		return 0;
+	wrap = has_prefix(argv[1], "--shebang-wrap") || has_prefix(argv[1], "--shebangwrap");
+	if (rc_shellwords(argv[1], &w, &nw) < 0)
+		return err_prefix("%s", argv[1]);
+	*nargv = xcalloc((size_t)argc + (size_t)nw + 4, sizeof **nargv);
+	(*nargv)[n++] = xstrdup(argv[0]);
+	if (!wrap && argc > 2) {
+		(*nargv)[n++] = xstrdup("--skip-first-line");
+		(*nargv)[n++] = xstrdup("-a");
+		(*nargv)[n++] = xstrdup(argv[argc - 1]);
+		argc--;
+	}
+	for (int i = wrap ? 0 : 1; i < nw; i++)
+		(*nargv)[n++] = w[i];
+	if (!wrap)
+		free(w[0]);
+	free(w);
+	for (int i = 2; i < argc; i++)
+		(*nargv)[n++] = xstrdup(argv[i]);
+	*nargc = n;
+	return 1;
+}
+
 int
 cmd_run(int argc, char **argv, struct ctx *c)
+{
+	char **sb = NULL;
+	int nsb = 0, sbrc = shebang_argv(argc, argv, &sb, &nsb);
+
+	if (sbrc < 0) {
+		err_report();
+		return FARM_EXIT_ERROR;
+	}
+	if (sbrc > 0) {
+		int rc = cmd_run_args(nsb, sb, c);
+
+		for (int i = 0; i < nsb; i++)
+			free(sb[i]);
+		free(sb);
+		return rc;
+	}
+	return cmd_run_args(argc, argv, c);
+}
+
+static int
+cmd_run_args(int argc, char **argv, struct ctx *c)
 {
 	struct farm_opts o;
 	struct run_args a;
@@ -1032,6 +1149,15 @@ cmd_run(int argc, char **argv, struct ctx *c)
 		rc = info(&ot, &a);
 		goto out;
 	}
+	if (a.cat && a.fifo) {
+		err_set(EXIT_USAGE, "--fifo cannot be combined with --cat (as in parallel)");
+		goto fail;
+	}
+	/* parallel: --cat and --fifo mean --pipe (but with --pipe-part) */
+	if (a.fifo)
+		warnx_("--fifo: {} is a temporary file, as with --cat (parallel makes a fifo)");
+	o.pipe.cat = a.cat || a.fifo;
+	o.pipe.on |= o.pipe.cat;
 	grouping(&a);
 	if (shard_joblog(&o) < 0)
 		goto fail;

@@ -215,10 +215,18 @@ perl_value(struct sbuf *tmp, const struct tmpl *t, const struct tok *k, const ch
 
 	if (!t->perl || (v->status && (*v->status & TMPL_FAILED)))
 		return quote;
-	s = trimmed(s, t->trim, &n);
-	val = xstrndup(s, n);
-	if (perl_job(t->perl, v->seq, v->slot, v->total, v->v, v->n) < 0 ||
-	    perl_eval(t->perl, t->perl_ids[k->expr], argno, val, tmp, &flags) < 0) {
+	/* -N0: parallel's perl sees its "\0noarg" as $_ and in @arg */
+	if (v->noarg) {
+		s = PERL_NOARG;
+		n = PERL_NOARG_LEN;
+	} else {
+		s = trimmed(s, t->trim, &n);
+	}
+	val = xmalloc(n + 1);
+	memcpy(val, s, n);
+	val[n] = '\0';
+	if (perl_job(t->perl, v->seq, v->slot, v->total, v->v, v->n, v->noarg) < 0 ||
+	    perl_eval(t->perl, t->perl_ids[k->expr], argno, val, n, tmp, &flags) < 0) {
 		if (v->status)
 			*v->status |= TMPL_FAILED;
 		else
@@ -230,8 +238,12 @@ perl_value(struct sbuf *tmp, const struct tmpl *t, const struct tok *k, const ch
 	return flags & PERL_UQ ? 0 : quote;
 }
 
-/* One replacement string's text for value s, value number argno (seq, slot, gpu: the task's own). */
-static void
+/*
+ * One replacement string's text for value s, value number argno (seq, slot, gpu: the task's own).
+ * Returns 0, or 1 when it is nothing at all: under -N0 a perl expression that left parallel's
+ * "\0noarg" as it was (parallel drops that word, where "" would be an empty argument).
+ */
+static int
 replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const char *s, int argno,
     const struct job_vals *v, int quote)
 {
@@ -248,11 +260,17 @@ replacement(struct sbuf *out, const struct tmpl *t, const struct tok *k, const c
 		sbuf_add(&tmp, v->gpu ? v->gpu : "");
 	else
 		transform(&tmp, s, k->op, t->trim);
-	if (quote)
+	if (k->op == OP_PERL && v->noarg && tmp.len == PERL_NOARG_LEN &&
+	    memcmp(tmp.buf, PERL_NOARG, PERL_NOARG_LEN) == 0) {
+		sbuf_free(&tmp);
+		return 1;
+	}
+	if (quote && !(v->raw && !t->quote_all && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU))
 		quote_n(out, tmp.buf ? tmp.buf : "", tmp.len);
 	else
 		sbuf_addn(out, tmp.buf ? tmp.buf : "", tmp.len);
 	sbuf_free(&tmp);
+	return 0;
 }
 
 /* ---- compiling ----------------------------------------------------------- */
@@ -397,12 +415,45 @@ tmpl_needs_total(const struct tmpl *t)
 	return t->perl != NULL && t->needs_total;
 }
 
-/* {name} {name.} ... of a --header column become {N} {N.} ... */
+/* {=name perl =} becomes {=N perl =}, as parallel's s:$left $s (.*?) $right:$l$id$1$r:gx */
 static char *
-put_names(const char *w, char *const *names, int nnames)
+put_perl_name(char *cur, const char *name, int id, const char *l, const char *r)
+{
+	size_t ll = strlen(l), nl = strlen(name), rl = strlen(r);
+	struct sbuf b;
+	const char *p = cur;
+
+	sbuf_init(&b);
+	while (*p) {
+		const char *mid = p + ll + nl, *end;
+
+		if (strncmp(p, l, ll) != 0 || strncmp(p + ll, name, nl) != 0 || !(end = strstr(mid, r)) ||
+		    memchr(mid, '\n', (size_t)(end - mid))) {
+			sbuf_addc(&b, *p++);
+			continue;
+		}
+		sbuf_printf(&b, "%s%d", l, id);
+		sbuf_addn(&b, mid, (size_t)(end - mid));
+		sbuf_add(&b, r);
+		p = end + rl;
+	}
+	free(cur);
+	return sbuf_detach(&b);
+}
+
+/* {name} {name.} ... of a --header column become {N} {N.} ..., {=name perl =} {=N perl =} */
+static char *
+put_names(const char *w, char *const *names, int nnames, const char *parens)
 {
 	static const char *const suffix[] = {"}", "/}", "//}", ".}", "/.}"};
-	char *cur = xstrdup(w);
+	char *cur = xstrdup(w), l[64], r[64];
+	size_t half;
+
+	if (!parens || strlen(parens) < 2 || strlen(parens) >= 2 * sizeof l)
+		parens = "{==}";
+	half = strlen(parens) / 2;
+	snprintf(l, sizeof l, "%.*s", (int)half, parens);
+	snprintf(r, sizeof r, "%s", parens + half);
 
 	for (int i = 0; i < nnames; i++) {
 		size_t nl = strlen(names[i]);
@@ -430,7 +481,7 @@ put_names(const char *w, char *const *names, int nnames)
 			p += 1 + nl + strlen(suffix[k]);
 		}
 		free(cur);
-		cur = sbuf_detach(&b);
+		cur = put_perl_name(sbuf_detach(&b), names[i], i + 1, l, r);
 	}
 	return cur;
 }
@@ -530,7 +581,7 @@ tmpl_compile(struct tmpl *t, char **words, int nwords, const struct tmpl_opts *o
 	merged = merge_words(words, nwords, o->parens, &nmerged);
 	t->words = xcalloc((size_t)nmerged + 2, sizeof *t->words);
 	for (int i = 0; i < nmerged; i++) {
-		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames);
+		t->words[t->nwords++] = put_names(merged[i], o->names, o->nnames, o->parens);
 		/* parallel counts every task first for total_jobs() */
 		t->needs_total |= strstr(merged[i], "total_jobs") != NULL || strstr(merged[i], "{##}") != NULL ||
 		    strstr(merged[i], "{0#}") != NULL;
@@ -662,11 +713,15 @@ expand_one(struct build *b, const struct tmpl *t, const struct tok *k, const str
 		piece_close(b);
 		return 0;
 	}
-	if (v->noarg && s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU)
-		return per_value;   /* -N0: nothing is inserted */
+	/* -N0: nothing is inserted, but what a perl expression makes of parallel's "\0noarg" */
+	if (v->noarg && s && k->op != OP_SEQ && k->op != OP_SLOT && k->op != OP_GPU &&
+	    k->op != OP_PERL)
+		return per_value;
 	piece_open(b);
-	replacement(&b->text, t, k, s ? s : "", argno, v, t->quote_args);
-	piece_close(b);
+	if (replacement(&b->text, t, k, s ? s : "", argno, v, t->quote_args))
+		b->n--;   /* the piece just opened is dropped */
+	else
+		piece_close(b);
 	return per_value;
 }
 
@@ -835,7 +890,7 @@ cmdline_len_free(struct cmdline_len *l)
 static size_t
 value_len(const struct tmpl *t, const struct lenkey *key, const char *s, unsigned long long seq)
 {
-	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0, 0, NULL};
+	struct job_vals v = {NULL, 0, 0, seq, 1, NULL, 0, 0, NULL, 0};
 	/* a perl expression is counted as its value (running perl for an estimate would cost more) */
 	struct tok k = {TK_RPL, NULL, 0, key->op == OP_PERL ? OP_ALL : key->op, key->pos, 0, 0};
 	struct sbuf b;

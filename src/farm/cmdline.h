@@ -88,6 +88,7 @@ struct job_vals {
 	int noarg;               /* -N0: the values are not inserted at all */
 	unsigned long long total; /* total_jobs() of perl expressions; 0: not counted */
 	int *status;             /* NULL, or gets TMPL_SKIP and TMPL_FAILED */
+	int raw;                 /* the values go in unquoted (--cat's $PARALLEL_TMP, as parallel's) */
 };
 
 /* What building a line can say: skip() was called; a perl expression failed (err set). */

@@ -189,6 +189,16 @@ ends_blank(const char *s)
 	return n > 0 && strchr(" \t\n\r\f\v", s[n - 1]) != NULL;
 }
 
+static int
+odd_quotes(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '"';
+	return n & 1;
+}
+
 /*
  * The next value of s as parallel reads it: -E ends the source, -r skips
  * blank values, and under -L a value that ends in a blank goes on with the
@@ -218,6 +228,10 @@ read_value(struct inputs *in, struct source *s, char **out)
 		if (r == 0 || (in->o.eof && strcmp(*out, in->o.eof) == 0)) {
 			if (r > 0)
 				free(*out);
+			/* --csv's pending record ends with the delimiter it was joined by: chomp it */
+			if (prepend && in->o.csv && strlen(prepend) >= dlen &&
+			    memcmp(prepend + strlen(prepend) - dlen, d, dlen) == 0)
+				prepend[strlen(prepend) - dlen] = '\0';
 			*out = prepend;
 			s->eof = 1;
 			return prepend != NULL;
@@ -236,6 +250,15 @@ read_value(struct inputs *in, struct source *s, char **out)
 		}
 		if (in->o.line_cont && ends_blank(*out)) {
 			prepend = *out;
+			continue;
+		}
+		if (in->o.csv && odd_quotes(*out)) {
+			/* parallel: a CSV record with a quoted newline goes on, the delimiter kept */
+			prepend = xmalloc(strlen(*out) + dlen + 1);
+			memcpy(prepend, *out, strlen(*out));
+			memcpy(prepend + strlen(*out), d, dlen);
+			prepend[strlen(*out) + dlen] = '\0';
+			free(*out);
 			continue;
 		}
 		return 1;
@@ -340,7 +363,8 @@ void
 input_colsep_split(const regex_t *re, const char *s, struct record *r)
 {
 	const char *p = s;
-	regmatch_t m;
+	regmatch_t m[10];
+	size_t groups = re->re_nsub < 9 ? re->re_nsub : 9;
 
 	r->v = NULL;
 	r->n = 0;
@@ -354,14 +378,106 @@ input_colsep_split(const regex_t *re, const char *s, struct record *r)
 		size_t cap = (size_t)r->n;
 		int flags = p == s ? 0 : REG_NOTBOL;
 
-		xgrow(&r->v, &cap, (size_t)r->n + 1, sizeof *r->v);
-		if (regexec(re, p, 1, &m, flags) != 0 || m.rm_eo == m.rm_so) {
+		xgrow(&r->v, &cap, (size_t)r->n + 2 + groups, sizeof *r->v);
+		if (regexec(re, p, groups + 1, m, flags) != 0 || m[0].rm_eo == m[0].rm_so) {
 			r->v[r->n++] = xstrdup(p);
 			return;
 		}
-		r->v[r->n++] = xstrndup(p, (size_t)m.rm_so);
-		p += m.rm_eo;
+		r->v[r->n++] = xstrndup(p, (size_t)m[0].rm_so);
+		/* perl's split: what each (group) captured is a column too ("" where it took no part) */
+		for (size_t g = 1; g <= groups; g++)
+			r->v[r->n++] = m[g].rm_so < 0 ? xstrdup("") :
+			    xstrndup(p + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+		p += m[0].rm_eo;
 	}
+}
+
+static void
+csv_push(struct record *r, size_t *cap, struct sbuf *f)
+{
+	xgrow(&r->v, cap, (size_t)r->n + 1, sizeof *r->v);
+	r->v[r->n++] = f->buf ? sbuf_detach(f) : xstrdup("");
+	sbuf_init(f);
+}
+
+static int
+csv_end(const char *p)
+{
+	return !*p || *p == '\n' || (*p == '\r' && p[1] == '\n');
+}
+
+int
+input_csv_split(const char *s, const char *sep, struct record *r)
+{
+	size_t sl, cap = 0;
+	const char *p = s;
+	struct sbuf f;
+
+	r->v = NULL;
+	r->n = 0;
+	if (!sep || !*sep)
+		sep = ",";
+	if (strpbrk(sep, "\"\r\n"))
+		return err_set(EXIT_USAGE, "--csv: a separator holding a quote or a newline cannot "
+		    "separate CSV fields (as Text::CSV refuses it)");
+	sl = strlen(sep);
+	r->v = NULL;
+	r->n = 0;
+	sbuf_init(&f);
+	if (!*s) {
+		csv_push(r, &cap, &f);
+		sbuf_free(&f);
+		return 0;
+	}
+	for (;;) {
+		if (*p == '"') {
+			for (p++;; p++) {
+				if (!*p)
+					goto bad;
+				if (*p == '"' && p[1] != '"')
+					break;
+				if (*p == '"')
+					p++;
+				sbuf_addc(&f, *p);
+			}
+			p++;
+			if (strncmp(p, sep, sl) == 0) {
+				csv_push(r, &cap, &f);
+				p += sl;
+				continue;
+			}
+			if (!csv_end(p))
+				goto bad;
+			csv_push(r, &cap, &f);
+			sbuf_free(&f);
+			return 0;
+		}
+		for (;; p++) {
+			if (strncmp(p, sep, sl) == 0 || csv_end(p))
+				break;
+			if (*p == '"' || *p == '\r')
+				goto bad;
+			sbuf_addc(&f, *p);
+		}
+		csv_push(r, &cap, &f);
+		if (csv_end(p)) {
+			sbuf_free(&f);
+			return 0;
+		}
+		p += sl;
+	}
+bad:
+	sbuf_free(&f);
+	free_vals(r->v, (size_t)r->n);
+	r->v = NULL;
+	r->n = 0;
+	/* the record on one line: its newlines and CRs as \n \r */
+	for (p = s; *p && f.len < 200; p++)
+		sbuf_add(&f, *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : (char[]){*p, '\0'});
+	err_set(EXIT_USAGE, "--csv: not a CSV record (as parallel's Text::CSV reads it): %s",
+	    f.buf ? f.buf : "");
+	sbuf_free(&f);
+	return -1;
 }
 
 /* Split a --header line into names: at --colsep, else at tabs (as parallel); no trailing empties. */
@@ -460,7 +576,8 @@ inputs_open(struct inputs *in)
 
 	if (in->nsrc == 0)
 		inputs_add_file(in, "-", 0);
-	if (in->o.colsep) {
+	/* --csv splits with its own reader; --header's names still at the regex, as parallel's */
+	if (in->o.colsep && (!in->o.csv || in->o.header)) {
 		if (input_colsep_compile(in->o.colsep, &in->colsep) < 0)
 			return -1;
 		in->has_colsep = 1;
@@ -510,22 +627,29 @@ record_free(struct record *r)
 	r->n = 0;
 }
 
-/* Append value v as one column, or as its --colsep columns. */
-static void
+/* Append value v as one column, or as its --colsep (--csv) columns. -1 with err set. */
+static int
 add_columns(struct inputs *in, struct record *r, const char *v, size_t *cap)
 {
 	struct record cols;
 
-	if (!in->has_colsep) {
+	if (in->o.csv) {
+		if (input_csv_split(v, in->o.colsep, &cols) < 0) {
+			record_free(r);
+			return -1;
+		}
+	} else if (!in->has_colsep) {
 		xgrow(&r->v, cap, (size_t)r->n + 1, sizeof *r->v);
 		r->v[r->n++] = xstrdup(v);
-		return;
+		return 0;
+	} else {
+		input_colsep_split(&in->colsep, v, &cols);
 	}
-	input_colsep_split(&in->colsep, v, &cols);
 	xgrow(&r->v, cap, (size_t)(r->n + cols.n), sizeof *r->v);
 	memcpy(r->v + r->n, cols.v, (size_t)cols.n * sizeof *cols.v);
 	r->n += cols.n;
 	free(cols.v);
+	return 0;
 }
 
 static const char *
@@ -545,7 +669,8 @@ next_linked(struct inputs *in, struct record *r)
 	r->v = NULL;
 	r->n = 0;
 	for (int i = 0; i < in->nsrc; i++)
-		add_columns(in, r, value_at(&in->src[i], in->rows), &cap);
+		if (add_columns(in, r, value_at(&in->src[i], in->rows), &cap) < 0)
+			return -1;
 	in->rows++;
 	return 1;
 }
@@ -638,12 +763,14 @@ inputs_next(struct inputs *in, struct record *r)
 	r->v = NULL;
 	r->n = 0;
 	for (int i = 0; i < in->glen[0]; i++)
-		add_columns(in, r, in->row0[i], &cap);
+		if (add_columns(in, r, in->row0[i], &cap) < 0)
+			return -1;
 	for (int g = 1; g < in->ng; g++) {
 		int end = g + 1 < in->ng ? in->gfirst[g + 1] : in->nsrc;
 
 		for (int i = in->gfirst[g]; i < end; i++)
-			add_columns(in, r, value_at(&in->src[i], in->idx[g]), &cap);
+			if (add_columns(in, r, value_at(&in->src[i], in->idx[g]), &cap) < 0)
+				return -1;
 	}
 	return 1;
 }

@@ -54,6 +54,7 @@ struct input_opts {
 	const char *eof;      /* -E STR: a value equal to STR ends its source */
 	int skip_first;       /* --skip-first-line: the first source's first value is dropped */
 	int line_cont;        /* -L: a value ending in white space goes on with the next one */
+	int csv;              /* --csv: a value with an odd count of '"' goes on with the next; CSV columns */
 };
 
 struct inputs {
@@ -103,6 +104,15 @@ void record_free(struct record *r);
 int input_colsep_compile(const char *perl, regex_t *re);
 /* Split s at re into r (perl's split with limit -1: trailing empty columns kept). */
 void input_colsep_split(const regex_t *re, const char *s, struct record *r);
+/*
+ * --csv: one record as perl's Text::CSV reads it for parallel (binary; quote
+ * and escape '"'; sep, else ","): a field quoted ("a,b", "" for a ") or not;
+ * a newline outside quotes ends the record (what follows is dropped, as
+ * Text::CSV drops it); "" is one empty field. -1 with err set (EXIT_USAGE,
+ * naming the value) for what Text::CSV refuses: a quote inside an unquoted
+ * field, text after a closing quote, an unclosed quote, a lone CR.
+ */
+int input_csv_split(const char *s, const char *sep, struct record *r);
 
 /* Unescape -d's argument as parallel does (\n \t \r \0 \NNN); *len gets its length. */
 char *input_unescape_delim(const char *s, size_t *len);

@@ -104,10 +104,18 @@ launch_vals(const struct farm *f, const struct task *t, int slot, const char *gp
 {
 	*status = 0;
 	*v = (struct job_vals){t->a.flat, t->a.nflat, t->a.nrec, t->seq, slot, gpu, f->o->ts.noarg,
-	    f->total_tasks, status};
-	/* --pipe: the value is the block's file, the task's stdin, not an argument (but --cat's {}) */
+	    f->total_tasks, status, 0};
+	static char *cat_value[] = {"$PARALLEL_TMP"};
+
+	/* --pipe: the value is the block's file, the task's stdin, not an argument */
 	if (f->o->pipe.on && !f->o->pipe.tee && !f->o->pipe.cat)
 		v->n = 0;
+	/* --cat: {} is $PARALLEL_TMP, the block's file in the task's environment, as in parallel */
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->pipe.cat && v->n > 0) {
+		v->v = cat_value;
+		v->n = 1;
+		v->raw = 1;
+	}
 }
 
 /* A task's command line (under --retry-failed the joblog's lines are the inputs, and {} the command). */
@@ -184,6 +192,8 @@ task_env(struct farm *f, struct run *r, char **extra)
 	extra[n++] = xstrdup("PARALLEL_SSHLOGIN=:");
 	if (f->o->slot_var)
 		extra[n++] = xasprintf("%s=%d", f->o->slot_var, r->slot - 1);
+	if (f->o->pipe.on && !f->o->pipe.tee && f->o->pipe.cat && r->task->a.nflat > 0)
+		extra[n++] = xasprintf("PARALLEL_TMP=%s", r->task->a.flat[0]);
 	if (r->g->mps)
 		n += farm_mps_env(r->g, f->o->sm_pct, f->o->mem, extra + n);
 	return n;
@@ -356,11 +366,42 @@ not_started(struct run *r)
 	r->task = NULL;
 }
 
+/*
+ * --wd DIR for a task: its replacement strings expanded, made (mkdir -p) when it is not
+ * there, as parallel does. malloc'd; NULL with err set (EXIT_ENV) when it cannot be.
+ */
+static char *
+task_workdir(struct farm *f, const struct job_vals *v)
+{
+	char *wd = tmpl_build(&f->wdt, v);
+	struct stat st;
+
+	for (char *p = wd + 1; *wd && *p; p++) {
+		if (*p == '/' && p[-1] != '/') {
+			*p = '\0';
+			(void)mkdir(wd, 0777);   /* what failed shows below */
+			*p = '/';
+		}
+	}
+	if (*wd)
+		(void)mkdir(wd, 0777);
+	if (!*wd)
+		errno = ENOENT;
+	else if (stat(wd, &st) == 0 && !S_ISDIR(st.st_mode))
+		errno = ENOTDIR;
+	else if (stat(wd, &st) == 0 && access(wd, X_OK) == 0)
+		return wd;
+	err_sys(EXIT_ENV, "--wd %s: cannot change into it", *wd ? wd : "''");
+	free(wd);
+	return NULL;
+}
+
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
 static int
 launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 {
 	char *extra[16 + 64], **argv = NULL, **envp, *line, *sh_argv[4] = {NULL, "-c", NULL, NULL};
+	char *wd = NULL;
 	const char *path;
 	int nextra, child[2] = {-1, -1}, rc = 0, in;
 	struct spawn_req req;
@@ -387,6 +428,11 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		extra[nextra + i] = f->o->env[i];
 	envp = task_envp(f, extra, nextra + f->o->nenv);
 	*e = 0;
+	if (f->o->workdir && (wd = task_workdir(f, &v)) == NULL) {
+		*e = EINVAL;
+		rc = -1;
+		goto out;
+	}
 	if (task_fds(f, r, &v, child) < 0) {
 		*e = errno;
 		rc = -1;
@@ -401,7 +447,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		goto out;
 	}
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
-	    path == f->shell ? NULL : sh_argv, f->o->workdir, f->o->nice};
+	    path == f->shell ? NULL : sh_argv, wd, f->o->nice};
 	if (r->g->mps)
 		r->m.mps_off = farm_mps_log_offset(r->g);
 	r->start_wall = clock_wall();
@@ -425,6 +471,7 @@ out:
 		free(extra[i]);
 	free(envp);
 	free(line);
+	free(wd);
 	shell_argv_free(argv);
 	if (rc < 0)
 		not_started(r);

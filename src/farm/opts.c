@@ -304,6 +304,11 @@ parse_timeout(const char *s, struct farm_opts *o)
 static int
 shard_bad(const char *s)
 {
+	/* parallel's --shard COLUMN [perl] spreads --pipe's lines over the slots by a column */
+	if (!strchr(s, '/'))
+		return err_set(EXIT_USAGE, "--shard '%s': gpupack's --shard is K/N or slurm (this run's "
+		    "share of the inputs); GNU parallel's --shard COLUMN (--pipe lines spread by a "
+		    "column's value) is not supported: split the input by that column first", s);
 	return err_set(EXIT_USAGE, "--shard '%s': want K/N with 0 <= K < N (K counts from 0, as "
 	    "SLURM_PROCID does), or slurm", s);
 }

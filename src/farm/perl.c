@@ -7,7 +7,8 @@
  *   C <len>\n<code>              compile: "O\n", or "F <len>\n<message>"
  *   J <seq> <slot> <total> <n>\n then n times <len>\n<value>: the task (no reply)
  *   E <id> <argno> <len>\n<value> run: "R <flags> <len>\n<value>", or "F ..."
- *   T <len>\n<code>              --filter: eval it, "R 0 1\n1" when true, "R 0 0\n" false
+ *   T <len>\n<code>              --filter: eval it (strict, as parallel's: an error is false),
+ *                                "R 0 1\n1" when true, "R 0 0\n" false
  *   M <len> <len>\n<re><text>     a replacement string's regex: "R 0 <len>\n<so> <eo> ..." or empty
  * perl exits when its stdin closes. A value is kept for its task, as
  * parallel keeps it, unless it is false ("" or "0"): parallel's cache does
@@ -89,8 +90,8 @@ static const char helper[] =
     "      ($r, $u) = (defined $_ ? \"$_\" : '', $Arg::uq);\n"
     "      $cache{$key} = [$r, $u] if $r; }\n"
     "    print 'R ', ($u ? 1 : 0) | ($Arg::job->{skip} ? 2 : 0), ' ', out($r);\n"
-    "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; no strict; no warnings; $code\";\n"
-    "    if ($@) { print 'F ', out(\"$@\"); } else { print 'R 0 ', out($r ? '1' : ''); }\n"
+    "  } elsif ($c eq 'T') { my $code = rd($f[0]); my $r = eval \"package Arg; use strict; no warnings; $code\";\n"
+    "    print 'R 0 ', out(!$@ && $r ? '1' : '');\n"
     "  } elsif ($c eq 'M') { my $re = rd($f[0]); my $t = rd($f[1]); my $r = '';\n"
     "    eval { if ($t =~ /$re/s) { $r = join(' ', map { defined $-[$_] ? \"$-[$_] $+[$_]\" : '-1 -1' }\n"
     "      0 .. ($#- > 9 ? 9 : $#-)); } };\n"
@@ -262,7 +263,7 @@ perl_compile(struct perl *p, const char *code)
 
 int
 perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long total,
-    char *const *args, int nargs)
+    char *const *args, int nargs, int noarg)
 {
 	struct sbuf b;
 	int rc;
@@ -272,6 +273,11 @@ perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long to
 	sbuf_init(&b);
 	sbuf_printf(&b, "J %llu %d %llu %d\n", seq, slot, total, nargs);
 	for (int i = 0; i < nargs; i++) {
+		if (noarg) {
+			sbuf_printf(&b, "%d\n", PERL_NOARG_LEN);
+			sbuf_addn(&b, PERL_NOARG, PERL_NOARG_LEN);
+			continue;
+		}
 		sbuf_printf(&b, "%zu\n", strlen(args[i]));
 		sbuf_add(&b, args[i]);
 	}
@@ -285,15 +291,16 @@ perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long to
 }
 
 int
-perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, int *flags)
+perl_eval(struct perl *p, int id, int argno, const char *val, size_t len, struct sbuf *out,
+    int *flags)
 {
 	struct sbuf b;
 	int rc;
 
 	*flags = 0;
 	sbuf_init(&b);
-	sbuf_printf(&b, "E %d %d %zu\n", id, argno, strlen(val));
-	sbuf_add(&b, val);
+	sbuf_printf(&b, "E %d %d %zu\n", id, argno, len);
+	sbuf_addn(&b, val, len);
 	rc = send_str(p, &b);
 	sbuf_free(&b);
 	return rc < 0 ? -1 : recv_reply(p, "a perl replacement string", out, flags);

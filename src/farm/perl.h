@@ -34,13 +34,18 @@ int perl_open(struct perl *p, int max_jobs_running);
 int perl_compile(struct perl *p, const char *code);
 /*
  * The task the next evaluations are for: its seq, slot, the task count
- * (total_jobs(); 0 unknown) and its values (@arg). Evaluations are kept per
- * value and expression until the next task, as parallel keeps them.
+ * (total_jobs(); 0 unknown) and its values (@arg; under -N0 each is
+ * PERL_NOARG, as parallel's). Evaluations are kept per value and expression
+ * until the next task, as parallel keeps them.
  */
 int perl_job(struct perl *p, unsigned long long seq, int slot, unsigned long long total,
-    char *const *args, int nargs);
-/* Run expression id with $_ = val (the task's value number argno, for the cache): out, *flags. */
-int perl_eval(struct perl *p, int id, int argno, const char *val, struct sbuf *out, int *flags);
+    char *const *args, int nargs, int noarg);
+/* Run expression id with $_ = val (len bytes; the task's value number argno, for the cache): out, *flags. */
+int perl_eval(struct perl *p, int id, int argno, const char *val, size_t len, struct sbuf *out,
+    int *flags);
+/* GNU parallel's value under -N0: what a perl expression sees, and where its result is it, nothing. */
+#define PERL_NOARG "\0noarg"
+#define PERL_NOARG_LEN 6
 /* --filter: perl's eval of code (the task's values already in it) is true? -1 with err set. */
 int perl_test(struct perl *p, const char *code, int *truth);
 /* The most (groups) of a replacement string perl_match reports (and the whole match, [0]). */

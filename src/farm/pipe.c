@@ -16,6 +16,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/str.h"
+#include "util/units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,40 +88,6 @@ static const char cutter[] =
     "}\n"
     "emit(length $buf);\n";
 
-/* parallel's sizes: k m g t are powers of 1000, K M G T (and Ki Mi ...) of 1024. */
-static int
-block_size(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s)
-		return -1;
-	while (*end) {
-		char c = *end++;
-		double m = 1;
-
-		if (*end == 'i' || *end == 'I') {
-			end++;
-			c = (char)(c & ~0x20);
-		}
-		switch (c) {
-		case 'k': m = 1e3; break;
-		case 'm': m = 1e6; break;
-		case 'g': m = 1e9; break;
-		case 't': m = 1e12; break;
-		case 'K': m = 1024; break;
-		case 'M': m = 1048576; break;
-		case 'G': m = 1073741824.0; break;
-		case 'T': m = 1099511627776.0; break;
-		default: return -1;
-		}
-		v *= m;
-	}
-	*out = v;
-	return 0;
-}
-
 int
 pipe_open(struct pipe_src *p, const struct pipe_opts *o, int slots)
 {
@@ -131,8 +98,9 @@ pipe_open(struct pipe_src *p, const struct pipe_opts *o, int slots)
 	struct stat st;
 
 	memset(p, 0, sizeof *p);
-	if (block_size(o->block ? o->block : o->part ? "-10" : "1M", &bs) < 0)
-		return err_set(EXIT_USAGE, "--block '%s': want a size (1M, 10k, 3m)", o->block);
+	/* parallel's sizes: k m g t are powers of 1000, K M G T (and Ki Mi ...) of 1024; 1k+1k */
+	if (parse_prefixed(o->block ? o->block : o->part ? "-10" : "1M", &bs) < 0)
+		return err_prefix("--block");
 	if (o->part) {
 		if (!o->file || stat(o->file, &st) < 0 || !S_ISREG(st.st_mode))
 			return err_set(EXIT_USAGE, "--pipe-part needs -a FILE, a regular file");

@@ -84,6 +84,14 @@ results_dir(const struct farm *f, const struct task *t)
 	struct sbuf b;
 	char num[16];
 
+	/*
+	 * --pipe: parallel's value is no input but its block: DIR itself (each task's files in
+	 * turn), with --cat the name it gives {} there, $PARALLEL_TMP. The same in every run,
+	 * where the block's temporary name was new each time (--resume never matched).
+	 */
+	if (f->o->pipe.on && !f->o->pipe.tee)
+		return f->o->pipe.cat ? xasprintf("%s/1/$PARALLEL_TMP", f->o->results) :
+		    xstrdup(f->o->results);
 	sbuf_init(&b);
 	sbuf_add(&b, f->o->results);
 	for (int r = 0; r < t->a.nrec; r++) {
@@ -173,6 +181,62 @@ results_paths(struct farm *f, const struct task *t, const struct job_vals *v,
 	p->seq = xasprintf("%s/seq", p->dir);
 }
 
+/*
+ * Does dir (relative to the working directory) name the filesystem's root? Lexically,
+ * as the kernel walks it: empty and "." components go, ".." takes one back (none above
+ * the root).
+ */
+static int
+is_root(const char *dir)
+{
+	char cwd[PATH_MAX];
+	int depth = 0;
+
+	if (dir[0] != '/') {
+		if (!getcwd(cwd, sizeof cwd))
+			return 0;
+		for (const char *c = cwd; *c; c++)
+			if (*c == '/' && c[1] && c[1] != '/')
+				depth++;
+	}
+	for (const char *c = dir; *c;) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			depth -= depth > 0;
+		else if (n > 0 && !(n == 1 && c[0] == '.'))
+			depth++;
+		c += n;
+	}
+	return depth == 0;
+}
+
+/*
+ * --results TEMPLATE may only write where its words point: a path that comes to nothing,
+ * or to files at the filesystem's root (a perl expression's value, an input's), is
+ * refused before the task starts. parallel writes there.
+ */
+static int
+results_where(const struct farm *f, const struct task *t, const struct resdir *p)
+{
+	const char *what = NULL;
+
+	if (!f->results_tmpl)
+		return 0;
+	if (!p->out[0])
+		what = "is empty";
+	else if (p->dir[0] ? is_root(p->dir) : p->out[0] == '/')
+		what = "puts its files at the filesystem's root";
+	if (!what)
+		return 0;
+	errno = EINVAL;
+	return err_set(EXIT_USAGE, "--results %s: task %llu's path '%s' %s: gpupack writes only "
+	    "below the directory the template names", f->o->results, t->seq, p->out, what);
+}
+
 static void
 results_paths_free(struct resdir *p)
 {
@@ -205,15 +269,18 @@ results_begin(const struct resdir *p, unsigned long long seq)
 	return 0;
 }
 
-/* The temporary name of path: .NAME.gpupack beside it. */
+/*
+ * The temporary name of path for task seq: .NAME.SEQ.gpupack beside it (a template may give
+ * tasks running at once one path: each writes its own, the last to end keeps the name).
+ */
 static char *
-tmp_name(const char *path)
+tmp_name(const char *path, unsigned long long seq)
 {
 	const char *base = strrchr(path, '/');
 
 	if (!base)
-		return xasprintf(".%s.gpupack", path);
-	return xasprintf("%.*s/.%s.gpupack", (int)(base - path), path, base + 1);
+		return xasprintf(".%s.%llu.gpupack", path, seq);
+	return xasprintf("%.*s/.%s.%llu.gpupack", (int)(base - path), path, base + 1, seq);
 }
 
 int
@@ -222,10 +289,10 @@ resdir_open(struct farm *f, struct run *r, const struct job_vals *v)
 	struct resdir *p = xcalloc(1, sizeof *p);
 
 	results_paths(f, r->task, v, p);
-	p->tmp[0] = tmp_name(p->out);
-	p->tmp[1] = tmp_name(p->err);
+	p->tmp[0] = tmp_name(p->out, r->task->seq);
+	p->tmp[1] = tmp_name(p->err, r->task->seq);
 	r->res = p;
-	if (results_begin(p, r->task->seq) < 0 || open_out(&r->file[0], p->tmp[0]) < 0 ||
+	if (results_where(f, r->task, p) < 0 || results_begin(p, r->task->seq) < 0 || open_out(&r->file[0], p->tmp[0]) < 0 ||
 	    open_out(&r->file[1], p->tmp[1]) < 0)
 		return -1;
 	/* a stdout left by an earlier attempt (--resume-failed) is not this one's */
@@ -291,7 +358,9 @@ resdir_dry(struct farm *f, const struct task *t, const struct job_vals *v)
 	int rc, fd = -1;
 
 	results_paths(f, t, v, &p);
-	rc = results_begin(&p, t->seq);
+	rc = results_where(f, t, &p);
+	if (rc == 0)
+		rc = results_begin(&p, t->seq);
 	if (rc == 0 && (rc = open_out(&fd, p.err)) == 0)
 		close(fd);
 	results_paths_free(&p);

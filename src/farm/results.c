@@ -432,7 +432,13 @@ results_file_add(struct results_file *rf, const struct joblog_rec *rec, char *co
     const struct obuf out[2])
 {
 	struct out o = {rf, {0}, 0};
+	static char *const pipe_tmp[] = {"$PARALLEL_TMP"};
 
+	if (rf->pipe) {
+		/* --pipe: parallel's values are not the block's temporary name */
+		vals = pipe_tmp;
+		nvals = rf->pipe == 2;
+	}
 	if (rf->fd < 0 || rf->broken)
 		return rf->broken ? err_set(EXIT_ENV, "--results %s: not written after an earlier error",
 		    rf->path) : 0;

@@ -21,6 +21,7 @@ struct results_file {
 	char **names;         /* --header: the columns' names (borrowed); else V1, V2, ... */
 	int nnames;
 	int broken;
+	int pipe;             /* --pipe: no values (1), or with --cat parallel's $PARALLEL_TMP (2) */
 };
 
 /* What --results NAME is: RESULTS_DIR, or one file by its ending (as parallel, any case). */

@@ -391,12 +391,13 @@ apply_key(const struct rplkey *k, struct segs *g, int positional, struct perl *p
 				so += at;
 				eo += at;
 			}
-			push(&out, (struct rplseg){0, s.text + at, so - at, 0, 0, NULL});
-			push(&out, key_seg(k, copy + at, k->dyn ? (const long (*)[2])m : NULL, positional ? 2 : 1,
-			    pos, positional));
+			push(&out, (struct rplseg){0, s.text ? s.text + at : NULL, so - at, 0, 0, NULL});
+			push(&out, key_seg(k, copy ? copy + at : NULL, k->dyn ? (const long (*)[2])m : NULL,
+			    positional ? 2 : 1, pos, positional));
 			at = eo;
 		}
-		push(&out, (struct rplseg){0, s.text + at, s.len - at, 0, 0, NULL});
+		/* an empty segment has no text (NULL): no offset into it */
+		push(&out, (struct rplseg){0, s.text ? s.text + at : NULL, s.len - at, 0, 0, NULL});
 		free(copy);
 	}
 	free(g->v);

@@ -152,9 +152,12 @@ check_options(struct farm *f)
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)
 		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j asks for %d "
 		    "(use --share mps or timeslice)", jobs_per_device(o, o->share));
-	if (o->ungroup && (o->tag || o->line_buffer))
-		return err_set(EXIT_USAGE, "-u (--ungroup) passes output through as it comes: it cannot "
-		    "be tagged or line-buffered (use --line-buffer alone)");
+	if (o->ungroup && o->line_buffer)
+		return err_set(EXIT_USAGE, "--ungroup cannot be combined with --line-buffer (as in "
+		    "parallel: use --line-buffer alone)");
+	/* parallel: -u passes output through as it comes, untagged: --tag changes nothing */
+	if (o->ungroup && !o->results)
+		o->tag = 0;
 	/* --results NAME.csv (.tsv, .json): one file, not a directory (farm/results.h) */
 	if (results_kind(o->results) != RESULTS_DIR) {
 		f->results_name = o->results;
@@ -310,6 +313,8 @@ compile_templates(struct farm *f)
 			return -1;
 		f->results_tmpl = f->rest.has_rpl;
 	}
+	if (o->workdir && tmpl_compile(&f->wdt, (char **)&o->workdir, 1, &to) < 0)
+		return -1;
 	/* --filter: perl, run by the run's perl */
 	f->filt = o->nfilters ? xcalloc((size_t)o->nfilters, sizeof *f->filt) : NULL;
 	for (int i = 0; i < o->nfilters; i++)
@@ -508,6 +513,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames, &f->j) : results_file_open(&f->resfile,
 	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames)) < 0)
 		return -1;
+	if (f->o->pipe.on && !f->o->pipe.tee)
+		f->resfile.pipe = f->o->pipe.cat ? 2 : 1;
 	env_keys(f);
 	return 0;
 }
@@ -537,6 +544,7 @@ setup_cleanup(struct farm *f)
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
 	tmpl_free(&f->rest);
+	tmpl_free(&f->wdt);
 	for (int i = 0; f->filt && i < f->o->nfilters; i++)
 		tmpl_free(&f->filt[i]);
 	free(f->filt);

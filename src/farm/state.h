@@ -165,6 +165,7 @@ struct farm {
 	struct tmpl cmd;         /* the command template */
 	struct tmpl tagt;        /* --tag / --tagstring */
 	struct tmpl rest;        /* --results DIR when it holds replacement strings */
+	struct tmpl wdt;         /* --wd DIR, expanded for each task (as parallel's) */
 	struct tmpl *filt;       /* --filter, each (perl, values inserted as they are) */
 	int results_tmpl;        /* rest is in use */
 	char shell[PATH_MAX];    /* what runs command lines that need a shell */

@@ -163,3 +163,200 @@ format_size_mps(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%lluM", (unsigned long long)(bytes >= MIB(1) ? bytes >> 20 : 1));
 	return buf;
 }
+
+/* ---- GNU parallel's numbers with unit prefixes ------------------------- */
+
+struct arith {
+	const char *p;
+	int depth;
+	int bad;
+};
+
+static double arith_sum(struct arith *a);
+
+static void
+arith_space(struct arith *a)
+{
+	while (*a->p == ' ' || *a->p == '\t')
+		a->p++;
+}
+
+static double
+arith_primary(struct arith *a)
+{
+	char *end;
+	double v;
+
+	arith_space(a);
+	if (*a->p == '(') {
+		if (++a->depth > 64) {
+			a->bad = 1;
+			return 0;
+		}
+		a->p++;
+		v = arith_sum(a);
+		arith_space(a);
+		if (*a->p != ')')
+			a->bad = 1;
+		else
+			a->p++;
+		a->depth--;
+		return v;
+	}
+	if (!((*a->p >= '0' && *a->p <= '9') || *a->p == '.')) {
+		a->bad = 1;
+		return 0;
+	}
+	/* digits and one dot, as perl's numeric literals (no exponent: 'e' was a prefix) */
+	v = 0;
+	end = (char *)a->p;
+	{
+		double scale = 0.1;
+		int dot = 0, digits = 0;
+
+		for (; (*end >= '0' && *end <= '9') || (*end == '.' && !dot); end++) {
+			if (*end == '.') {
+				dot = 1;
+			} else if (!dot) {
+				v = v * 10 + (*end - '0');
+				digits++;
+			} else {
+				v += (*end - '0') * scale;
+				scale /= 10;
+				digits++;
+			}
+		}
+		if (!digits)
+			a->bad = 1;
+	}
+	a->p = end;
+	return v;
+}
+
+/* unary minus binds looser than ** (perl: -2**2 is -4) */
+static double
+arith_unary(struct arith *a)
+{
+	double v;
+
+	arith_space(a);
+	if (*a->p == '-' || *a->p == '+') {
+		int neg = *a->p == '-';
+
+		if (++a->depth > 64) {
+			a->bad = 1;
+			return 0;
+		}
+		a->p++;
+		v = arith_unary(a);
+		a->depth--;
+		return neg ? -v : v;
+	}
+	v = arith_primary(a);
+	arith_space(a);
+	if (a->p[0] == '*' && a->p[1] == '*') {
+		if (++a->depth > 64) {
+			a->bad = 1;
+			return 0;
+		}
+		a->p += 2;
+		v = pow(v, arith_unary(a));
+		a->depth--;
+	}
+	return v;
+}
+
+static double
+arith_product(struct arith *a)
+{
+	double v = arith_unary(a);
+
+	for (;;) {
+		char op;
+		double r;
+
+		arith_space(a);
+		op = *a->p;
+		if (!(op == '/' || op == '%' || (op == '*' && a->p[1] != '*')))
+			return v;
+		a->p++;
+		r = arith_unary(a);
+		if ((op == '/' || op == '%') && r == 0) {
+			a->bad = 1;   /* perl: Illegal division by zero */
+			return 0;
+		}
+		if (op == '*')
+			v *= r;
+		else if (op == '/')
+			v /= r;
+		else
+			v = fmod(trunc(v), trunc(r));
+	}
+}
+
+static double
+arith_sum(struct arith *a)
+{
+	double v = arith_product(a);
+
+	for (;;) {
+		char op;
+
+		arith_space(a);
+		op = *a->p;
+		if (op != '+' && op != '-')
+			return v;
+		a->p++;
+		if (op == '+')
+			v += arith_product(a);
+		else
+			v -= arith_product(a);
+	}
+}
+
+int
+parse_prefixed(const char *s, double *out)
+{
+	/* parallel's multiply_binary_prefix, in its order: "ki" before "K" before "k" */
+	static const char binary[] = "KMGTPEZYX", decimal[] = "kmgtpezyx";
+	struct sbuf b;
+	struct arith a;
+	double v;
+
+	if (strlen(s) > 256)
+		return err_set(EXIT_USAGE, "'%.20s...': too long for a number", s);
+	sbuf_init(&b);
+	for (const char *p = s; *p; p++) {
+		const char *bi = *p ? strchr(binary, toupper((unsigned char)*p)) : NULL;
+		const char *de = *p ? strchr(decimal, *p) : NULL;
+		int times;
+
+		if (bi && (p[1] == 'i' || p[1] == 'I')) {
+			times = (int)(bi - binary) + 1;
+			for (int i = 0; i < times; i++)
+				sbuf_add(&b, "*1024");
+			p++;
+		} else if (bi && isupper((unsigned char)*p)) {
+			times = (int)(bi - binary) + 1;
+			for (int i = 0; i < times; i++)
+				sbuf_add(&b, "*1024");
+		} else if (de) {
+			times = (int)(de - decimal) + 1;
+			for (int i = 0; i < times; i++)
+				sbuf_add(&b, "*1000");
+		} else {
+			sbuf_addc(&b, *p);
+		}
+	}
+	a = (struct arith){b.buf ? b.buf : "", 0, 0};
+	v = arith_sum(&a);
+	arith_space(&a);
+	if (a.bad || *a.p || !isfinite(v)) {
+		sbuf_free(&b);
+		return err_set(EXIT_USAGE, "'%s': not a number (GNU parallel's: 10, 1k, 2M, 1k+1k; "
+		    "k m g t are 1000s, K M G T 1024s)", s);
+	}
+	sbuf_free(&b);
+	*out = v;
+	return 0;
+}

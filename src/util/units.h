@@ -28,6 +28,15 @@ int parse_size(const char *s, uint64_t *bytes);
  */
 int parse_duration(const char *s, double *seconds);
 
+/*
+ * A number as GNU parallel reads -n, -s, -L, --block, --memfree: its unit
+ * prefixes spelled out (k m g t p e z y x are powers of 1000; K M G T ...
+ * and ki Ki mi ... of 1024), then perl's arithmetic on the result: "1k+1k"
+ * is 2000, "2*1M" 2097152, "-10" -10. Numbers, + - * / % **, parentheses.
+ * -1 with err set (EXIT_USAGE) for anything else.
+ */
+int parse_prefixed(const char *s, double *out);
+
 /* "80.0 GiB", "512 MiB", "0 B" into buf; returns buf. */
 char *format_size(uint64_t bytes, char *buf, size_t size);
 /* The same size for the MPS control protocol: whole MiB as "512M", whole GiB as "10G". */

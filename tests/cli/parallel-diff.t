@@ -907,6 +907,25 @@ t "-i before an option: -i alone" -k -i -k echo x{} ::: a
 ts "man: --pipe-part --block -10" 'P --pipe-part -a num300000 --block -10 -j5 wc | awk "{ s += \$1 } END { print s, NR >= 10 }"'
 ts "man: --pipe -N2 the_program" 'seq 6 | P -k --pipe -N2 "echo \$(wc -l) lines"'
 
+# === issue 43: documented recipes that once ran differently (run-parallel-docs.t has more) ===
+t "man -N: -N0 runs a perl expression on parallel's no-value" -k -N0 echo '{= $_="x" =}' '{= $_=$arg[1] =}' {#} ::: a b
+ts "ex: ISO 8601 dirs, with seq() for the date: -N0 --results '{= =}/'" 'seq 2 | P -N0 -j1 --results "{= \$_=\"d\".seq() =}/" echo hi'
+t "man -X: -N0 -X fills lines, inserting nothing" -k -N0 -X echo x ::: a b c d e
+ts "man --cat: --cat alone means --pipe" 'seq 5 | P -k --cat "wc -l < {}"'
+ts "man --fifo: --fifo alone means --pipe" 'seq 5 | P -k --fifo "wc -c < {}"'
+ts "man --results: --pipe --results DIR (the last task's files)" 'seq 5 | P -j1 --pipe -N2 --results res cat'
+ts "man --results: --pipe --cat --results DIR" 'seq 5 | P -j1 --pipe -N2 --cat --results res cat {}'
+t "man --colsep: a (group) is a column, as perl's split" -k --colsep '(,)' echo '{1}/{2}/{3}' ::: 'x,y' 'z'
+t "man --filter: a bareword value is a perl error: false" -k --filter '{} =~ /a/' echo ::: a b ca
+t "man --filter: a quoted value" -k --filter '"{}" =~ /a/' echo ::: a b ca
+ts "man --wd: --wd {} made and entered" 'P -k --wd {} "basename \$(pwd)" ::: wa wb; ls -d wa wb'
+ts "man -n: unit prefixes, -n 1k" 'seq 2500 | P -k -n 1k echo | wc -l'
+ts "man --block: 1k+1k" 'seq 3000 | P -k --pipe --block 1k+1k wc -c'
+t "man --header: {=name perl =}" -k --header : echo '{=foo $_.="x" =}' ::: foo a b
+t "man --csv: a quoted comma" -k --csv echo '{2}' ::: 'a,"b,c"' 'x,"y"'
+t "man -u: --tag changes nothing" -j1 -u --tag echo ::: a b
+t "man --compress: the output as without it" -k --compress-program cat --decompress-program cat echo ::: a b
+
 # === refused, with the alternative =========================================================
 refused "--round-robin" --pipe --round-robin wc -l
 refused "-S host" -S server echo ::: a

@@ -48,8 +48,9 @@ is "$(comm -12 <(printf '%s\n' "$h") <(refused_names) | tr '\n' ' ')" "" "no opt
 bad=""
 n=0
 for o in $(refused_names); do
-	run $GPUPACK --sim "$TOPO/h100-80gb.topo" run "$o" true ::: 1
-	case $err in *"needs a value"*) run $GPUPACK --sim "$TOPO/h100-80gb.topo" run "$o" x true ::: 1 ;; esac
+	# after -k: --shebang first is the #! line's form (its script the input, as parallel's)
+	run $GPUPACK --sim "$TOPO/h100-80gb.topo" run -k "$o" true ::: 1
+	case $err in *"needs a value"*) run $GPUPACK --sim "$TOPO/h100-80gb.topo" run -k "$o" x true ::: 1 ;; esac
 	n=$((n + 1))
 	if [ "$rc" -ne 255 ] || [ -n "$out" ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] ||
 		! printf '%s' "$err" | grep -q "^gpupack: run: GNU parallel's $o is not supported: ..."; then

@@ -44,7 +44,7 @@ check_roundtrip(const char *value)
 	char *words[] = {"cmd", "{}"};
 	char *vals[] = {(char *)value};
 	struct tmpl_opts o = {.append = 1};
-	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0, 0, NULL};
+	struct job_vals v = {vals, 1, 1, 1, 1, "GPU-x", 0, 0, NULL, 0};
 	struct tmpl t;
 	char *line, **argv;
 
@@ -91,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tmpl_compile(&t, words, nwords, &o) == 0) {
 		char *line;
 
-		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1, 0, NULL};
+		v = (struct job_vals){vals, nvals, 1, 12345, 3, "GPU-fuzz", (data[0] >> 7) & 1, 0, NULL, 0};
 		line = tmpl_build(&t, &v);
 		shell_argv_free(shell_direct_argv(line));
 		free(line);

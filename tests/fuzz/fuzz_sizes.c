@@ -1,7 +1,8 @@
 /*
  * fuzz_sizes: the small parsers of option values, on arbitrary strings:
- * sizes (parse_size), durations, -j, --halt and --timeout in GNU parallel's
- * forms, -d's escapes and --colsep's regex translation. Checks, beyond the
+ * sizes (parse_size), durations, parallel's prefixed numbers (parse_prefixed),
+ * -j, --halt and --timeout in GNU parallel's forms, -d's escapes and
+ * --colsep's regex translation. Checks, beyond the
  * sanitizers: every parser either accepts and says so consistently, or
  * refuses with an error set; a size accepted is below 2^62, and "G" and
  * "GB" of the same number keep their ratio (1024^3 / 1000^3).
@@ -57,6 +58,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(gb);
 	}
 	refused_or_ok(parse_duration(s, &sec));
+	/* parallel's numbers (-n 1k, --block 1k+1k): a finite value, or refused */
+	rc = parse_prefixed(s, &sec);
+	if (rc == 0 && !isfinite(sec))
+		abort();
+	refused_or_ok(rc);
 	memset(&o, 0, sizeof o);
 	rc = parse_jobs(s, &o);
 	if (rc == 0 && (jobs_per_device(&o, SHARE_MPS) < 1 || jobs_per_device(&o, SHARE_EXCLUSIVE) < 1))

@@ -27,7 +27,7 @@ line(const struct tmpl_opts *o, char **words, char **vals, int nrec)
 		nv++;
 	if (tmpl_compile(&t, words, nw, o) < 0)
 		return NULL;
-	v = (struct job_vals){vals, nv, nrec, 7, 3, "GPU-abc", 0, 0, NULL};
+	v = (struct job_vals){vals, nv, nrec, 7, 3, "GPU-abc", 0, 0, NULL, 0};
 	l = tmpl_build(&t, &v);
 	tmpl_free(&t);
 	return l;

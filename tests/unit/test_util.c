@@ -473,12 +473,71 @@ test_knobs(void)
 	ok(knob(KNOB_MIG_BAGS_OFF) == 0 && knob(KNOB_MIG_BAGS_BLIND) == 0, "reset: all back to 0");
 }
 
+static void
+prefixed_is(const char *s, double want)
+{
+	double got = -12345;
+	int rc = parse_prefixed(s, &got);
+
+	ok(rc == 0 && got == want, "parse_prefixed('%s') = %.17g (got %.17g)", s, want, got);
+	err_clear();
+}
+
+static void
+prefixed_refused(const char *s)
+{
+	double got;
+	int rc = parse_prefixed(s, &got);
+
+	ok(rc < 0 && err_code() == EXIT_USAGE && strstr(err_msg(), s) != NULL,
+	    "parse_prefixed('%s') refused, naming it", s);
+	err_clear();
+}
+
+/* GNU parallel's multiply_binary_prefix: the prefixes spelled out, then perl's arithmetic */
+static void
+test_prefixed(void)
+{
+	prefixed_is("10", 10);
+	prefixed_is("1k", 1000);
+	prefixed_is("1K", 1024);
+	prefixed_is("1ki", 1024);
+	prefixed_is("1Mi", 1048576);
+	prefixed_is("1MI", 1048576);
+	prefixed_is("2m", 2e6);
+	prefixed_is("1G", 1073741824.0);
+	prefixed_is("1.5k", 1500);
+	prefixed_is("1k+1k", 2000);
+	prefixed_is("1K+1k", 2024);
+	prefixed_is("2*1M", 2097152);
+	prefixed_is("-10", -10);
+	prefixed_is("10-2*3", 4);
+	prefixed_is("(1+2)k", 3000);
+	prefixed_is("2**10", 1024);
+	prefixed_is("-2**2", -4);
+	prefixed_is("7%3", 1);
+	prefixed_is("1k/4", 250);
+	prefixed_is(" 1 k ", 1000);
+	prefixed_is("1x", 1e27);
+	prefixed_refused("");
+	prefixed_refused("k");
+	prefixed_refused("1q");
+	prefixed_refused("1k+");
+	prefixed_refused("(1");
+	prefixed_refused("1/0");
+	prefixed_refused("1%0");
+	prefixed_refused("1..2");
+	prefixed_refused("((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1))))))"
+	    "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))");
+}
+
 int
 main(void)
 {
 	char dir[] = "/tmp/gpupack-test-util.XXXXXX";
 
 	test_sizes();
+	test_prefixed();
 	test_durations();
 	test_format();
 	test_json();
