@@ -235,7 +235,7 @@ ts_set(int argc, char **argv, struct ctx *c)
 	struct ts_opts o;
 	struct gpu_backend *b;
 	struct gpu_system sys;
-	int value, rc = 0, *want;
+	int value, rc = 0, sim, *want;
 
 	err_set_command("timeslice set");
 	if (parse_opts(argc, argv, "gn", &o) != 0)
@@ -245,14 +245,23 @@ ts_set(int argc, char **argv, struct ctx *c)
 	value = timeslice_value(argv[optind]);
 	if (value == TS_UNKNOWN || strlen(argv[optind]) == 1)
 		return err_die(EXIT_USAGE, "'%s' is not default, short, medium or long", argv[optind]);
-	if (!o.dry_run && geteuid() != 0)
-		return err_die(EXIT_ENV, "needs root (nvidia-smi changes the policy only for root); "
-		    "--dry-run shows what it would run");
 	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0)
 		return err_report();
+	sim = simulated(&sys);
 	want = xcalloc((size_t)sys.ngpus + 1, sizeof *want);
 	if (selected_gpus(&sys, o.sel, want) < 0) {
 		rc = err_report();
+		goto out;
+	}
+	/* a topology file records no policy: nothing to change, but --dry-run shows the commands */
+	if (sim && !o.dry_run) {
+		rc = err_die(EXIT_USAGE, "a simulated GPU has no time-slice policy to set (%s is a topology file); --dry-run "
+		    "shows the nvidia-smi commands a real GPU would get", sys.backend + 4);
+		goto out;
+	}
+	if (!o.dry_run && geteuid() != 0) {
+		rc = err_die(EXIT_ENV, "needs root (nvidia-smi changes the policy only for root); "
+		    "--dry-run shows what it would run");
 		goto out;
 	}
 	for (int i = 0; i < sys.ngpus && rc == 0; i++) {
@@ -262,8 +271,16 @@ ts_set(int argc, char **argv, struct ctx *c)
 		if (!want[i])
 			continue;
 		if (timeslice_set_argv(sys.gpus[i].uuid, value, smi, sizeof smi, num, sizeof num, av) < 0) {
-			rc = err_report();
-			break;
+			if (!sim) {
+				rc = err_report();
+				break;
+			}
+			/* no nvidia-smi here, and none needed to show what a real GPU would get */
+			err_clear();
+			snprintf(smi, sizeof smi, "nvidia-smi");
+			snprintf(num, sizeof num, "%d", value);
+			av[0] = smi, av[1] = "compute-policy", av[2] = "-i", av[3] = sys.gpus[i].uuid;
+			av[4] = "--set-timeslice", av[5] = num, av[6] = NULL;
 		}
 		print_argv(o.dry_run ? "dry run, would run" : "running", av);
 		if (!o.dry_run && timeslice_set(sys.gpus[i].uuid, value) < 0)
