@@ -11,8 +11,26 @@
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
+#   make V=1             print each command (by default: one short line per file made)
+#
+# A plain `make` (or make all, spank) builds on every CPU unless given -j.
 
 B        ?= build
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-5s %s\n' '$(1)' '$(2)'
+endif
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL)$(filter-out all spank work $(B)/%,$(MAKECMDGOALS)),0)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(NPROC)
+endif
+endif
 PREFIX   ?= /usr/local
 CC       ?= cc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -77,15 +95,18 @@ FUZZ_SECONDS ?= 600
 all: $(B)/gpupack work $(if $(SPANK_H),$(SPANK_SO))
 
 $(B)/gpupack: $(OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
@@ -93,22 +114,27 @@ $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1:
 
 $(TOOL_DOUBLES): $(B)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
 $(B)/pic/libgpupack.a: $(PIC_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(SPANK_SO): $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a src/slurm/spank.map
-	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/slurm/spank.map \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/slurm/spank.map \
 	  $(LDFLAGS) -o $@ \
 	  $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a -ldl -lpthread -lm
 
@@ -125,30 +151,35 @@ check-slurm: $(B)/gpupack $(SPANK_SO) $(TOOL_BINS) $(FAKENVML)
 # gpupack-work needs the CUDA toolkit; without it, say so and go on.
 work:
 	@if [ -n "$(NVCC)" ]; then \
-	  $(MAKE) --no-print-directory $(B)/gpupack-work; \
+	  $(MAKE) --no-print-directory $(if $(Q),-s) $(B)/gpupack-work; \
 	else \
 	  echo "note: nvcc not found: gpupack-work (the CUDA workloads) not built"; \
 	fi
 
 $(B)/gpupack-work: work/gpupack-work.cu
 	@mkdir -p $(B)
-	$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
+	$(call say,NVCC,$@)
+	$(Q)$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
 
 $(B)/tests/fakenvml/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -o $@ $<
 
 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -DFAKENVML_OLD_ABI -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -DFAKENVML_OLD_ABI -o $@ $<
 
 $(B)/tests/fakenvml/broken/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
 
 $(B)/tests/preload/%.so: tests/preload/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
 
 # What the tests need: work is gpupack-work where nvcc is found (tests/cli/work.t skips without
 # it), the Slurm plugin where spank.h is (tests/cli/install.t installs it).
@@ -160,7 +191,6 @@ TESTS ?= $(UNIT_SRCS) $(CLI_TESTS)
 # at once). Empty: every test holds with two busy loops beside it, so none needs the machine to
 # itself. A file that measures the machine itself would go here (as its path: tests/cli/x.t).
 SERIAL_TESTS :=
-NPROC := $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS ?= $(shell echo $$(($(NPROC) + $(NPROC) / 2 + 1)))
 # tests/harness's options (PROVE_FLAGS, its old name, too): --timer prints a per-file table
 TEST_FLAGS ?= $(PROVE_FLAGS)
