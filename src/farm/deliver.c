@@ -163,7 +163,10 @@ repeated_not_found(const struct joblog_rec *rec, const struct obuf *err)
 	if (n <= 0 || (size_t)n != err->total)
 		return 0;
 	line[n] = '\0';
-	if (!str_ends(line, ": command not found\n") || strchr(line, '\n') != line + n - 1)
+	/* bash and ours say "command not found", dash "not found" */
+	if (!str_ends(line, ": not found\n") && !str_ends(line, ": command not found\n"))
+		return 0;
+	if (strchr(line, '\n') != line + n - 1)
 		return 0;
 	if (strcmp(line, shown) == 0)
 		return 1;

@@ -48,12 +48,12 @@ like "$out" "^dry run, would run: nvidia-smi compute-policy -i GPU-[0-9a-f-]+ --
 # ---- a mistyped command: one line, not one per task ---------------------------
 run $G run -j 2 nosuchcmd-gpupack ::: 1 2 3 4 5
 is "$rc" 5 "five tasks of a command not found: exit 5"
-is "$(printf '%s\n' "$err" | grep -c 'command not found')" 1 "command not found: said once"
+is "$(printf '%s\n' "$err" | grep -c 'not found')" 1 "command not found: said once"
 run $G run -k --joblog "$T/j.log" nosuchcmd-gpupack ::: 1 2 3
-is "$(printf '%s\n' "$err" | grep -c 'command not found')" 1 "-k: said once"
+is "$(printf '%s\n' "$err" | grep -c 'not found')" 1 "-k: said once"
 is "$(awk 'NR > 1 && $7 == 127' "$T/j.log" | wc -l | tr -d ' ')" 3 "the joblog still records every task (127)"
 run $G run 'nosuch{}-gpupack' ::: 1 2
-is "$(printf '%s\n' "$err" | grep -c 'command not found')" 2 "a different command each: each is said"
+is "$(printf '%s\n' "$err" | grep -c 'not found')" 2 "a different command each: each is said"
 run $G run 'echo x >&2; exit 127' ::: 1 2
 is "$(printf '%s\n' "$err" | grep -c '^x$')" 2 "other output of an exit 127 is kept"
 
@@ -66,3 +66,15 @@ like "$err" "^gpupack: run: --joblog '$T/nodir/j.log': its directory '$T/nodir' 
 case $err in *.lock*) ok 1 "no internal .lock file named" ;; *) ok 0 "no internal .lock file named" ;; esac
 [ ! -e "$T/nodir" ]
 ok $? "nothing created"
+
+# ---- a command that sets CUDA_VISIBLE_DEVICES itself: warned once ------------------------------
+X8="$GPUPACK --sim $TOPO/h100-80gb-x8.topo"
+run $X8 run -j 1 'CUDA_VISIBLE_DEVICES=$(( ({%}-1) % 4 )) sh -c "echo {} \$CUDA_VISIBLE_DEVICES"' ::: 1 2 3
+is "$rc" 0 "a kept CUDA_VISIBLE_DEVICES prefix: the run goes on"
+is "$(printf '%s\n' "$err" | grep -c 'sets CUDA_VISIBLE_DEVICES itself')" 1 "warned once, not per task"
+like "$err" "^gpupack: run: warning: the command sets CUDA_VISIBLE_DEVICES itself, which overrides the GPU gpupack places each task on" \
+    "saying what it overrides"
+run $X8 run env CUDA_VISIBLE_DEVICES=0 true ::: 1 2
+is "$(printf '%s\n' "$err" | grep -c 'sets CUDA_VISIBLE_DEVICES itself')" 1 "env CUDA_VISIBLE_DEVICES=0 too"
+run $X8 run 'echo $CUDA_VISIBLE_DEVICES ${CUDA_VISIBLE_DEVICES}' ::: 1
+is "$err" "" "reading it is not setting it: no warning"
