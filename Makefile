@@ -21,6 +21,9 @@ V ?= 0
 ifeq ($(V),1)
 Q :=
 say = @:
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+say = @:
 else
 Q := @
 say = @printf '  %-5s %s\n' '$(1)' '$(2)'
