@@ -45,7 +45,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' \
-              -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -Isrc -MMD -MP $(CFLAGS)
+              -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -DGPUPACK_LIBEXECDIR='"$(PREFIX)/libexec/gpupack"' -Isrc -MMD -MP $(CFLAGS)
 LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -240,13 +240,22 @@ fuzz-run: fuzz
 	  build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-out/$$f tests/fuzz/$$f || exit 1; \
 	done
 
-install: $(B)/gpupack $(if $(SPANK_H),$(SPANK_SO))
+# the stand-ins a simulated machine uses (--sim): the MPS control daemon and a client that prints
+# the limits it is held to, installed as PREFIX/libexec/gpupack/sim-mps-control, sim-mps-client
+SIM_TOOLS := $(B)/tests/tools/fake-mps-control $(B)/tests/tools/fake-mps-client
+ZSHDIR ?= $(PREFIX)/share/zsh/site-functions
+
+install: $(B)/gpupack $(SIM_TOOLS) $(if $(SPANK_H),$(SPANK_SO))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies \
+	  $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(PREFIX)/libexec/gpupack
 	install -m 0755 $(B)/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack
 	if [ -f $(B)/gpupack-work ]; then install -m 0755 $(B)/gpupack-work $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0644 doc/gpupack.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1
 	install -m 0644 completion/gpupack.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	install -m 0644 completion/_gpupack $(DESTDIR)$(ZSHDIR)/_gpupack
+	install -m 0755 $(B)/tests/tools/fake-mps-control $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-control
+	install -m 0755 $(B)/tests/tools/fake-mps-client $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-client
 	install -m 0644 topologies/*.topo $(DESTDIR)$(PREFIX)/share/gpupack/topologies/
 	if [ -f $(SPANK_SO) ]; then install -d $(DESTDIR)$(PREFIX)/lib/gpupack && \
 	  install -m 0755 $(SPANK_SO) $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so; fi
@@ -255,11 +264,12 @@ install: $(B)/gpupack $(if $(SPANK_H),$(SPANK_SO))
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack-work \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack $(DESTDIR)$(ZSHDIR)/_gpupack \
+	  $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-control $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-client
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/gpupack/topologies/,$(notdir $(wildcard topologies/*.topo)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so
 	rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack \
-	  $(DESTDIR)$(PREFIX)/lib/gpupack 2>/dev/null || true
+	  $(DESTDIR)$(PREFIX)/lib/gpupack $(DESTDIR)$(PREFIX)/libexec/gpupack 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz

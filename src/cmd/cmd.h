@@ -22,6 +22,8 @@ struct ctx {
 /* Open the backend once; -1 with err set (EXIT_ENV without a driver). */
 int ctx_backend(struct ctx *c, struct gpu_backend **out);
 void ctx_close(struct ctx *c);
+/* Does the command run on a simulated machine (--sim, --sim-write, $GPUPACK_SIM...)? */
+int ctx_simulated(const struct ctx *c);
 /* The path of the running gpupack binary (for sub-invocations); never NULL. */
 const char *ctx_self(void);
 

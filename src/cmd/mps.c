@@ -305,13 +305,17 @@ select_daemons(struct ctx *c, const struct mps_opts *o, struct mps_daemon **out,
 
 /* ---- start ------------------------------------------------------------ */
 
+/* The machine is simulated (--sim): the daemons are gpupack's stand-in, and every output says so. */
+static int simulated;
+
 static void
 print_started(const struct mps_daemon *d, int started)
 {
 	char lim[128];
 
-	printf("%s %s: daemon %ld, %s, pipe %s\n", started ? "started" : "already running", d->uuid,
-	    (long)d->pid, mps_limits_format(&d->limits, lim, sizeof lim), d->pipe_dir);
+	printf("%s %s: daemon %ld, %s, pipe %s%s\n", started ? "started" : "already running", d->uuid,
+	    (long)d->pid, mps_limits_format(&d->limits, lim, sizeof lim), d->pipe_dir,
+	    simulated ? " (SIMULATED: gpupack's MPS stand-in)" : "");
 }
 
 /* Undo the daemons this invocation started (a later device failed). */
@@ -398,7 +402,8 @@ mps_cmd_stop(int argc, char **argv, struct ctx *c)
 			continue;
 		}
 		if (was_alive)
-			printf("stopped %s: daemon %ld\n", d[i].uuid, (long)d[i].pid);
+			printf("stopped %s: daemon %ld%s\n", d[i].uuid, (long)d[i].pid,
+			    simulated ? " (SIMULATED: gpupack's MPS stand-in)" : "");
 		else
 			printf("cleaned %s: stale state (daemon %ld gone)\n", d[i].uuid, (long)d[i].pid);
 	}
@@ -536,6 +541,7 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 		err_clear();
 	json_init(&j, 1);
 	json_obj_begin(&j, NULL);
+	json_bool(&j, "simulated", simulated);
 	json_arr_begin(&j, "daemons");
 	table_init(&t, "lrrlrrll", 0);
 	table_row(&t, "DEVICE", "GPU", "DAEMON", "STATE", "SM", "MEM", "PRIO", "PIPE DIR");
@@ -570,6 +576,8 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 	} else if (n == 0) {
 		printf("no MPS daemon of gpupack\n");
 	} else {
+		if (simulated)
+			printf("SIMULATED machine: the daemons are gpupack's MPS stand-in\n");
 		table_print(&t, stdout);
 		if (ct.rows > 1) {
 			printf("\n");
@@ -784,6 +792,12 @@ cmd_mps(int argc, char **argv, struct ctx *c)
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	/* a simulated machine's MPS is gpupack's stand-in daemon (gpu_sim_mps) */
+	simulated = ctx_simulated(c);
+	if (simulated && gpu_sim_mps() < 0) {
+		err_set_command("mps");
+		return err_report();
 	}
 	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
 		if (strcmp(argv[1], subs[i].name) == 0)

@@ -299,7 +299,7 @@ static const char tail_text[] =
     "examples:\n"
     "  gpupack run --joblog runs.log python train.py --seed {} ::: $(seq 200)\n"
     "  gpupack run --resume --joblog runs.log python train.py --seed {} ::: $(seq 200)\n"
-    "  gpupack --sim h100-80gb-x8 run -j 2 'echo {} on $CUDA_VISIBLE_DEVICES' ::: a b c\n";
+    "  gpupack --sim h100-80gb-x8 run --share mps -j 2 'echo {} on $CUDA_VISIBLE_DEVICES' ::: a b c\n";
 
 static int
 parse_int_opt(const char *name, const char *v, long min, long max, int *out)

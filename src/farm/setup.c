@@ -470,6 +470,11 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	const char *from;
 	int n = 0, rc;
 
+	/* a simulated machine's MPS is gpupack's stand-in daemon; what the run prints says simulated */
+	f->st.simulated = strcmp(b->name, "sim") == 0;
+	if (f->st.simulated && (f->o->share == SHARE_MPS || (f->o->share == SHARE_DEFAULT &&
+	    farm_mps_available())) && gpu_sim_mps() < 0)
+		return -1;
 	if (check_options(f) < 0)
 		return -1;
 	if (gpu_snapshot(b, &sys, 0) < 0)

@@ -16,6 +16,9 @@
 #ifndef GPUPACK_DATADIR
 #define GPUPACK_DATADIR "/usr/local/share/gpupack"
 #endif
+#ifndef GPUPACK_LIBEXECDIR
+#define GPUPACK_LIBEXECDIR "/usr/local/libexec/gpupack"
+#endif
 
 /* The directories where installed topologies may be ("" when the binary's own is unknown). */
 static int
@@ -111,6 +114,44 @@ sim_path(const char *name, char *out, size_t size)
 		    "were found", name);
 	sbuf_free(&known);
 	return -1;
+}
+
+int
+gpu_sim_tool(const char *name, const char *build_name, char *out, size_t size)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	int len;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		len = snprintf(out, size, "%s/../libexec/gpupack/%s", exe, name);
+		if (len > 0 && (size_t)len < size && access(out, X_OK) == 0)
+			return 0;
+		len = snprintf(out, size, "%s/tests/tools/%s", exe, build_name);
+		if (len > 0 && (size_t)len < size && access(out, X_OK) == 0)
+			return 0;
+	}
+	len = snprintf(out, size, "%s/%s", GPUPACK_LIBEXECDIR, name);
+	if (len > 0 && (size_t)len < size && access(out, X_OK) == 0)
+		return 0;
+	return err_set(EXIT_ENV, "gpupack's %s (the stand-in a simulated machine uses) is not installed "
+	    "beside gpupack nor in %s (make install puts it there)", name, GPUPACK_LIBEXECDIR);
+}
+
+int
+gpu_sim_mps(void)
+{
+	char path[PATH_MAX];
+	const char *env = getenv("GPUPACK_MPS_CONTROL");
+
+	if (env && *env)
+		return 0;
+	if (gpu_sim_tool("sim-mps-control", "fake-mps-control", path, sizeof path) < 0)
+		return -1;
+	return setenv("GPUPACK_MPS_CONTROL", path, 1) < 0 ? err_sys(EXIT_INTERNAL, "setenv") : 0;
 }
 
 int

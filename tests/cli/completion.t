@@ -84,3 +84,16 @@ like "$(complete_line --sim h100 | tr '\n' ' ')" "h100-80gb h100-80gb-mig" "--si
 run $GPUPACK --completion-helper nosuch
 is "$rc" 2 "--completion-helper of no command: exit 2"
 one_line "$err" "--completion-helper nosuch: one line"
+
+# ---- zsh: the same completion through bashcompinit (completion/_gpupack) -------------------------
+if command -v zsh >/dev/null 2>&1; then
+	got=$(PATH="$(dirname "$GPUPACK"):$PATH" zsh -fc '
+		autoload -U +X compinit && compinit -u -d "$1/zcomp"; autoload -U +X bashcompinit && bashcompinit
+		source "$2/completion/gpupack.bash"; setopt ksharrays
+		COMP_WORDS=(gpupack run --share ""); COMP_CWORD=3; _gpupack; print -l -- "${COMPREPLY[@]}"' _ "$T" "$GPUPACK_SRC" 2>&1)
+	is "$(printf '%s\n' "$got" | sort | tr '\n' ' ')" "exclusive mps timeslice " "zsh: run --share <TAB>: the modes"
+	grep -q '^#compdef gpupack' "$GPUPACK_SRC/completion/_gpupack"
+	ok $? "completion/_gpupack is a zsh completion for gpupack"
+else
+	skip "zsh is not installed" 2
+fi
