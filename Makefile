@@ -45,7 +45,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' \
-              -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -DGPUPACK_LIBEXECDIR='"$(PREFIX)/libexec/gpupack"' -Isrc -MMD -MP $(CFLAGS)
+              $(CPPFLAGS) -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -DGPUPACK_LIBEXECDIR='"$(PREFIX)/libexec/gpupack"' -Isrc -MMD -MP $(CFLAGS)
 LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
