@@ -115,10 +115,12 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LI
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
 
+# (CPPFLAGS and TOOL_LDFLAGS: a package's hardening, for the two that make install ships as the
+# simulated machine's MPS stand-in; CFLAGS and LDFLAGS carry the sanitizer pass's flags)
 $(TOOL_DOUBLES): $(B)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)
-	$(Q)$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
+	$(Q)$(CC) -std=c11 $(WARN) -D_GNU_SOURCE $(CPPFLAGS) -Isrc -O2 -g $(TOOL_LDFLAGS) -o $@ $< -lpthread -lm
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
