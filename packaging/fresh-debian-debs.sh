@@ -63,6 +63,8 @@ fi
 rm -f "$ROOT.debootstrap.log"
 echo "== debootstrap --variant=minbase bookworm: $(($(date +%s) - t)) s"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# minbase has no /etc/hosts: Slurm's SlurmctldHost=localhost needs one
+[ -e "$ROOT/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n' >"$ROOT/etc/hosts"
 # this machine's sources inside (its updates and security too), else the mirror's main
 if ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
 	cp /etc/apt/sources.list.d/*.sources "$ROOT/etc/apt/sources.list.d/"

@@ -14,9 +14,9 @@ snapshot() { find /etc /usr /var/lib /opt -xdev -path /var/lib/dpkg -prune -o -p
 
 step apt-get update -qq
 # Slurm first (what the plugin depends on), so that the purge check sees only ours
-step apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null
+step apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends slurmctld slurmd slurm-client munge
 snapshot >/tmp/before
-step apt-get install -y -qq --no-install-recommends /debs/gpupack_*.deb /debs/gpupack-slurm-plugin_*.deb
+step apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends /debs/gpupack_*.deb /debs/gpupack-slurm-plugin_*.deb
 step dpkg -l gpupack gpupack-slurm-plugin
 step gpupack --version
 step man -w gpupack 2>/dev/null || echo "(man-db is not installed: $(ls /usr/share/man/man1/gpupack.1.gz))"
@@ -57,7 +57,7 @@ bash /tmp/plugin.sh
 [ $? -eq 0 ] || fail=1
 
 # ---- purge ------------------------------------------------------------------------------------
-step apt-get purge -y -qq gpupack gpupack-slurm-plugin
+step apt-get purge -y -qq -o Dpkg::Use-Pty=0 gpupack gpupack-slurm-plugin
 snapshot >/tmp/after
 left=$(comm -13 /tmp/before /tmp/after)
 echo
