@@ -64,7 +64,7 @@ echo
 echo "what is there after the purge and was not before installing (/etc /usr /var/lib /opt):"
 echo "${left:-(nothing)}"
 check "purge leaves nothing of theirs" "[ -z \"\$left\" ]"
-check "no gpupack file left" "! command -v gpupack && [ ! -e /usr/libexec/gpupack ] && [ ! -e /etc/slurm/plugstack.conf.d/gpupack.conf ]"
+check "no gpupack file left" "[ ! -e /usr/bin/gpupack ] && [ ! -e /usr/libexec/gpupack ] && [ ! -e /etc/slurm/plugstack.conf.d/gpupack.conf ]"
 echo
 [ "$fail" -eq 0 ] && echo "RESULT: PASS" || echo "RESULT: FAIL"
 exit "$fail"
