@@ -45,7 +45,7 @@ if [ -z "$ROOT" ]; then
 fi
 cleanup() {
 	for m in dev/pts dev proc sys tmp; do
-		mountpoint -q "$ROOT/$m" && umount -l "$ROOT/$m"
+		mountpoint -q "$ROOT/$m" && umount -R -l "$ROOT/$m"
 	done
 	[ "$KEEP" -eq 1 ] || rm -rf --one-file-system "$ROOT"
 }
@@ -73,7 +73,8 @@ else
 	echo "deb $MIRROR bookworm main" >"$ROOT/etc/apt/sources.list"
 fi
 mount -t proc proc "$ROOT/proc"
-mount -t sysfs sys "$ROOT/sys"
+# /sys with its cgroup filesystem: slurmd will not start without /sys/fs/cgroup
+mount --rbind /sys "$ROOT/sys"
 mount --bind /dev "$ROOT/dev"
 mount -t devpts devpts "$ROOT/dev/pts"
 mount -t tmpfs -o mode=1777 tmpfs "$ROOT/tmp"
