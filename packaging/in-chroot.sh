@@ -51,7 +51,9 @@ run as_user srun -N2 -n2 --gres=gpu:1 --gpupack-mps=sm=25 /usr/libexec/gpupack/s
 is "$rc" 0 "srun --gpupack-mps=sm=25 on two nodes"
 printf '%s\n' "$out" | sed 's/^/#   /'
 is "$(printf '%s\n' "$out" | grep -c '^mps=1 .*sm=25.0')" 2 "each task a client of its job's daemon, held to sm 25"
-like "$(cat "$SL_DIR"/log/slurmd-n1.log)" "gpupack_spank" "slurmd's log names the plugin"
+# the job's prolog (slurmd, through the plugin) made the daemons' directories under its default state root
+ok "$(ls -d /run/gpupack/n1 /run/gpupack/n2 >/dev/null 2>&1 && echo 0 || echo 1)" \
+	"the daemons lived under the plugin's default state root, one per node (/run/gpupack/n1, n2)"
 EOF
 bash /tmp/plugin.sh
 [ $? -eq 0 ] || fail=1
