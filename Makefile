@@ -12,8 +12,29 @@
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
+#   make V=1             print each command (by default: one short line per file made)
+#
+# A plain `make` (or make all, spank) builds on every CPU unless given -j.
 
 B        ?= build
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+say = @:
+else
+Q := @
+say = @printf '  %-5s %s\n' '$(1)' '$(2)'
+endif
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL)$(filter-out all spank work $(B)/%,$(MAKECMDGOALS)),0)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(NPROC)
+endif
+endif
 PREFIX   ?= /usr/local
 CC       ?= cc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -25,7 +46,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DGPUPACK_VERSION='"$(VERSION)"' \
-              -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -Isrc -MMD -MP $(CFLAGS)
+              $(CPPFLAGS) -DGPUPACK_DATADIR='"$(PREFIX)/share/gpupack"' -DGPUPACK_LIBEXECDIR='"$(PREFIX)/libexec/gpupack"' -Isrc -MMD -MP $(CFLAGS)
 LIBS     := -ldl -lpthread -lm $(LDLIBS)
 
 comma := ,
@@ -79,15 +100,18 @@ FUZZ_SECONDS ?= 600
 all: $(B)/gpupack work $(if $(SPANK_H),$(SPANK_SO))
 
 $(B)/gpupack: $(OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 # the farm's lifecycle on a fake clock with fake processes: the link wraps what touches processes and time
 LIFE_WRAPS := spawn_task kill waitpid poll clock_mono guard_start guard_task_started guard_task_ended \
@@ -101,24 +125,31 @@ $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(L
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
 
+# (CPPFLAGS and TOOL_LDFLAGS: a package's hardening, for the two that make install ships as the
+# simulated machine's MPS stand-in; CFLAGS and LDFLAGS carry the sanitizer pass's flags)
 $(TOOL_DOUBLES): $(B)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -D_GNU_SOURCE -Isrc -O2 -g -o $@ $< -lpthread -lm
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) -D_GNU_SOURCE $(CPPFLAGS) -Isrc -O2 -g $(TOOL_LDFLAGS) -o $@ $< -lpthread -lm
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
 $(B)/pic/libgpupack.a: $(PIC_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(SPANK_SO): $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a src/slurm/spank.map
-	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/slurm/spank.map \
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/slurm/spank.map \
 	  $(LDFLAGS) -o $@ \
 	  $(B)/pic/src/slurm/spank.o $(JOB_SRCS:%.c=$(B)/pic/%.o) $(B)/pic/libgpupack.a -ldl -lpthread -lm
 
@@ -135,30 +166,35 @@ check-slurm: $(B)/gpupack $(SPANK_SO) $(TOOL_BINS) $(FAKENVML)
 # gpupack-work needs the CUDA toolkit; without it, say so and go on.
 work:
 	@if [ -n "$(NVCC)" ]; then \
-	  $(MAKE) --no-print-directory $(B)/gpupack-work; \
+	  $(MAKE) --no-print-directory $(if $(Q),-s) $(B)/gpupack-work; \
 	else \
 	  echo "note: nvcc not found: gpupack-work (the CUDA workloads) not built"; \
 	fi
 
 $(B)/gpupack-work: work/gpupack-work.cu
 	@mkdir -p $(B)
-	$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
+	$(call say,NVCC,$@)
+	$(Q)$(NVCC) $(NVCCFLAGS) -o $@ $< -lcublas
 
 $(B)/tests/fakenvml/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -o $@ $<
 
 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -DFAKENVML_OLD_ABI -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -DFAKENVML_OLD_ABI -o $@ $<
 
 $(B)/tests/fakenvml/broken/libnvidia-ml.so.1: tests/fakenvml/fakenvml.c src/gpu/nvml_api.h
 	@mkdir -p $(dir $@)
-	$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(FAKENVML_CC) -DFAKENVML_NO_COUNT -o $@ $<
 
 $(B)/tests/preload/%.so: tests/preload/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -fPIC -shared -o $@ $< -ldl
 
 # What the tests need: work is gpupack-work where nvcc is found (tests/cli/work.t skips without
 # it), the Slurm plugin where spank.h is (tests/cli/install.t installs it).
@@ -170,7 +206,6 @@ TESTS ?= $(UNIT_SRCS) $(CLI_TESTS)
 # at once). Empty: every test holds with two busy loops beside it, so none needs the machine to
 # itself. A file that measures the machine itself would go here (as its path: tests/cli/x.t).
 SERIAL_TESTS :=
-NPROC := $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS ?= $(shell echo $$(($(NPROC) + $(NPROC) / 2 + 1)))
 # tests/harness's options (PROVE_FLAGS, its old name, too): --timer prints a per-file table
 TEST_FLAGS ?= $(PROVE_FLAGS)
@@ -217,13 +252,22 @@ fuzz-run: fuzz
 	  build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-out/$$f tests/fuzz/$$f || exit 1; \
 	done
 
-install: $(B)/gpupack $(if $(SPANK_H),$(SPANK_SO))
+# the stand-ins a simulated machine uses (--sim): the MPS control daemon and a client that prints
+# the limits it is held to, installed as PREFIX/libexec/gpupack/sim-mps-control, sim-mps-client
+SIM_TOOLS := $(B)/tests/tools/fake-mps-control $(B)/tests/tools/fake-mps-client
+ZSHDIR ?= $(PREFIX)/share/zsh/site-functions
+
+install: $(B)/gpupack $(SIM_TOOLS) $(if $(SPANK_H),$(SPANK_SO))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/gpupack/topologies \
+	  $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(PREFIX)/libexec/gpupack
 	install -m 0755 $(B)/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack
 	if [ -f $(B)/gpupack-work ]; then install -m 0755 $(B)/gpupack-work $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0644 doc/gpupack.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1
 	install -m 0644 completion/gpupack.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	install -m 0644 completion/_gpupack $(DESTDIR)$(ZSHDIR)/_gpupack
+	install -m 0755 $(B)/tests/tools/fake-mps-control $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-control
+	install -m 0755 $(B)/tests/tools/fake-mps-client $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-client
 	install -m 0644 topologies/*.topo $(DESTDIR)$(PREFIX)/share/gpupack/topologies/
 	if [ -f $(SPANK_SO) ]; then install -d $(DESTDIR)$(PREFIX)/lib/gpupack && \
 	  install -m 0755 $(SPANK_SO) $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so; fi
@@ -232,11 +276,12 @@ install: $(B)/gpupack $(if $(SPANK_H),$(SPANK_SO))
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpupack $(DESTDIR)$(PREFIX)/bin/gpupack-work \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/gpupack.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpupack $(DESTDIR)$(ZSHDIR)/_gpupack \
+	  $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-control $(DESTDIR)$(PREFIX)/libexec/gpupack/sim-mps-client
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/gpupack/topologies/,$(notdir $(wildcard topologies/*.topo)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/gpupack/gpupack_spank.so
 	rmdir $(DESTDIR)$(PREFIX)/share/gpupack/topologies $(DESTDIR)$(PREFIX)/share/gpupack \
-	  $(DESTDIR)$(PREFIX)/lib/gpupack 2>/dev/null || true
+	  $(DESTDIR)$(PREFIX)/lib/gpupack $(DESTDIR)$(PREFIX)/libexec/gpupack 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -15,21 +15,31 @@ struct command {
 	const char *summary;
 	const char *usage;
 	int (*fn)(int argc, char **argv, struct ctx *c);
+	/* its options (cmd/opttab.h), and its subcommands with the options each takes */
+	const struct optdef *opts;
+	const int *nopts;
+	const struct optsub *subs;
+	const int *nsubs;
 };
 
 static const struct command commands[] = {
 	{"devices", "GPUs, MIG devices, MPS daemons, memory, compute mode",
-	    "devices [--json] [--profiles] [--gpu SEL]", cmd_devices},
+	    "devices [--json] [--profiles] [--gpu SEL]", cmd_devices,
+	    devices_options, &devices_noptions, NULL, NULL},
 	{"mps", "private MPS control daemons per GPU or MIG device, with limits",
-	    "mps start|stop|status|env|exec ...", cmd_mps},
+	    "mps start|stop|status|env|exec ...", cmd_mps,
+	    mps_options, &mps_noptions, mps_subs, &mps_nsubs},
 	{"timeslice", "the compute time-slice policy of each GPU",
-	    "timeslice get|set ...", cmd_timeslice},
+	    "timeslice get|set ...", cmd_timeslice,
+	    timeslice_options, &timeslice_noptions, timeslice_subs, &timeslice_nsubs},
 	{"mig", "MIG profiles, plans from requests, apply and clear",
-	    "mig profiles|plan|apply|clear ...", cmd_mig},
+	    "mig profiles|plan|apply|clear ...", cmd_mig,
+	    mig_options, &mig_noptions, mig_subs, &mig_nsubs},
 	{"run", "a task farm: many commands packed onto GPU slots",
-	    "run [options] command [args] [::: inputs ...]", cmd_run},
+	    "run [options] command [args] [::: inputs ...]", cmd_run, NULL, NULL, NULL, NULL},
 	{"bench", "the sharing mechanisms measured side by side on this GPU",
-	    "bench [--quick] [--json] [-- CMD ...]", cmd_bench},
+	    "bench [--quick] [--json] [-- CMD ...]", cmd_bench,
+	    bench_options, &bench_noptions, NULL, NULL},
 };
 
 static void
@@ -59,6 +69,53 @@ find_command(const char *name)
 	return NULL;
 }
 
+static const struct command *find_command(const char *name);
+
+/*
+ * Shell completion asks the binary what to offer (git's
+ * --git-completion-helper), so it cannot drift from the parsers:
+ *   gpupack --completion-helper              the commands and global options
+ *   gpupack --completion-helper CMD          CMD's subcommands, or its options
+ *   gpupack --completion-helper CMD SUB      SUB's options
+ * one a line; an option that takes a value as --name=METAVAR.
+ */
+static int
+completion_helper(int argc, char **argv)
+{
+	const struct command *cmd = argc > 0 ? find_command(argv[0]) : NULL;
+	const struct optdef *t = NULL;
+	const char *ids = NULL;
+	int n = 0;
+
+	if (argc == 0) {
+		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+			printf("%s\n", commands[i].name);
+		printf("--sim=FILE\n--sim-write=FILE\n--version\n--help\n");
+		return 0;
+	}
+	if (!cmd)
+		return err_die(EXIT_USAGE, "--completion-helper: '%s' is not a command", argv[0]);
+	if (cmd->subs && argc == 1) {
+		for (int i = 0; i < *cmd->nsubs; i++)
+			printf("%s\n", cmd->subs[i].name);
+		return 0;
+	}
+	for (int i = 0; cmd->subs && i < *cmd->nsubs; i++)
+		if (strcmp(cmd->subs[i].name, argv[1]) == 0)
+			ids = cmd->subs[i].ids;
+	if (cmd->subs && !ids)
+		return err_die(EXIT_USAGE, "--completion-helper: '%s' is not a subcommand of %s", argv[1],
+		    cmd->name);
+	if (cmd->opts) {
+		t = cmd->opts;
+		n = *cmd->nopts;
+	} else {
+		run_options(&t, &n);
+	}
+	opttab_complete(t, n, ids, stdout);
+	return 0;
+}
+
 static int
 sim_needs_file(const char *opt)
 {
@@ -74,6 +131,7 @@ main(int argc, char **argv)
 		{"sim-write", required_argument, NULL, 'w'},
 		{"version", no_argument, NULL, 'V'},
 		{"knobs", no_argument, NULL, 'k'},
+		{"completion-helper", no_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -123,6 +181,9 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'c':
+			/* for completion/gpupack.bash: not in --help */
+			return completion_helper(argc - optind, argv + optind);
 		case ':':
 			return sim_needs_file(argv[optind - 1]);
 		default:

@@ -30,40 +30,71 @@ static const char usage_text[] =
     "  exercise 1  matmul farm: SGEMM of each size, aggregate TFLOP/s\n"
     "  exercise 2  the same with CPU work between GPU calls (--cpu-ms)\n"
     "  exercise 3  MPS caps: P clients capped at 100/P % of the SMs, against uncapped\n"
-    "  exercise 4  -- CMD ...: your command as the task, through gpupack run, tasks per hour\n"
-    "\n"
-    "options:\n"
-    "  --quick            sizes 512,2048, P 1,2,4,8, exercises 1 and 3, short timed parts\n"
-    "  --sizes LIST       matrix sizes (default 256,512,1024,2048,4096)\n"
-    "  --procs LIST       concurrency levels P (default 1,2,4,8,16)\n"
-    "  --modes LIST       of timeslice,mps,streams,batched (default all)\n"
-    "  --exercises LIST   of 1,2,3,4 (default 1,2,3; 4 alone when CMD is given)\n"
-    "  --repeats N        repeats of every point (default 3; the median is reported)\n"
-    "  --max-repeats N    repeats of a point whose first ones spread more than 10%\n"
-    "                     (default 9; --quick 6; = --repeats: never more)\n"
-    "  --time DURATION    timed part of each point (default 300ms; --quick 120ms)\n"
-    "  --cpu-ms M         exercise 2: CPU work between GPU calls (default 2)\n"
-    "  --mixed-size N     exercise 2's matrix size (default: the middle size)\n"
-    "  --caps-sizes LIST  exercise 3's sizes (default: the smallest 2; --quick 1)\n"
-    "  --tasks T          exercise 4: tasks per point (default 2 x the largest P)\n"
-    "  --gpus SEL         the device: index, GPU-uuid or MIG-uuid (default the first; --gpu too)\n"
-    "  --margin SECONDS   setup time given to workers before their shared start (default:\n"
-    "                     learned from the workers' own setup times; grows when too short)\n"
-    "  --timeout DURATION one repeat of one point at most (default 5m)\n"
-    "  --json             one JSON object on stdout instead of the tables\n"
-    "  --out DIR          write table.txt, bench.json and <exercise>.svg into DIR\n"
-    "  --svg DIR          write only the charts into DIR\n"
-    "  --progress         a line per measurement on stderr (default when it is a terminal)\n"
-    "\n"
+    "  exercise 4  -- CMD ...: your command as the task, through gpupack run, tasks per hour\n";
+static const char tail_text[] =
     "The worker is gpupack-work: $GPUPACK_WORK, else beside gpupack, else on PATH.\n"
     "On a simulated machine (gpupack --sim FILE bench) nothing is measured: every figure comes\n"
-    "from a model of the simulated GPU, and every table, chart and JSON says so.\n";
+    "from a model of the simulated GPU, and every table, chart and JSON says so.\n"
+    "\n"
+    "examples:\n"
+    "  gpupack bench --quick                    which way of sharing pays on this GPU\n"
+    "  gpupack bench --procs 1,4,8 -- python infer.py   your own program as the task\n";
 
 enum {
 	O_QUICK = 256, O_SIZES, O_PROCS, O_MODES, O_EXERCISES, O_REPEATS, O_TIME, O_CPU_MS,
 	O_MIXED, O_CAPS, O_TASKS, O_GPU, O_MARGIN, O_TIMEOUT, O_JSON, O_OUT, O_SVG, O_PROGRESS,
 	O_MAX_REPEATS,
 };
+
+/* bench's options, declared once: the parser, --help and completion read this table */
+const struct optdef bench_options[] = {
+	{NULL, NULL, OPTTAB_NONE, 0, NULL, "options:", NULL},
+	{"quick", NULL, OPTTAB_NONE, O_QUICK, NULL, "sizes 512,2048, P 1,2,4,8, exercises 1 and 3,\n"
+	    "short timed parts", NULL},
+	{"sizes", NULL, OPTTAB_REQ, O_SIZES, "LIST", "matrix sizes (default 256,512,1024,2048,4096)", NULL},
+	{"procs", NULL, OPTTAB_REQ, O_PROCS, "LIST", "concurrency levels P (default 1,2,4,8,16)", NULL},
+	{"modes", NULL, OPTTAB_REQ, O_MODES, "LIST", "of timeslice,mps,streams,batched (default all)", NULL},
+	{"exercises", NULL, OPTTAB_REQ, O_EXERCISES, "LIST", "of 1,2,3,4 (default 1,2,3; 4 alone when CMD\n"
+	    "is given)", NULL},
+	{"repeats", NULL, OPTTAB_REQ, O_REPEATS, "N", "repeats of every point (default 3; the median\n"
+	    "is reported)", NULL},
+	{"max-repeats", NULL, OPTTAB_REQ, O_MAX_REPEATS, "N", "repeats of a point whose first ones spread\n"
+	    "more than 10% (default 9; --quick 6; = --repeats:\nnever more)", NULL},
+	{"time", NULL, OPTTAB_REQ, O_TIME, "DURATION", "timed part of each point (default 300ms;\n"
+	    "--quick 120ms)", NULL},
+	{"cpu-ms", NULL, OPTTAB_REQ, O_CPU_MS, "M", "exercise 2: CPU work between GPU calls (default 2)",
+	    NULL},
+	{"mixed-size", NULL, OPTTAB_REQ, O_MIXED, "N", "exercise 2's matrix size (default: the middle)",
+	    NULL},
+	{"caps-sizes", NULL, OPTTAB_REQ, O_CAPS, "LIST", "exercise 3's sizes (default: the smallest 2;\n"
+	    "--quick 1)", NULL},
+	{"tasks", NULL, OPTTAB_REQ, O_TASKS, "T", "exercise 4: tasks per point (default 2 x the\n"
+	    "largest P)", NULL},
+	{"gpus|gpu", NULL, OPTTAB_REQ, O_GPU, "SEL", "the device: index, GPU-uuid or MIG-uuid (default\n"
+	    "the first)", NULL},
+	{"margin", NULL, OPTTAB_REQ, O_MARGIN, "SECONDS", "setup time given to workers before their shared\n"
+	    "start (default: learned from the workers' own\nsetup times; grows when too short)", NULL},
+	{"timeout", NULL, OPTTAB_REQ, O_TIMEOUT, "DURATION", "one repeat of one point at most (default 5m)",
+	    NULL},
+	{"json", NULL, OPTTAB_NONE, O_JSON, NULL, "one JSON object on stdout instead of the tables", NULL},
+	{"out", NULL, OPTTAB_REQ, O_OUT, "DIR", "write table.txt, bench.json and <exercise>.svg\n"
+	    "into DIR", NULL},
+	{"svg", NULL, OPTTAB_REQ, O_SVG, "DIR", "write only the charts into DIR", NULL},
+	{"progress", NULL, OPTTAB_NONE, O_PROGRESS, NULL, "a line per measurement on stderr (default when\n"
+	    "it is a terminal)", NULL},
+	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
+};
+const int bench_noptions = (int)(sizeof bench_options / sizeof bench_options[0]);
+
+static struct opttab *
+table(void)
+{
+	static struct opttab ot;
+
+	if (!ot.t)
+		opttab_init(&ot, bench_options, bench_noptions);
+	return &ot;
+}
 
 struct opts {
 	int json, progress;
@@ -243,36 +274,17 @@ apply_opts(const struct opts *o, struct bench_config *c, int ncmd)
 static int
 parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *help)
 {
-	static const struct option lopts[] = {
-		{"quick", no_argument, NULL, O_QUICK},
-		{"sizes", required_argument, NULL, O_SIZES},
-		{"procs", required_argument, NULL, O_PROCS},
-		{"modes", required_argument, NULL, O_MODES},
-		{"exercises", required_argument, NULL, O_EXERCISES},
-		{"repeats", required_argument, NULL, O_REPEATS},
-		{"max-repeats", required_argument, NULL, O_MAX_REPEATS},
-		{"time", required_argument, NULL, O_TIME},
-		{"cpu-ms", required_argument, NULL, O_CPU_MS},
-		{"mixed-size", required_argument, NULL, O_MIXED},
-		{"caps-sizes", required_argument, NULL, O_CAPS},
-		{"tasks", required_argument, NULL, O_TASKS},
-		{"gpus", required_argument, NULL, O_GPU},
-		{"gpu", required_argument, NULL, O_GPU},
-		{"margin", required_argument, NULL, O_MARGIN},
-		{"timeout", required_argument, NULL, O_TIMEOUT},
-		{"json", no_argument, NULL, O_JSON},
-		{"out", required_argument, NULL, O_OUT},
-		{"svg", required_argument, NULL, O_SVG},
-		{"progress", no_argument, NULL, O_PROGRESS},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct opttab *ot = table();
 	int ch, quick = 0, word;
 
 	memset(o, 0, sizeof *o);
 	o->cpu_ms = -1;
 	*help = 0;
-	while ((ch = opt_next(argc, argv, "+:h", lopts, &word)) != -1) {
+	while ((ch = opt_next(argc, argv, ot->shortopts, ot->longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(ot, ch);
+
+		if (d)
+			ch = d->id;
 		if (ch == 'h') {
 			*help = 1;
 			return 0;
@@ -282,7 +294,7 @@ parse_args(int argc, char **argv, struct opts *o, struct bench_config *c, int *h
 			continue;
 		}
 		if (ch == ':' || ch == '?')
-			return opt_error("bench", argc, argv, word, ch, lopts);
+			return opt_error("bench", argc, argv, word, ch, ot->longs);
 		if (parse_opt(ch, o) < 0)
 			return -1;
 	}
@@ -450,7 +462,7 @@ cmd_bench(int argc, char **argv, struct ctx *c)
 	if (parse_args(argc, argv, &o, &r->cfg, &help) < 0)
 		return err_report();
 	if (help) {
-		fputs(usage_text, stdout);
+		opttab_help(table(), usage_text, tail_text, stdout);
 		return 0;
 	}
 	if (pick_device(c, o.gpu, r) < 0)

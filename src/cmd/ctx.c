@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int
@@ -13,6 +14,14 @@ ctx_backend(struct ctx *c, struct gpu_backend **out)
 		return -1;
 	*out = c->backend;
 	return 0;
+}
+
+int
+ctx_simulated(const struct ctx *c)
+{
+	const char *s = getenv("GPUPACK_SIM"), *w = getenv("GPUPACK_SIM_WRITE");
+
+	return (c->sim && *c->sim) || (s && *s) || (w && *w);
 }
 
 void

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "cmd/gpujson.h"
 #include "cmd/gpuprint.h"
+#include "cmd/opttab.h"
 #include "gpu/select.h"
 #include "share/mps.h"
 #include "util/err.h"
@@ -36,13 +37,24 @@ struct view {
 	const char *mps_error; /* mps_list failed: why */
 };
 
+/* devices' options, declared once: the parser, --help and completion read this table */
+const struct optdef devices_options[] = {
+	{NULL, NULL, OPTTAB_NONE, 0, NULL, "options:", NULL},
+	{"json", NULL, OPTTAB_NONE, 'j', NULL, "one JSON object (keys: doc/topology.md)", NULL},
+	{"profiles", NULL, OPTTAB_NONE, 'p', NULL, "the MIG profiles each GPU supports, with counts\n"
+	    "and placements", NULL},
+	{"gpus|gpu", NULL, OPTTAB_REQ, 'g', "SEL", "only these devices: indices, GPU-/MIG- UUIDs,\n"
+	    "comma-separated", NULL},
+	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
+};
+const int devices_noptions = (int)(sizeof devices_options / sizeof devices_options[0]);
+
 static void
-usage(FILE *f)
+usage(const struct opttab *ot, FILE *f)
 {
-	fprintf(f, "usage: gpupack devices [--json] [--profiles] [--gpus SEL]\n"
-	    "  --json        one JSON object (keys: doc/topology.md)\n"
-	    "  --profiles    the MIG profiles each GPU supports, with counts and placements\n"
-	    "  --gpus SEL    only these devices: indices, GPU-/MIG- UUIDs, comma-separated (--gpu too)\n");
+	opttab_help(ot, "usage: gpupack devices [--json] [--profiles] [--gpus SEL]\n", "examples:\n"
+	    "  gpupack devices                               every GPU, MIG device, MPS daemon\n"
+	    "  gpupack --sim h100-80gb devices --profiles    a simulated H100's MIG profiles\n", f);
 }
 
 static int
@@ -444,14 +456,7 @@ print_human(const struct view *v)
 int
 cmd_devices(int argc, char **argv, struct ctx *c)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"profiles", no_argument, NULL, 'p'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"gpu", required_argument, NULL, 'g'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	static struct opttab ot;
 	struct gpu_backend *b;
 	struct gpu_system sys;
 	struct view v = {.sys = &sys};
@@ -459,14 +464,18 @@ cmd_devices(int argc, char **argv, struct ctx *c)
 	char mps_why[1024];
 	int json = 0, ch, rc, word;
 
-	while ((ch = opt_next(argc, argv, "+:h", opts, &word)) != -1) {
-		switch (ch) {
+	if (!ot.t)
+		opttab_init(&ot, devices_options, devices_noptions);
+	while ((ch = opt_next(argc, argv, ot.shortopts, ot.longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(&ot, ch);
+
+		switch (d ? d->id : ch) {
 		case 'j': json = 1; break;
 		case 'p': v.profiles = 1; break;
 		case 'g': sel = optarg; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(&ot, stdout); return 0;
 		default:
-			opt_error("devices", argc, argv, word, ch, opts);
+			opt_error("devices", argc, argv, word, ch, ot.longs);
 			return err_report();
 		}
 	}

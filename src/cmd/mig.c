@@ -38,31 +38,72 @@ static const char objective[] =
     "exact search over the sets of instances, doc/mig.md); where the work budget runs out first,\n"
     "the plan says so and how far from optimal it can be.\n";
 
+static const char usage_text[] =
+    "usage: gpupack mig profiles [--gpus SEL] [--json]\n"
+    "       gpupack mig plan [--gpus SEL] [--json] [--save FILE] [--effort N] (--want SPEC... |\n"
+    "                        --requests FILE)\n"
+    "       gpupack mig apply [--gpus SEL] [--dry-run] [--enable-mig] [--effort N] (PLAN_FILE |\n"
+    "                         --want SPEC... | --requests FILE)\n"
+    "       gpupack mig clear [--gpus SEL] [--dry-run]\n"
+    "\n"
+    "SPEC: COUNTxPROFILE (3x1g.10gb) or COUNTxMEMORY (4x8G: four jobs that each allocate 8 GiB;\n"
+    "the plan adds each job's CUDA context); several, or comma-separated. Sizes: K, M, G, T are\n"
+    "powers of 1024 (10G = 10 GiB), KB, MB, GB, TB powers of 1000 (NVIDIA's profile names: a\n"
+    "1g.20gb holds 19.6 GiB).\n";
+
+/* mig's options, declared once: the parser, --help and completion read this table */
+const struct optdef mig_options[] = {
+	{NULL, NULL, OPTTAB_NONE, 0, NULL, "options:", NULL},
+	{"gpus|gpu", NULL, OPTTAB_REQ, 'g', "SEL", "GPU indices or UUIDs, comma-separated (default:\n"
+	    "every MIG-capable GPU)", NULL},
+	{"json", NULL, OPTTAB_NONE, 'j', NULL, "profiles, plan: one JSON object", NULL},
+	{"want", NULL, OPTTAB_REQ, 'w', "SPEC", "plan, apply: what the jobs need (SPEC above)", NULL},
+	{"requests", NULL, OPTTAB_REQ, 'r', "FILE", "one job class a line: COUNT MEMORY|PROFILE [SHARE],\n"
+	    "# comments; SHARE is the part of a whole GPU's SMs\n"
+	    "one job needs (0.1)", NULL},
+	{"save", NULL, OPTTAB_REQ, 's', "FILE", "plan: write the operations as a plan file for\n"
+	    "'mig apply'", NULL},
+	{"effort", NULL, OPTTAB_REQ, 'E', "N", "search N times as long for a proof of optimality\n"
+	    "(1 to 1000, default 1: tens of milliseconds for 50\n"
+	    "requests on 8 GPUs; the same N, the same plan)", NULL},
+	{"dry-run", NULL, OPTTAB_NONE, 'n', NULL, "apply, clear: print the operations, change nothing\n"
+	    "(needs no root)", NULL},
+	{"enable-mig", NULL, OPTTAB_NONE, 'e', NULL, "apply: turn MIG mode on where it is off\n"
+	    "(otherwise apply refuses)", NULL},
+	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
+};
+const int mig_noptions = (int)(sizeof mig_options / sizeof mig_options[0]);
+const struct optsub mig_subs[] = {
+	{"profiles", "gj"}, {"plan", "gjwrsE"}, {"apply", "gwrEne"}, {"clear", "gn"},
+};
+const int mig_nsubs = (int)(sizeof mig_subs / sizeof mig_subs[0]);
+
+static struct opttab *
+table(void)
+{
+	static struct opttab ot;
+
+	if (!ot.t) {
+		opttab_init(&ot, mig_options, mig_noptions);
+		opttab_permute(&ot);   /* mig apply PLAN_FILE --dry-run */
+	}
+	return &ot;
+}
+
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: gpupack mig profiles [--gpus SEL] [--json]\n"
-	    "       gpupack mig plan [--gpus SEL] [--json] [--save FILE] [--effort N] (--want SPEC... |\n"
-	    "                        --requests FILE)\n"
-	    "       gpupack mig apply [--gpus SEL] [--dry-run] [--enable-mig] [--effort N] (PLAN_FILE |\n"
-	    "                         --want SPEC... | --requests FILE)\n"
-	    "       gpupack mig clear [--gpus SEL] [--dry-run]\n"
-	    "\n"
-	    "  SPEC           COUNTxPROFILE (3x1g.10gb) or COUNTxMEMORY (4x8G: four jobs that each\n"
-	    "                 allocate 8 GiB; the plan adds each job's CUDA context); several, or\n"
-	    "                 comma-separated. Sizes: K, M, G, T are powers of 1024 (10G = 10 GiB), KB, MB,\n"
-	    "                 GB, TB powers of 1000 (NVIDIA's profile names: a 1g.20gb holds 19.6 GiB)\n"
-	    "  --requests F   one job class a line: COUNT MEMORY|PROFILE [SHARE], # comments;\n"
-	    "                 SHARE is the part of a whole GPU's SMs one job needs (0.1)\n"
-	    "  --gpus SEL     GPU indices or UUIDs, comma-separated (default: every MIG-capable GPU;\n"
-	    "                 --gpu too)\n"
-	    "  --save FILE    write the plan's operations as a plan file for 'mig apply'\n"
-	    "  --effort N     search N times as long for a proof of optimality (1 to 1000, default 1:\n"
-	    "                 tens of milliseconds for 50 requests on 8 GPUs; the same N, the same plan)\n"
-	    "  --dry-run      print the operations, change nothing (needs no root)\n"
-	    "  --enable-mig   turn MIG mode on where it is off (otherwise apply refuses)\n"
-	    "apply and clear need root, except on a simulated machine (--sim, --sim-write). clear\n"
-	    "refuses, changing nothing, when any instance of the selected GPUs has processes.\n\n%s", objective);
+	struct sbuf tail;
+
+	sbuf_init(&tail);
+	sbuf_printf(&tail, "apply and clear need root, except on a simulated machine (--sim, --sim-write).\n"
+	    "clear refuses, changing nothing, when any instance of the selected GPUs has processes.\n\n%s\n"
+	    "examples:\n"
+	    "  gpupack --sim h100-80gb mig plan --want 3x1g.10gb,2x8G   five jobs on an H100\n"
+	    "  gpupack mig plan --requests jobs.txt --save plan.txt && gpupack mig apply --dry-run plan.txt\n",
+	    objective);
+	opttab_help(table(), usage_text, tail.buf, f);
+	sbuf_free(&tail);
 }
 
 /* ------------------------------------------------------------ shared pieces */
@@ -80,27 +121,17 @@ struct opts {
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lopts[] = {
-		{"gpus", required_argument, NULL, 'g'},
-		{"gpu", required_argument, NULL, 'g'},
-		{"json", no_argument, NULL, 'j'},
-		{"want", required_argument, NULL, 'w'},
-		{"requests", required_argument, NULL, 'r'},
-		{"save", required_argument, NULL, 's'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"enable-mig", no_argument, NULL, 'e'},
-		{"effort", required_argument, NULL, 'E'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct opttab *ot = table();
 	int ch, word;
 
 	memset(o, 0, sizeof *o);
 	o->want = xcalloc((size_t)argc + 1, sizeof *o->want);
 	optind = 0;
 	opterr = 0;
-	while ((ch = opt_next(argc, argv, ":h", lopts, &word)) != -1) {
-		switch (ch) {
+	while ((ch = opt_next(argc, argv, ot->shortopts, ot->longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(ot, ch);
+
+		switch (d ? d->id : ch) {
 		case 'g': o->gpu = optarg; break;
 		case 'j': o->json = 1; break;
 		case 'w': o->want[o->nwant++] = optarg; break;
@@ -114,7 +145,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'h': o->help = 1; break;
 		default:
-			return opt_error("mig", argc, argv, word, ch, lopts);
+			return opt_error("mig", argc, argv, word, ch, ot->longs);
 		}
 	}
 	o->pos = argv + optind;

@@ -42,11 +42,63 @@ static const char usage_text[] =
     "       gpupack mps status [--gpus SEL]... [--json]\n"
     "       gpupack mps stop [--gpus SEL]... [--all] [--timeout DURATION] [--force]\n"
     "       gpupack mps env [--gpus SEL]\n"
-    "       gpupack mps exec [--gpus SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n"
+    "       gpupack mps exec [--gpus SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n";
+static const char tail_text[] =
+    "SIZE: " SIZE_HELP ".\n"
     "\n"
-    "--mem SIZE: what each client may allocate itself (the limit given to MPS adds the client\n"
-    "context's own 520 MiB). SIZE: " SIZE_HELP ".\n"
-    "--gpus SEL (or --gpu): indices, GPU- or MIG- UUIDs, comma-separated.\n";
+    "examples:\n"
+    "  gpupack mps exec --sm 50 -- python infer.py    one program under MPS, daemon and all\n"
+    "  gpupack mps start --gpus 0 --sm 25 && eval \"$(gpupack mps env --gpus 0)\"\n";
+
+/* mps's options, declared once: the parser, --help and completion read this table */
+const struct optdef mps_options[] = {
+	{NULL, NULL, OPTTAB_NONE, 0, NULL, "options (each subcommand takes those its usage names):", NULL},
+	{"gpus|gpu", NULL, OPTTAB_REQ, 'g', "SEL", "indices, GPU- or MIG- UUIDs, comma-separated", NULL},
+	{"all", NULL, OPTTAB_NONE, 'a', NULL, "every device (start, stop)", NULL},
+	{"sm", NULL, OPTTAB_REQ, 's', "PCT", "the SM share of each client (0 to 100)", NULL},
+	{"mem", NULL, OPTTAB_REQ, 'm', "SIZE", "what each client may allocate itself (the limit\n"
+	    "given to MPS adds the client context's own 520 MiB)", NULL},
+	{"priority", NULL, OPTTAB_REQ, 'p', "PRIO", "normal or low (the clients' scheduling priority)", NULL},
+	{"restart", NULL, OPTTAB_NONE, 'r', NULL, "start: replace a daemon of other limits (refused\n"
+	    "while it has clients)", NULL},
+	{"timeout", NULL, OPTTAB_REQ, 't', "DURATION", "stop: wait this long for clients (default 30s)",
+	    NULL},
+	{"force", NULL, OPTTAB_NONE, 'f', NULL, "stop: end the clients left after --timeout\n"
+	    "(terminate_client), then quit", NULL},
+	{"json", NULL, OPTTAB_NONE, 'j', NULL, "status: one JSON object", NULL},
+	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
+};
+const int mps_noptions = (int)(sizeof mps_options / sizeof mps_options[0]);
+const struct optsub mps_subs[] = {
+	{"start", "gasmpr"}, {"stop", "gatf"}, {"status", "gj"}, {"env", "g"}, {"exec", "gsmp"},
+};
+const int mps_nsubs = (int)(sizeof mps_subs / sizeof mps_subs[0]);
+
+static struct opttab *
+table(void)
+{
+	static struct opttab ot;
+
+	if (!ot.t)
+		opttab_init(&ot, mps_options, mps_noptions);
+	return &ot;
+}
+
+static void
+usage(FILE *f)
+{
+	opttab_help(table(), usage_text, tail_text, f);
+}
+
+/* The options subcommand name takes (mps_subs). */
+static const char *
+sub_ids(const char *name)
+{
+	for (int i = 0; i < mps_nsubs; i++)
+		if (strcmp(mps_subs[i].name, name) == 0)
+			return mps_subs[i].ids;
+	return "";
+}
 
 static int
 usage_error(const char *fmt, const char *arg)
@@ -94,15 +146,7 @@ parse_priority(const char *s, int *out)
 static int
 parse_opts(int argc, char **argv, const char *allowed, struct mps_opts *o)
 {
-	static const struct option opts[] = {
-		{"gpus", required_argument, NULL, 'g'}, {"gpu", required_argument, NULL, 'g'},
-		{"all", no_argument, NULL, 'a'},
-		{"sm", required_argument, NULL, 's'}, {"mem", required_argument, NULL, 'm'},
-		{"priority", required_argument, NULL, 'p'}, {"restart", no_argument, NULL, 'r'},
-		{"timeout", required_argument, NULL, 't'}, {"force", no_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct opttab *ot = table();
 	int ch, word;
 
 	memset(o, 0, sizeof *o);
@@ -110,13 +154,16 @@ parse_opts(int argc, char **argv, const char *allowed, struct mps_opts *o)
 	o->timeout = 30;
 	optind = 0;
 	opterr = 0;
-	while ((ch = opt_next(argc, argv, "+:h", opts, &word)) != -1) {
+	while ((ch = opt_next(argc, argv, ot->shortopts, ot->longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(ot, ch);
+
+		if (ch == '?' || ch == ':' || !d)
+			return opt_error(err_command(), argc, argv, word, ch, ot->longs), err_report();
+		ch = d->id;
 		if (ch == 'h') {
-			fputs(usage_text, stdout);
+			usage(stdout);
 			exit(0);
 		}
-		if (ch == '?' || ch == ':')
-			return opt_error(err_command(), argc, argv, word, ch, opts), err_report();
 		if (!strchr(allowed, ch))
 			return err_set(EXIT_USAGE, "option '%s' does not apply to %s (see gpupack mps --help)",
 			    argv[word], err_command()), err_report();
@@ -258,13 +305,17 @@ select_daemons(struct ctx *c, const struct mps_opts *o, struct mps_daemon **out,
 
 /* ---- start ------------------------------------------------------------ */
 
+/* The machine is simulated (--sim): the daemons are gpupack's stand-in, and every output says so. */
+static int simulated;
+
 static void
 print_started(const struct mps_daemon *d, int started)
 {
 	char lim[128];
 
-	printf("%s %s: daemon %ld, %s, pipe %s\n", started ? "started" : "already running", d->uuid,
-	    (long)d->pid, mps_limits_format(&d->limits, lim, sizeof lim), d->pipe_dir);
+	printf("%s %s: daemon %ld, %s, pipe %s%s\n", started ? "started" : "already running", d->uuid,
+	    (long)d->pid, mps_limits_format(&d->limits, lim, sizeof lim), d->pipe_dir,
+	    simulated ? " (SIMULATED: gpupack's MPS stand-in)" : "");
 }
 
 /* Undo the daemons this invocation started (a later device failed). */
@@ -292,7 +343,7 @@ mps_cmd_start(int argc, char **argv, struct ctx *c)
 	int n = 0, ndone = 0, rc = 0;
 
 	err_set_command("mps start");
-	if (parse_opts(argc, argv, "gasmpr", &o) != 0)
+	if (parse_opts(argc, argv, sub_ids("start"), &o) != 0)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
@@ -334,7 +385,7 @@ mps_cmd_stop(int argc, char **argv, struct ctx *c)
 	int n, rc = 0;
 
 	err_set_command("mps stop");
-	if (parse_opts(argc, argv, "gatf", &o) != 0)
+	if (parse_opts(argc, argv, sub_ids("stop"), &o) != 0)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
@@ -351,7 +402,8 @@ mps_cmd_stop(int argc, char **argv, struct ctx *c)
 			continue;
 		}
 		if (was_alive)
-			printf("stopped %s: daemon %ld\n", d[i].uuid, (long)d[i].pid);
+			printf("stopped %s: daemon %ld%s\n", d[i].uuid, (long)d[i].pid,
+			    simulated ? " (SIMULATED: gpupack's MPS stand-in)" : "");
 		else
 			printf("cleaned %s: stale state (daemon %ld gone)\n", d[i].uuid, (long)d[i].pid);
 	}
@@ -479,7 +531,7 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 	int n, nf = 0, rc = 0;
 
 	err_set_command("mps status");
-	if (parse_opts(argc, argv, "gj", &o) != 0)
+	if (parse_opts(argc, argv, sub_ids("status"), &o) != 0)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
@@ -489,6 +541,7 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 		err_clear();
 	json_init(&j, 1);
 	json_obj_begin(&j, NULL);
+	json_bool(&j, "simulated", simulated);
 	json_arr_begin(&j, "daemons");
 	table_init(&t, "lrrlrrll", 0);
 	table_row(&t, "DEVICE", "GPU", "DAEMON", "STATE", "SM", "MEM", "PRIO", "PIPE DIR");
@@ -523,6 +576,8 @@ mps_cmd_status(int argc, char **argv, struct ctx *c)
 	} else if (n == 0) {
 		printf("no MPS daemon of gpupack\n");
 	} else {
+		if (simulated)
+			printf("SIMULATED machine: the daemons are gpupack's MPS stand-in\n");
 		table_print(&t, stdout);
 		if (ct.rows > 1) {
 			printf("\n");
@@ -565,7 +620,7 @@ mps_cmd_env(int argc, char **argv, struct ctx *c)
 	int n;
 
 	err_set_command("mps env");
-	if (parse_opts(argc, argv, "g", &o) != 0)
+	if (parse_opts(argc, argv, sub_ids("env"), &o) != 0)
 		return EXIT_USAGE;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
@@ -697,7 +752,7 @@ mps_cmd_exec(int argc, char **argv, struct ctx *c)
 	int n = 0, started = 0, rc;
 
 	err_set_command("mps exec");
-	if (parse_opts(argc, argv, "gsmp", &o) != 0)
+	if (parse_opts(argc, argv, sub_ids("exec"), &o) != 0)
 		return EXIT_USAGE;
 	if (optind >= argc)
 		return usage_error("no command to run (mps exec [options] -- CMD ...)%s", NULL);
@@ -735,8 +790,14 @@ cmd_mps(int argc, char **argv, struct ctx *c)
 	};
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage_text, argc < 2 ? stderr : stdout);
+		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	/* a simulated machine's MPS is gpupack's stand-in daemon (gpu_sim_mps) */
+	simulated = ctx_simulated(c);
+	if (simulated && gpu_sim_mps() < 0) {
+		err_set_command("mps");
+		return err_report();
 	}
 	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
 		if (strcmp(argv[1], subs[i].name) == 0)

@@ -50,6 +50,27 @@ find_long(const struct option *opts, const char *name, size_t n, int *matches, s
 	return *matches == 1 ? first : NULL;
 }
 
+/* gpupack's own options (main.c), which a command's arguments do not take */
+static int
+global_option(const char *w)
+{
+	size_t n = strcspn(w, "=");
+
+	return (n == 5 && strncmp(w, "--sim", 5) == 0) || (n == 11 && strncmp(w, "--sim-write", 11) == 0);
+}
+
+/* "gpupack devices --sim h100-80gb": the fix is where the option goes, so say that. */
+static int
+global_misplaced(const char *cmd, int argc, char **argv, int word)
+{
+	const char *w = argv[word], *eq = strchr(w, '=');
+	int n = (int)strcspn(w, "=");
+	const char *val = eq ? eq + 1 : word + 1 < argc ? argv[word + 1] : "FILE";
+
+	return err_set(EXIT_USAGE, "%.*s is a global option: put it before the command, "
+	    "as in gpupack %.*s %s %s ...", n, w, n, w, val, cmd);
+}
+
 int
 opt_error(const char *cmd, int argc, char **argv, int word, int ch, const struct option *opts)
 {
@@ -57,6 +78,8 @@ opt_error(const char *cmd, int argc, char **argv, int word, int ch, const struct
 	char see[64];
 
 	snprintf(see, sizeof see, "(see gpupack %s --help)", cmd);
+	if (global_option(w))
+		return global_misplaced(cmd, argc, argv, word);
 	if (str_starts(w, "--")) {
 		const char *name = w + 2, *eq = strchr(name, '=');
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);

@@ -59,6 +59,12 @@ opttab_init(struct opttab *ot, const struct optdef *t, int n)
 }
 
 void
+opttab_permute(struct opttab *ot)
+{
+	memmove(ot->shortopts, ot->shortopts + 1, strlen(ot->shortopts));
+}
+
+void
 opttab_free(struct opttab *ot)
 {
 	for (struct option *o = ot->longs; o && o->name; o++)
@@ -172,10 +178,38 @@ opttab_help(const struct opttab *ot, const char *usage, const char *tail, FILE *
 			if (ot->t[k].help && !ot->t[k].refused)
 				help_entry(&ot->t[k], f);
 	}
-	fprintf(f, "\nGNU parallel's options that gpupack refuses (the error names what to use instead):\n");
-	name_list(ot, 0, ot->n, 1, "", f);
+	for (int i = 0; i < ot->n; i++)
+		if (ot->t[i].refused) {
+			fprintf(f, "\nGNU parallel's options that gpupack refuses (the error names what to use "
+			    "instead):\n");
+			name_list(ot, 0, ot->n, 1, "", f);
+			break;
+		}
 	if (tail)
 		fprintf(f, "\n%s", tail);
+}
+
+int
+opttab_applies(const struct optdef *d, const char *ids)
+{
+	return !ids || d->id == 'h' || (d->id > 0 && d->id < 256 && strchr(ids, d->id));
+}
+
+void
+opttab_complete(const struct optdef *t, int n, const char *ids, FILE *f)
+{
+	for (int i = 0; i < n; i++) {
+		const struct optdef *d = &t[i];
+		const char *val = d->arg == OPTTAB_REQ ? "=" : "";
+
+		if (d->id == 0 || d->refused || !opttab_applies(d, ids))
+			continue;
+		if (d->shorts)
+			fprintf(f, "-%c%s%s\n", d->shorts[0], val, *val ? d->metavar : "");
+		if (d->longs)
+			fprintf(f, "--%.*s%s%s\n", (int)strcspn(d->longs, "|"), d->longs, val,
+			    *val ? d->metavar : "");
+	}
 }
 
 int

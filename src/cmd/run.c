@@ -298,7 +298,12 @@ static const char usage_text[] =
 static const char tail_text[] =
     "exit status (GNU parallel's): 0 all succeeded, 1-100 the number that failed, 101 more;\n"
     "255 any other error (bad usage, no device, a signal stopped the run: the message says\n"
-    "which); --halt: as GNU parallel (see gpupack(1)).\n";
+    "which); --halt: as GNU parallel (see gpupack(1)).\n"
+    "\n"
+    "examples:\n"
+    "  gpupack run --joblog runs.log python train.py --seed {} ::: $(seq 200)\n"
+    "  gpupack run --resume --joblog runs.log python train.py --seed {} ::: $(seq 200)\n"
+    "  gpupack --sim h100-80gb-x8 run --share mps -j 2 'echo {} on $CUDA_VISIBLE_DEVICES' ::: a b c\n";
 
 static int
 parse_int_opt(const char *name, const char *v, long min, long max, int *out)
@@ -1177,4 +1182,12 @@ out:
 	opttab_free(&ot);
 	free_run(&o, &a);
 	return rc;
+}
+
+/* run's table, for shell completion (main.c: gpupack --completion-helper run) */
+void
+run_options(const struct optdef **t, int *n)
+{
+	*t = run_opts;
+	*n = (int)(sizeof run_opts / sizeof run_opts[0]);
 }

@@ -22,8 +22,40 @@
 
 static const char usage_text[] =
     "usage: gpupack timeslice get [--gpus SEL] [--json]\n"
-    "       gpupack timeslice set default|short|medium|long [--gpus SEL] [--dry-run]\n"
-    "--gpus SEL (or --gpu): indices, GPU- or MIG- UUIDs, comma-separated.\n";
+    "       gpupack timeslice set default|short|medium|long [--gpus SEL] [--dry-run]\n";
+static const char example_text[] =
+    "examples:\n"
+    "  gpupack timeslice get                        each GPU's policy\n"
+    "  gpupack timeslice set long --gpus 0 --dry-run   the nvidia-smi line, run nothing\n";
+
+/* timeslice's options, declared once: the parser, --help and completion read this table */
+const struct optdef timeslice_options[] = {
+	{NULL, NULL, OPTTAB_NONE, 0, NULL, "options:", NULL},
+	{"gpus|gpu", NULL, OPTTAB_REQ, 'g', "SEL", "indices, GPU- or MIG- UUIDs, comma-separated\n"
+	    "(a MIG device selects its GPU)", NULL},
+	{"json", NULL, OPTTAB_NONE, 'j', NULL, "get: one JSON object", NULL},
+	{"dry-run", NULL, OPTTAB_NONE, 'n', NULL, "set: print the nvidia-smi commands, run nothing", NULL},
+	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
+};
+const int timeslice_noptions = (int)(sizeof timeslice_options / sizeof timeslice_options[0]);
+const struct optsub timeslice_subs[] = {{"get", "gj"}, {"set", "gn"}};
+const int timeslice_nsubs = (int)(sizeof timeslice_subs / sizeof timeslice_subs[0]);
+
+static struct opttab *
+table(void)
+{
+	static struct opttab ot;
+
+	if (!ot.t)
+		opttab_init(&ot, timeslice_options, timeslice_noptions);
+	return &ot;
+}
+
+static void
+usage(FILE *f)
+{
+	opttab_help(table(), usage_text, example_text, f);
+}
 
 struct ts_opts {
 	const char *sel;
@@ -33,23 +65,22 @@ struct ts_opts {
 static int
 parse_opts(int argc, char **argv, const char *allowed, struct ts_opts *o)
 {
-	static const struct option opts[] = {
-		{"gpus", required_argument, NULL, 'g'}, {"gpu", required_argument, NULL, 'g'},
-		{"json", no_argument, NULL, 'j'}, {"dry-run", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
-	};
+	struct opttab *ot = table();
 	int ch, word;
 
 	memset(o, 0, sizeof *o);
 	optind = 0;
 	opterr = 0;
-	while ((ch = opt_next(argc, argv, ":h", opts, &word)) != -1) {
+	while ((ch = opt_next(argc, argv, ot->shortopts + 1, ot->longs, &word)) != -1) {
+		const struct optdef *d = opttab_entry(ot, ch);
+
+		if (ch == '?' || ch == ':' || !d)
+			return opt_error("timeslice", argc, argv, word, ch, ot->longs), err_report();
+		ch = d->id;
 		if (ch == 'h') {
-			fputs(usage_text, stdout);
+			usage(stdout);
 			exit(0);
 		}
-		if (ch == '?' || ch == ':')
-			return opt_error("timeslice", argc, argv, word, ch, opts), err_report();
 		if (!strchr(allowed, ch))
 			return err_die(EXIT_USAGE, "option '%s' does not apply here (see gpupack timeslice --help)",
 			    argv[word]);
@@ -235,7 +266,7 @@ ts_set(int argc, char **argv, struct ctx *c)
 	struct ts_opts o;
 	struct gpu_backend *b;
 	struct gpu_system sys;
-	int value, rc = 0, *want;
+	int value, rc = 0, sim, *want;
 
 	err_set_command("timeslice set");
 	if (parse_opts(argc, argv, "gn", &o) != 0)
@@ -245,14 +276,23 @@ ts_set(int argc, char **argv, struct ctx *c)
 	value = timeslice_value(argv[optind]);
 	if (value == TS_UNKNOWN || strlen(argv[optind]) == 1)
 		return err_die(EXIT_USAGE, "'%s' is not default, short, medium or long", argv[optind]);
-	if (!o.dry_run && geteuid() != 0)
-		return err_die(EXIT_ENV, "needs root (nvidia-smi changes the policy only for root); "
-		    "--dry-run shows what it would run");
 	if (ctx_backend(c, &b) < 0 || gpu_snapshot(b, &sys, 0) < 0)
 		return err_report();
+	sim = simulated(&sys);
 	want = xcalloc((size_t)sys.ngpus + 1, sizeof *want);
 	if (selected_gpus(&sys, o.sel, want) < 0) {
 		rc = err_report();
+		goto out;
+	}
+	/* a topology file records no policy: nothing to change, but --dry-run shows the commands */
+	if (sim && !o.dry_run) {
+		rc = err_die(EXIT_USAGE, "a simulated GPU has no time-slice policy to set (%s is a topology file); --dry-run "
+		    "shows the nvidia-smi commands a real GPU would get", sys.backend + 4);
+		goto out;
+	}
+	if (!o.dry_run && geteuid() != 0) {
+		rc = err_die(EXIT_ENV, "needs root (nvidia-smi changes the policy only for root); "
+		    "--dry-run shows what it would run");
 		goto out;
 	}
 	for (int i = 0; i < sys.ngpus && rc == 0; i++) {
@@ -262,8 +302,16 @@ ts_set(int argc, char **argv, struct ctx *c)
 		if (!want[i])
 			continue;
 		if (timeslice_set_argv(sys.gpus[i].uuid, value, smi, sizeof smi, num, sizeof num, av) < 0) {
-			rc = err_report();
-			break;
+			if (!sim) {
+				rc = err_report();
+				break;
+			}
+			/* no nvidia-smi here, and none needed to show what a real GPU would get */
+			err_clear();
+			snprintf(smi, sizeof smi, "nvidia-smi");
+			snprintf(num, sizeof num, "%d", value);
+			av[0] = smi, av[1] = "compute-policy", av[2] = "-i", av[3] = sys.gpus[i].uuid;
+			av[4] = "--set-timeslice", av[5] = num, av[6] = NULL;
 		}
 		print_argv(o.dry_run ? "dry run, would run" : "running", av);
 		if (!o.dry_run && timeslice_set(sys.gpus[i].uuid, value) < 0)
@@ -279,7 +327,7 @@ int
 cmd_timeslice(int argc, char **argv, struct ctx *c)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage_text, argc < 2 ? stderr : stdout);
+		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	if (strcmp(argv[1], "get") == 0)

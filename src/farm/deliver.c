@@ -12,9 +12,11 @@
 #include "farm/state.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/str.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Where tasks' stdout goes: gpupack's stdout, or with --json stderr (stdout is the summary's). */
 static int
@@ -142,10 +144,44 @@ deliver_gap(struct farm *f, unsigned long long from, unsigned long long to)
 	hand_on(f, h);
 }
 
+/*
+ * A mistyped command fails every task alike: its "command not found" (the
+ * shell's, or ours from spawn.c) is shown for the first task only; the
+ * joblog and the summary still count every one. The farm is one per
+ * process, so the line shown is kept here.
+ */
+static int
+repeated_not_found(const struct joblog_rec *rec, const struct obuf *err)
+{
+	static char shown[512];
+	char line[512];
+	ssize_t n;
+
+	if (rec->exitval != 127 || err->total == 0 || err->total >= sizeof line)
+		return 0;
+	n = obuf_pread(err, line, sizeof line - 1, 0);
+	if (n <= 0 || (size_t)n != err->total)
+		return 0;
+	line[n] = '\0';
+	/* bash and ours say "command not found", dash "not found" */
+	if (!str_ends(line, ": not found\n") && !str_ends(line, ": command not found\n"))
+		return 0;
+	if (strchr(line, '\n') != line + n - 1)
+		return 0;
+	if (strcmp(line, shown) == 0)
+		return 1;
+	memcpy(shown, line, (size_t)n + 1);
+	return 0;
+}
+
 void
 deliver_done(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2])
 {
-	struct held *h = held_new(rec->seq, out);
+	struct held *h;
+
+	if (repeated_not_found(rec, &out[1]))
+		obuf_free(&out[1]);
+	h = held_new(rec->seq, out);
 
 	h->rec = *rec;
 	h->command = xstrdup(rec->command);

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,27 @@ journal_check(struct journal *j, const char *path, int append, int resume, int r
 	return 0;
 }
 
+/* A joblog that cannot be created for its directory: name the directory, which is what to fix. */
+static int
+no_dir(const char *path, int e)
+{
+	const char *slash = strrchr(path, '/');
+	int n = slash ? (int)(slash - path) : 1;
+
+	char dir[PATH_MAX];
+	struct stat st;
+
+	snprintf(dir, sizeof dir, "%.*s", n, path);
+	/* a directory that is there (a dangling link's target is not): the plain error */
+	if (!slash || n == 0 || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+		errno = e;
+		return err_sys(EXIT_USAGE, "--joblog '%s'", path);
+	}
+	return err_set(EXIT_USAGE, "--joblog '%s': its directory '%.*s' %s (gpupack creates the file, "
+	    "not the directories above it)", path, n, path,
+	    e == ENOTDIR ? "is not a directory" : "does not exist");
+}
+
 /* Open the joblog without changing it (*created: it did not exist, and now does, empty). */
 static int
 open_log(struct journal *j, int *created)
@@ -355,6 +377,8 @@ open_log(struct journal *j, int *created)
 		*created = 1;
 	else if (errno == EEXIST && (j->fd = open(j->path, flags)) < 0 && errno == ENOENT)
 		j->fd = open(j->path, flags | O_CREAT, 0644); /* a link to a file not there yet */
+	if (j->fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return no_dir(j->path, errno);
 	if (j->fd < 0)
 		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
 	if (fstat(j->fd, &st) < 0)

@@ -406,8 +406,10 @@ progress_summary(const struct farm_stats *s, const struct group *g, int ng, FILE
 	unsigned long long ended = s->done + s->failed;
 
 	fprintf(f, "gpupack: run: %llu %s, %llu failed, %llu skipped, makespan %.3f s, %.1f tasks/s, "
-	    "share %s; busy:", ended, plural(ended, "task", "tasks"), s->failed, s->skipped, m,
-	    m > 0 ? (double)ended / m : 0, share_name(s->share));
+	    "share %s%s; busy:", ended, plural(ended, "task", "tasks"), s->failed, s->skipped, m,
+	    m > 0 ? (double)ended / m : 0, share_name(s->share),
+	    !s->simulated ? "" : s->share == SHARE_MPS ? " (SIMULATED GPUs, gpupack's MPS stand-in)" :
+	    " (SIMULATED GPUs)");
 	for (int i = 0; i < ng; i++) {
 		char label[32];
 
@@ -454,6 +456,7 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 	json_or_null(&j, "j_per_task", ended > 0 && energy_total(g, ng) >= 0 ? energy_total(g, ng) / (double)ended :
 	    -1);
 	json_str(&j, "share", share_name(s->share));
+	json_bool(&j, "simulated", s->simulated);
 	json_bool(&j, "interrupted", s->interrupted);
 	json_int(&j, "exit_status", s->exit_status);
 	json_int(&j, "max_rss_kib", s->max_rss_kib);

@@ -35,6 +35,7 @@ struct farm_stats {
 	int exit_status;
 	int interrupted;             /* stopped by a signal or --halt */
 	long max_rss_kib;            /* gpupack's own peak memory */
+	int simulated;               /* the devices were simulated (--sim): said in the summary */
 };
 
 enum { PROGRESS_NONE, PROGRESS_BAR, PROGRESS_ETA, PROGRESS_PLAIN };

@@ -16,6 +16,7 @@
 #include "util/str.h"
 #include "util/units.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -441,6 +442,31 @@ lock_joblog(struct farm *f)
 	return joblock_take(&f->lock, f->o->joblog, key, (long)f->o->shard_k);
 }
 
+/*
+ * A command kept from a GNU parallel script that picks its GPU itself
+ * (CUDA_VISIBLE_DEVICES=$(( ({%}-1) % 4 )) ./sim) overrides the device
+ * gpupack gives each task: tasks pile onto GPUs gpupack did not choose, and
+ * -j counts per GPU. Said once, at the start (the run goes on as asked).
+ */
+static void
+warn_own_cvd(const struct farm_opts *o)
+{
+	static const char var[] = "CUDA_VISIBLE_DEVICES=";
+
+	for (int i = 0; i < o->ncmd; i++) {
+		for (const char *p = strstr(o->cmd[i], var); p; p = strstr(p + 1, var)) {
+			char c = p == o->cmd[i] ? ' ' : p[-1];
+
+			if (isalnum((unsigned char)c) || c == '_' || c == '$' || c == '{')
+				continue;
+			warnx_("the command sets CUDA_VISIBLE_DEVICES itself, which overrides the GPU gpupack "
+			    "places each task on (tasks may share GPUs it did not choose): leave it out, "
+			    "gpupack sets it per task (doc/from-parallel.md)");
+			return;
+		}
+	}
+}
+
 int
 setup_prepare(struct farm *f, struct gpu_backend *b)
 {
@@ -449,6 +475,11 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	const char *from;
 	int n = 0, rc;
 
+	/* a simulated machine's MPS is gpupack's stand-in daemon; what the run prints says simulated */
+	f->st.simulated = strcmp(b->name, "sim") == 0;
+	if (f->st.simulated && (f->o->share == SHARE_MPS || (f->o->share == SHARE_DEFAULT &&
+	    farm_mps_available())) && gpu_sim_mps() < 0)
+		return -1;
 	if (check_options(f) < 0)
 		return -1;
 	if (gpu_snapshot(b, &sys, 0) < 0)
@@ -484,6 +515,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	f->o->ts.cmd = &f->cmd;
 	f->o->ts.slots = start_slots(f);
+	warn_own_cvd(f->o);
 	/* parallel counts the tasks first for --halt N% and a perl string's total_jobs() */
 	if (f->o->retry_failed)
 		f->total_tasks = f->rfq.nrf;

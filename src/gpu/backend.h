@@ -176,6 +176,18 @@ struct gpu_backend {
  * -1 with EXIT_ENV and one line saying so.
  */
 int gpu_open(const char *sim_file, int in_place, struct gpu_backend **out);
+/*
+ * A simulated machine's tools: gpupack's stand-ins, installed in
+ * <prefix>/libexec/gpupack/NAME (beside the binary first, so an install can
+ * move), or in a build tree's tests/tools/BUILD_NAME. -1 with err set.
+ */
+int gpu_sim_tool(const char *name, const char *build_name, char *out, size_t size);
+/*
+ * MPS on a simulated machine is the stand-in daemon (sim-mps-control: the
+ * documented control protocol, real processes and sockets, no GPU): point
+ * GPUPACK_MPS_CONTROL at it, unless it is set. -1 with err set.
+ */
+int gpu_sim_mps(void);
 void gpu_close(struct gpu_backend *b);
 int gpu_snapshot(struct gpu_backend *b, struct gpu_system *sys, unsigned flags);
 void gpu_system_free(struct gpu_system *sys);

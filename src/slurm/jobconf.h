@@ -17,7 +17,7 @@
 enum jobmps_index { JOBMPS_INDEX_AUTO, JOBMPS_INDEX_GLOBAL, JOBMPS_INDEX_LOCAL };
 
 /* The default state root: on tmpfs, so that a reboot clears it. */
-#define JOBMPS_STATE_DEFAULT "/run/gpupack-slurm"
+#define JOBMPS_STATE_DEFAULT "/run/gpupack/%n"   /* a root per node: several slurmd may share a host */
 /* How long a job's clients get to leave at its end before they are terminated. */
 #define JOBMPS_GRACE_DEFAULT 10.0
 

@@ -424,7 +424,37 @@ over(const char *root, unsigned long jobid, const char *boot, jobdir_running_fn 
 }
 
 int
-jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn runs_here)
+jobdir_claim(const char *root, const char *node, const char *state)
+{
+	char path[PATH_MAX], *data = NULL;
+	size_t len = 0;
+	int fd, rc = 0;
+
+	if (!node || !*node)
+		return 0;
+	if ((size_t)snprintf(path, sizeof path, "%s/.node", root) >= sizeof path)
+		return err_set(EXIT_USAGE, "state directory %s: path too long", root);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		rc = write_all(fd, node, strlen(node));
+		close(fd);
+		return rc < 0 ? err_sys(EXIT_ENV, "%s", path) : 0;
+	}
+	if (errno != EEXIST)
+		return err_sys(EXIT_ENV, "%s", path);
+	if (read_file_at(AT_FDCWD, path, 256, &data, &len) < 0)
+		return -1;
+	if (len != strlen(node) || memcmp(data, node, len) != 0)
+		rc = err_set(EXIT_USAGE, "state=%s is node %.*s's, and node %s uses it too (several slurmd on "
+		    "one host share it): give state= a %%n (state=%s/%%n), so that each node has its own",
+		    state, (int)len, data, node, state);
+	free(data);
+	return rc;
+}
+
+int
+jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn runs_here,
+    char *swept, size_t size)
 {
 	unsigned long seen[256];
 	int nseen = 0, cleaned = 0;
@@ -432,6 +462,8 @@ jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_f
 	struct dirent *e;
 	DIR *d = opendir(root);
 
+	if (swept && size > 0)
+		swept[0] = '\0';
 	if (!d)
 		return 0;
 	jobdir_boot_id(boot, sizeof boot);
@@ -458,10 +490,16 @@ jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_f
 		    jobdir_path(root, seen[i], dir, sizeof dir) == 0)
 			jobdir_kill(dir, r.uid);
 		err_clear();
-		if (jobdir_remove(root, seen[i]) < 0)
+		if (jobdir_remove(root, seen[i]) < 0) {
 			err_clear();
-		else
-			cleaned++;
+			continue;
+		}
+		if (swept && size > 0) {
+			size_t at = strlen(swept);
+
+			snprintf(swept + at, size - at, "%s%lu", at ? ", " : "", seen[i]);
+		}
+		cleaned++;
 	}
 	return cleaned;
 }

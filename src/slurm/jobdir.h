@@ -81,7 +81,15 @@ typedef int (*jobdir_running_fn)(unsigned long jobid);
  * asked, none of its MPS processes lives either. A job that runs is never
  * touched. The number of jobs cleaned.
  */
-int jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn running);
+int jobdir_clean_leftovers(const char *root, unsigned long current, jobdir_running_fn running,
+    char *swept, size_t size);
+/*
+ * A state root without %n is one node's: the first node that uses it
+ * claims it (root/.node); another node's name there means several slurmd
+ * share it (Debian's MULTIPLE_SLURMD), and then one node's sweep would end
+ * another's jobs: -1 with the line that says to give state= a %n.
+ */
+int jobdir_claim(const char *root, const char *node, const char *state);
 
 /* This boot's id into out ("" when unknown). */
 void jobdir_boot_id(char *out, size_t size);

@@ -414,12 +414,32 @@ as_user(enum child_job what, const struct jobmps_conf *c, const struct jobmps_jo
 
 /* ---- prolog and epilog --------------------------------------------------- */
 
+/* A state root without %n, shared by several nodes' slurmd, is refused (jobdir_claim). */
+static int
+claim(const struct jobmps_conf *c, const struct jobmps_job *j, const char *root)
+{
+	return strstr(c->state, "%n") ? 0 : jobdir_claim(root, j->node, c->state);
+}
+
 static int
 job_root(const struct jobmps_conf *c, const struct jobmps_job *j, char *root, size_t size)
 {
 	if (jobmps_state_root(c, j->node ? j->node : "", root, size) < 0)
 		return -1;
 	return jobdir_root(root);
+}
+
+/* What a sweep removed, in the node's log: which jobs, so that an admin can tell. */
+static void
+log_swept(const struct jobmps_job *j, int n, const char *swept)
+{
+	char line[1024];
+
+	if (n <= 0)
+		return;
+	snprintf(line, sizeof line, "job %lu on %s: removed what %d ended job%s left (job%s %s)", j->jobid,
+	    j->node ? j->node : "?", n, n == 1 ? "" : "s", n == 1 ? "" : "s", swept);
+	jobmps_log(line);
 }
 
 static int
@@ -435,17 +455,20 @@ count_list(const char *s)
 int
 jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const struct mps_limits *lim)
 {
-	char root[PATH_MAX], dir[PATH_MAX];
+	char root[PATH_MAX], dir[PATH_MAX], swept[512];
 	struct child_result res;
 	struct jobrec r;
-	int lk, rc, ndev = count_list(j->gpus) + count_list(j->visible);
+	int lk, rc, n, ndev = count_list(j->gpus) + count_list(j->visible);
 
-	if (job_root(c, j, root, sizeof root) < 0 || jobdir_path(root, j->jobid, dir, sizeof dir) < 0)
+	/* a root another node uses too: this node's prolog fails, with the line (the node's log) */
+	if (job_root(c, j, root, sizeof root) < 0 || claim(c, j, root) < 0 ||
+	    jobdir_path(root, j->jobid, dir, sizeof dir) < 0)
 		return -1;
 	lk = jobdir_lock(root);
 	if (lk < 0)
 		return -1;
-	jobdir_clean_leftovers(root, j->jobid, running_fn);
+	n = jobdir_clean_leftovers(root, j->jobid, running_fn, swept, sizeof swept);
+	log_swept(j, n, swept);
 	memset(&r, 0, sizeof r);
 	r.jobid = j->jobid;
 	r.uid = j->uid;
@@ -460,6 +483,13 @@ jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const str
 	jobdir_boot_id(r.boot, sizeof r.boot);
 	/* %n made the root longer here than the check could know */
 	rc = jobmps_state_fits(c, j->node);
+	/*
+	 * A requeued job runs again with its id: where its first run's epilog
+	 * never ran (the node failed), that run's daemons still serve the old
+	 * directory. End them before it is made anew (the sweep skips this id).
+	 */
+	if (rc == 0 && access(dir, F_OK) == 0 && j->uid != 0 && jobdir_kill(dir, j->uid) > 0)
+		jobmps_log("a requeued job: its earlier run's MPS processes were still running here: ended");
 	if (rc == 0)
 		rc = jobdir_create(root, j->jobid, j->uid, j->gid);
 	if (rc == 0)
@@ -491,7 +521,7 @@ jobmps_prolog(const struct jobmps_conf *c, const struct jobmps_job *j, const str
 int
 jobmps_sweep(const struct jobmps_conf *c, const struct jobmps_job *j)
 {
-	char root[PATH_MAX];
+	char root[PATH_MAX], swept[512];
 	struct stat st;
 	int lk, n;
 
@@ -500,10 +530,11 @@ jobmps_sweep(const struct jobmps_conf *c, const struct jobmps_job *j)
 	/* nothing was ever started here: nothing to sweep, and nothing made for it */
 	if (lstat(root, &st) < 0 && errno == ENOENT)
 		return 0;
-	if (jobdir_root(root) < 0 || (lk = jobdir_lock(root)) < 0)
+	if (jobdir_root(root) < 0 || claim(c, j, root) < 0 || (lk = jobdir_lock(root)) < 0)
 		return -1;
-	n = jobdir_clean_leftovers(root, j->jobid, running_fn);
+	n = jobdir_clean_leftovers(root, j->jobid, running_fn, swept, sizeof swept);
 	jobdir_unlock(lk);
+	log_swept(j, n, swept);
 	return n;
 }
 

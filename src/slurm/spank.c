@@ -308,9 +308,6 @@ slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		if (n < 0)
 			slurm_error(PREFIX "job %lu on %s: sweeping what ended jobs left: %s", j.jobid, j.node,
 			    err_msg());
-		else if (n > 0)
-			slurm_info(PREFIX "job %lu on %s: removed what %d ended job%s left", j.jobid, j.node, n,
-			    n == 1 ? "" : "s");
 		err_clear();
 		return 0;
 	}

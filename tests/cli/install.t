@@ -26,7 +26,8 @@ nospank=
 run make -s -C "$GPUPACK_SRC" install B="$GPUPACK_BUILD" DESTDIR="$D" PREFIX=/usr $nospank
 is "$rc" 0 "make install"
 for f in bin/gpupack share/man/man1/gpupack.1 share/bash-completion/completions/gpupack \
-	share/gpupack/topologies/h100-80gb.topo; do
+	share/zsh/site-functions/_gpupack share/gpupack/topologies/h100-80gb.topo \
+	libexec/gpupack/sim-mps-control libexec/gpupack/sim-mps-client; do
 	ok "$([ -f "$D/usr/$f" ]; echo $?)" "installed $f"
 done
 if [ -z "$nospank" ] && [ -f "$GPUPACK_BUILD/gpupack_spank.so" ]; then
@@ -40,6 +41,15 @@ is "$rc" 0 "--sim NAME: an installed topology by its name"
 like "$out" "simulated: $D/usr/bin/../share/gpupack/topologies/h100-80gb.topo" "found beside the installed binary"
 run "$D/usr/bin/gpupack" --sim h200-141gb-x2.topo devices --json
 is "$(printf '%s' "$out" | jq -r '.gpus | length')" 2 "--sim NAME.topo too"
+# a simulated machine's MPS: the installed stand-in, found beside the installed binary
+run env -u GPUPACK_MPS_CONTROL PATH=/usr/bin:/bin "$D/usr/bin/gpupack" --sim h100-80gb mps start --gpus 0
+pid=$(printf '%s' "$out" | sed -n 's/.*daemon \([0-9]*\),.*/\1/p')
+is "$(readlink "/proc/$pid/exe" 2>/dev/null)" "$D/usr/libexec/gpupack/sim-mps-control" \
+	"--sim ... mps start: the installed stand-in daemon"
+run env -u GPUPACK_MPS_CONTROL PATH=/usr/bin:/bin "$D/usr/bin/gpupack" --sim h100-80gb run --share mps \
+	"$D/usr/libexec/gpupack/sim-mps-client" --ms 1{} ::: 1 2
+is "$rc:$(printf '%s\n' "$out" | grep -c '^mps=1')" "0:2" "--sim ... run --share mps: two clients of it"
+env -u GPUPACK_MPS_CONTROL "$D/usr/bin/gpupack" --sim h100-80gb mps stop --gpus 0 >/dev/null 2>&1
 run "$D/usr/bin/gpupack" --sim no-such-machine devices
 is "$rc" 2 "an unknown name: exit 2"
 one_line "$err" "an unknown name: one line"

@@ -239,4 +239,46 @@ ok "$([ -d "$R/node/60" ] && kill -0 "$P60" 2>/dev/null && echo 0 || echo 1)" \
 run "$DRV" sweep --job 63 -- control=$CTL state=$R/none sim=$X8
 is "$rc:$out" "0:ok" "no state root: nothing to sweep"
 ok "$([ ! -e "$R/none" ] && echo 0 || echo 1)" "and none is made for it"
+# ---- the prolog logs what it swept --------------------------------------------------------
+printf 'jobid=64\nuid=%s\ngid=0\nboot=%s\nstatus=ok\n' "$JUID" "$(cat /proc/sys/kernel/random/boot_id)" >"$R/node/64.job"
+mkdir -p "$R/node/64"
+run "$DRV" prolog --job 65 --user "$USER_" --gpus 0 -- $ARGS
+is "$rc" 0 "a job's prolog after an ended job's leftovers"
+like "$err" "gpupack: spank: job 65 on node: removed what 1 ended job left \(job 64\)" \
+	"the prolog logs which ended job's leftovers it removed"
+"$DRV" epilog --job 65 --user "$USER_" -- $ARGS >/dev/null
+printf 'jobid=66\nuid=%s\ngid=0\nboot=%s\nstatus=ok\n' "$JUID" "$(cat /proc/sys/kernel/random/boot_id)" >"$R/node/66.job"
+run "$DRV" sweep --job 67 -- $ARGS
+like "$err" "job 67 on node: removed what 1 ended job left \(job 66\)" "so does the sweep of a job without MPS"
+
+# ---- state= without %n, used by two nodes' slurmd on one host: refused ---------------------
+SH="$R/shared"
+run "$DRV" prolog --job 70 --user "$USER_" --node n1 --gpus 0 -- control=$CTL state=$SH sim=$X8 grace=1
+is "$rc:$out" "0:ok" "state= without %n: the first node's job runs"
+P70=$(sed -n 's/^pid=//p' "$SH/70/$U0/daemon")
+run "$DRV" prolog --job 71 --user "$USER_" --node n2 --gpus 1 -- control=$CTL state=$SH sim=$X8 grace=1
+is "$rc" 2 "a second node's prolog on the same state root: refused (exit 2)"
+one_line "$err" "one line"
+like "$err" "state=$SH is node n1's, and node n2 uses it too \(several slurmd on one host share it\): give state= a %n \(state=$SH/%n\)" \
+	"it says why and what to write"
+ok "$([ ! -e "$SH/71" ] && [ ! -e "$SH/71.job" ] && echo 0 || echo 1)" "nothing made for the refused job"
+run "$DRV" sweep --job 72 --node n2 -- control=$CTL state=$SH sim=$X8
+is "$rc" 2 "the second node's sweep: refused too (exit 2)"
+ok "$([ -d "$SH/70" ] && kill -0 "$P70" 2>/dev/null && echo 0 || echo 1)" \
+	"the first node's running job is untouched (not swept by the other node)"
+run "$DRV" epilog --job 70 --user "$USER_" --node n1 -- control=$CTL state=$SH sim=$X8 grace=1
+is "$rc" 0 "the first node's job ends as ever"
+# ---- a requeued job: its id runs again; the first run's daemons (no epilog ran) are ended -----
+run "$DRV" prolog --job 80 --user "$USER_" --gpus 0 -- $ARGS
+P80=$(sed -n 's/^pid=//p' "$R/node/80/$U0/daemon")
+ok "$([ -n "$P80" ] && kill -0 "$P80" 2>/dev/null && echo 0 || echo 1)" "job 80's first run: its daemon runs"
+run "$DRV" prolog --job 80 --user "$USER_" --gpus 0 -- $ARGS
+is "$rc:$out" "0:ok" "job 80 requeued (its epilog never ran here): the prolog runs again"
+like "$err" "a requeued job: its earlier run's MPS processes were still running here: ended" "and says what it ended"
+Q80=$(sed -n 's/^pid=//p' "$R/node/80/$U0/daemon")
+st80=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$P80/stat" 2>/dev/null)
+ok "$([ "$Q80" != "$P80" ] && { [ -z "$st80" ] || [ "$st80" = Z ]; } && kill -0 "$Q80" 2>/dev/null && echo 0 || echo 1)" \
+	"the first run's daemon is gone, the second run has its own"
+"$DRV" epilog --job 80 --user "$USER_" -- $ARGS >/dev/null
+
 is "$(left)" "" "nothing left at the end"

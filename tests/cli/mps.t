@@ -226,7 +226,10 @@ run $G mps frobnicate
 is "$rc" 2 "unknown subcommand exits 2"
 
 # ---- the control program is absent -----------------------------------------------
-run env -u GPUPACK_MPS_CONTROL PATH=/nonexistent $G mps start --gpu 0
+# (a simulated machine's MPS is gpupack's stand-in, always there: tests/cli/sim-mps.t; the driver's
+# machine here is the fake NVML's)
+run env -u GPUPACK_MPS_CONTROL -u GPUPACK_SIM PATH=/nonexistent \
+	GPUPACK_NVML_LIB="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1" "$GPUPACK" mps start --gpu 0
 if [ -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ] || [ -x /usr/bin/nvidia-cuda-mps-control ] ||
 	[ -x /usr/local/cuda/bin/nvidia-cuda-mps-control ]; then
 	ok 0 "# skip: a real nvidia-cuda-mps-control is installed here"

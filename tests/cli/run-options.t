@@ -27,9 +27,9 @@ refused_names() {
 	printf '%s\n' "$help" | awk '/^GNU parallel.s options that gpupack refuses/ { on = 1; next } on && /^  / { print } on && /^$/ { exit }' |
 		tr ' ' '\n' | sed 's/,$//' | grep '^-' | sort -u
 }
+# what completion offers comes from the binary (tests/cli/completion.t runs the script itself)
 completion_names() {
-	sed -n '/local run_opts="/,/"$/p' "$GPUPACK_SRC/completion/gpupack.bash" | sed 's/.*run_opts="//; s/"$//' |
-		tr ' \t' '\n\n' | grep -E '^-' | sort -u
+	$GPUPACK --completion-helper run | sed 's/=.*//' | sort -u
 }
 man_names() {
 	sed -n '/run options: begin/,/run options: end/p' "$GPUPACK_SRC/doc/gpupack.1" |
@@ -39,7 +39,7 @@ man_names() {
 h=$(help_names)
 ok $(($(printf '%s\n' "$h" | wc -l) < 80)) "--help lists the options ($(printf '%s\n' "$h" | wc -l))"
 is "$(diff <(printf '%s\n' "$h") <(completion_names) | grep '^[<>]' | tr '\n' ' ')" "" \
-	"completion/gpupack.bash completes every option --help lists, and no other"
+	"gpupack --completion-helper run: every option --help lists, and no other"
 is "$(diff <(printf '%s\n' "$h") <(man_names) | grep '^[<>]' | tr '\n' ' ')" "" \
 	"the man page's synopsis of run names every option --help lists, and no other"
 is "$(comm -12 <(printf '%s\n' "$h") <(refused_names) | tr '\n' ' ')" "" "no option is both listed and refused"

@@ -25,6 +25,8 @@ SL_GPUS=8
 SL_CPUS=8
 SL_TOPO="$GPUPACK_SRC/topologies/h100-80gb-x8.topo"
 SL_PIDS=""
+# the plugin slurmd loads: the build's, or another (packaging/fresh-debian-debs.sh: the package's)
+SL_PLUGIN=${SL_PLUGIN:-$GPUPACK_BUILD/gpupack_spank.so}
 
 slurm_skip() {
 	if [ "${GPUPACK_SLURM_REQUIRED:-0}" = 1 ]; then
@@ -44,7 +46,7 @@ slurm_check_prereqs() {
 	for c in slurmctld slurmd munged srun sbatch squeue scontrol; do
 		command -v "$c" >/dev/null 2>&1 || slurm_skip "$c not installed (apt-get install slurmctld slurmd slurm-client munge)"
 	done
-	[ -f "$GPUPACK_BUILD/gpupack_spank.so" ] || slurm_skip "gpupack_spank.so not built (install libslurm-dev, then make)"
+	[ -f "$SL_PLUGIN" ] || slurm_skip "$SL_PLUGIN not built (install libslurm-dev, then make)"
 	if ! id "$SL_USER" >/dev/null 2>&1; then
 		useradd --system --no-create-home --home-dir / --shell /bin/sh "$SL_USER" 2>/dev/null ||
 			slurm_skip "cannot create the job user $SL_USER"
@@ -168,7 +170,7 @@ NodeName=n[1-$SL_NODES] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[$first-$
 PartitionName=debug Nodes=n[1-$SL_NODES] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
 	echo "Name=gpu File=$D/dev/nvidia[0-$((SL_GPUS - 1))]" >"$D/etc/gres.conf"
-	echo "required $GPUPACK_BUILD/gpupack_spank.so $args" >"$D/etc/plugstack.conf"
+	echo "required $SL_PLUGIN $args" >"$D/etc/plugstack.conf"
 	export SLURM_CONF="$D/etc/slurm.conf"
 	SL_DIR=$D
 	CLEANUP=slurm_down

@@ -93,6 +93,9 @@ test_conf(void)
 	ok(jobmps_conf_parse(0, NULL, &c) == 0 && strcmp(c.state, JOBMPS_STATE_DEFAULT) == 0 &&
 	    c.grace == JOBMPS_GRACE_DEFAULT && !c.always && !c.run_without && c.index == JOBMPS_INDEX_AUTO &&
 	    c.control[0] == '\0', "no arguments: the defaults");
+	ok(jobmps_state_root(&c, "gpu07", root, sizeof root) == 0 && strcmp(root, "/run/gpupack/gpu07") == 0,
+	    "the default state root is the node's own (several slurmd may share a host)");
+	ok(jobmps_state_fits(&c, "a-node-of-19-chars-") == 0, "it leaves room for a node name of 19 characters");
 	ok(jobmps_conf_parse(9, args, &c) == 0, "every argument");
 	ok(strcmp(c.control, "/opt/mps/ctl") == 0 && c.def.sm_pct == 50 && c.def.mem_bytes == GIB(4) &&
 	    c.max.sm_pct == 80 && c.max.mem_bytes == GIB(8) && c.always && c.run_without && c.grace == 30 &&
