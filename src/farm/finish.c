@@ -351,7 +351,7 @@ record(struct farm *f, struct run *r, int ok, double now)
 	if (r->skipped)
 		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
-	    r->command, nodes_host(f)};
+	    r->command, nodes_host(f), r->sent};
 	if (ok)
 		f->st.done++;
 	else

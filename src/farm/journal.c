@@ -486,8 +486,8 @@ journal_skip(const struct journal *j, unsigned long long seq)
 void
 journal_format(const struct joblog_rec *r, struct sbuf *b)
 {
-	sbuf_printf(b, "%llu\t%s\t%.3f\t%10.3f\t0\t%llu\t%d\t%d\t", r->seq, r->host ? r->host : ":",
-	    r->start, r->runtime, r->received, r->exitval, r->signal);
+	sbuf_printf(b, "%llu\t%s\t%.3f\t%10.3f\t%llu\t%llu\t%d\t%d\t", r->seq, r->host ? r->host : ":",
+	    r->start, r->runtime, r->sent, r->received, r->exitval, r->signal);
 	/* newlines would split the record: parallel writes them as NUL */
 	for (const char *c = r->command; *c; c++)
 		sbuf_addc(b, *c == '\n' ? '\0' : *c);

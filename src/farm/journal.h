@@ -52,6 +52,7 @@ struct joblog_rec {
 	int exitval, signal;
 	const char *command;
 	const char *host;       /* the Host column; NULL: ":" (this machine, as parallel writes it) */
+	unsigned long long sent; /* the Send column: the bytes of its --pipe block (0 without --pipe) */
 };
 
 /*

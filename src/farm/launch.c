@@ -317,6 +317,17 @@ launch_timeout(const struct farm *f)
 	return fmax(2.0, f->o->timeout_pct / 100.0 * f->rt.median);
 }
 
+/* --pipe: the bytes of the task's block, GNU parallel's Send column (0 for any other task) */
+static unsigned long long
+block_bytes(const struct farm *f, const struct task *t)
+{
+	struct stat st;
+
+	if (!f->o->pipe.on || f->o->pipe.tee || t->a.nflat == 0 || stat(t->a.flat[0], &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_size;
+}
+
 /* -v: the command line is the first line of the task's output; --dry-run's print on stderr too */
 static void
 say_line(struct farm *f, struct run *r, const char *line)
@@ -446,6 +457,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		rc = -1;
 		goto out;
 	}
+	r->sent = block_bytes(f, t);
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, wd, f->o->nice};
 	if (r->g->mps)

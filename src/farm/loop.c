@@ -159,6 +159,7 @@ on_signals(struct farm *f, double now)
 			f->stop_at = now;
 		if (f->stop == 0) {
 			f->stop = 1;
+			f->ht.hup = si.ssi_signo == SIGHUP;
 			warnx_("%s: no new tasks; waiting for %d running (again to end %s)",
 			    sigabbrev_np((int)si.ssi_signo), f->st.running, plural((unsigned)f->st.running,
 			    "it", "them"));
@@ -345,6 +346,9 @@ exit_status(struct farm *f)
 	/* tasks a stop ended are not done */
 	if (f->dropped > 0)
 		return FARM_EXIT_ERROR;
+	/* SIGHUP alone (no second signal): GNU parallel exits with its tasks' status */
+	if (f->ht.hup && f->stop == 1)
+		return f->st.failed > 100 ? 101 : (int)f->st.failed;
 	/* a signal that came after the last task started stopped nothing */
 	if (f->st.interrupted && !f->ht.halt_stopped && !(f->st.inputs_done && !f->q.retry && !f->q.suspects))
 		return FARM_EXIT_ERROR;

@@ -349,7 +349,8 @@ csv_record(struct out *o, const struct joblog_rec *rec, char *const *vals, int n
 	csv_str(o, num, 0);
 	snprintf(num, sizeof num, "%.3f", rec->runtime);
 	csv_str(o, num, 0);
-	csv_str(o, "0", 0);
+	snprintf(num, sizeof num, "%llu", rec->sent);
+	csv_str(o, num, 0);
 	snprintf(num, sizeof num, "%llu", rec->received);
 	csv_str(o, num, 0);
 	snprintf(num, sizeof num, "%d", rec->exitval);
@@ -408,8 +409,8 @@ json_record(struct out *o, const struct joblog_rec *rec, char *const *vals, int 
 
 	sbuf_printf(&o->b, "{ \"Seq\": %llu, \"Host\": ", rec->seq);
 	json_str(o, rec->host ? rec->host : ":");
-	sbuf_printf(&o->b, ", \"Starttime\": %.3f, \"JobRuntime\": %.3f, \"Send\": 0, \"Receive\": %llu, "
-	    "\"Exitval\": %d, \"Signal\": %d, \"Command\": ", rec->start, rec->runtime, rec->received,
+	sbuf_printf(&o->b, ", \"Starttime\": %.3f, \"JobRuntime\": %.3f, \"Send\": %llu, \"Receive\": %llu, "
+	    "\"Exitval\": %d, \"Signal\": %d, \"Command\": ", rec->start, rec->runtime, rec->sent, rec->received,
 	    rec->exitval, rec->signal);
 	json_str(o, rec->command);
 	sbuf_add(&o->b, ", \"V\": [ ");

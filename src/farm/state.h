@@ -74,6 +74,7 @@ struct run {
 	int paused;              /* -j auto: stopped (SIGSTOP) at the GPU's door */
 	struct run_mps m;        /* under MPS: its place in the server's log, faults around it (health.c) */
 	const char *lost;        /* gpupack ended this attempt for its own reason: not the task's result */
+	unsigned long long sent; /* --pipe: the bytes of its block (the joblog's Send) */
 	int skipped;             /* a perl replacement string called skip(): ran as true, logged -2 */
 };
 
@@ -98,6 +99,7 @@ struct farm_queue {
 struct farm_halt {
 	int halt_status;
 	int halt_stopped;
+	int hup;                 /* a SIGHUP stopped the run (parallel's: its status is the tasks') */
 };
 
 /* The command's program, looked up once (when the command is a plain program). */

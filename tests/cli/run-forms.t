@@ -110,3 +110,8 @@ is "$(blocks 1k)" "1000 1000 " "--block 1k: 1000 bytes, 200 records of 5"
 is "$(blocks 1ki)" "1020 980 " "--block 1ki: 1024 bytes, so 204 records in the first"
 # a block of one byte (the last record, without its newline) is copied whole too
 is "$(printf 'ab\nc' | R --pipe -N1 -k wc -c 2>&1 | tr '\n' ' ')" "3 1 " "--pipe: a last block of 1 byte"
+# the joblog's Send column: the bytes of each task's block, as GNU parallel writes it
+printf 'ab\nc' | R --pipe -N1 -k --joblog send.jl cat >/dev/null 2>&1
+is "$(awk -F'\t' 'NR > 1 { print $1 ":" $5 }' send.jl | sort -n | tr '\n' ' ')" "1:3 2:1 " "--pipe: Send is each block's bytes"
+R --joblog send0.jl echo ::: x >/dev/null 2>&1
+is "$(awk -F'\t' 'NR > 1 { print $5 }' send0.jl)" 0 "without --pipe: Send 0"

@@ -39,6 +39,14 @@ for sig in INT TERM USR1; do
 	like "$(cat "once-$sig.err")" "no new tasks" "SIG$sig: says so on stderr"
 done
 
+# SIGHUP (parallel's documented kill -HUP $PARALLEL_PID): no new tasks, and the exit status of
+# the tasks that ran, as GNU parallel's
+start_farm once-HUP 3000
+kill -HUP "$gpid"
+wait "$gpid"
+is "$?" 0 "one SIGHUP: exit 0, the status of the tasks that ran (as GNU parallel)"
+is "$(grep -c '^start' once-HUP) $(grep -c '^end' once-HUP)" "2 2" "SIGHUP: no new task after it, the running ones finished"
+
 start_farm twice 30000
 kill -TERM "$gpid"
 # the second once gpupack has taken the first (it says so)

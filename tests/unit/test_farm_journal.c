@@ -33,7 +33,7 @@ test_parse(void)
 static void
 write_rec(struct journal *j, unsigned long long seq, int ev)
 {
-	struct joblog_rec r = {seq, 1795312283.903, 0.25, 2, ev, 0, "echo a\nb", NULL};
+	struct joblog_rec r = {seq, 1795312283.903, 0.25, 2, ev, 0, "echo a\nb", NULL, 0};
 
 	ok(journal_end(j, &r) == 0, "record %llu", seq);
 }
@@ -131,7 +131,7 @@ test_begin(void)
 	char path[256], side[300], *data;
 	size_t len;
 	struct journal j;
-	struct joblog_rec r = {4, 1795312283.903, 0.25, 2, 0, 0, "echo", NULL};
+	struct joblog_rec r = {4, 1795312283.903, 0.25, 2, 0, 0, "echo", NULL, 0};
 	const char *torn = "Seq\tHost\n3\t:\t1\t1\t0\t0\t0\t0\tx\n1";
 	int fd;
 

@@ -18,7 +18,7 @@ written(const char *name, char **names, int nnames, char **vals, int nvals, cons
 {
 	char path[] = "/tmp/test-results-XXXXXX";
 	struct results_file rf;
-	struct joblog_rec rec = {3, 1700000000.1234, 0.25, 4, 1, 0, "echo 'a b'", NULL};
+	struct joblog_rec rec = {3, 1700000000.1234, 0.25, 4, 1, 0, "echo 'a b'", NULL, 0};
 	struct obuf ob[2];
 	char *file, *data = NULL;
 	size_t len;
