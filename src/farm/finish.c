@@ -229,7 +229,7 @@ finish_release(struct farm *f, struct run *r, double now)
 		kill(-r->pid, SIGKILL);
 	if ((r->timed_out || (r->exited && WIFSIGNALED(r->status))) && r->task) {
 		guard_sweep(&f->guard, r->task->seq);
-		f->sweep = 1;
+		f->guard.sweep = 1;
 	}
 	guard_task_ended(&f->guard, r->slot, r->pid);
 	resdir_free(r);

@@ -40,6 +40,7 @@ struct guard {
 	char token[48];        /* "<pid>-<start>" of this gpupack */
 	char env[64];          /* "GPUPACK_RUN=<token>", for every task's environment */
 	int lost;              /* the watchdog is gone (said once) */
+	int sweep;             /* tasks were ended early: what they left is ended at the run's end */
 };
 
 /*

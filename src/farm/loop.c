@@ -205,7 +205,7 @@ deadlines(struct farm *f, double now)
 		d = deadline(f, r);
 		if (d > 0 && now >= d) {
 			r->timed_out = 1;
-			f->sweep = 1;
+			f->guard.sweep = 1;
 			finish_terminate(r, now);
 		}
 		if (r->term_at > 0 && now >= r->term_at) {
@@ -419,7 +419,7 @@ farm_run(struct farm_opts *o, struct gpu_backend *b)
 	rc = f.st.exit_status;
 	/* a run that was stopped, or ended tasks early, leaves nothing of theirs running */
 	if (f.st.interrupted || f.fatal || f.dropped > 0)
-		f.sweep = 1;
+		f.guard.sweep = 1;
 	setup_cleanup(&f);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;

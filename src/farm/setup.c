@@ -564,7 +564,7 @@ setup_cleanup(struct farm *f)
 	auto_finish(f, 0);
 	farm_mps_teardown(f->g, f->ng);
 	/* after the daemons stopped as they should: every child left now is a task's orphan */
-	if (f->sweep)
+	if (f->guard.sweep)
 		guard_sweep(&f->guard, 0);
 	guard_stop(&f->guard);
 	journal_close(&f->j);

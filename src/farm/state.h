@@ -161,7 +161,6 @@ struct farm {
 	int stop;                /* 0 running; 1 no new tasks; 2 end the running ones */
 	double stop_at;          /* when a signal first told the farm to stop; 0: none did */
 	unsigned long long dropped; /* attempts a stop ended: not recorded, --resume runs them */
-	int sweep;               /* tasks were ended early: what they left is ended at the end */
 	struct farm_halt ht;     /* --halt (finish.c) */
 	int fatal;               /* an error ended launching: its exit code */
 	struct tmpl cmd;         /* the command template */
