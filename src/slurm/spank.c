@@ -404,7 +404,16 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (rc == 1) {
 		/* no MPS here: fine, unless this step asked and the job did not */
 		if (opt_given && wanted(sp, &spec) > 0 && visible[0] && strcmp(visible, "NoDevFiles") != 0) {
-			if (task == 0)
+			uint32_t stepid = 0;
+
+			/* the batch step's option is the job's: its prolog did not run (a requeued job
+			 * started again on this node within the credential's life: Slurm skips it) */
+			spank_get_item(sp, S_JOB_STEPID, &stepid);
+			if (task == 0 && stepid == SLURM_BATCH_SCRIPT)
+				fprintf(stderr, PREFIX "job %lu asked for MPS, but no daemons of it run on %s: its "
+				    "prolog did not run here (a requeued job started again before AuthInfo's "
+				    "cred_expire ended)\n", j.jobid, node);
+			else if (task == 0)
 				fprintf(stderr, PREFIX "job %lu: --gpupack-mps on a step of a job that did not "
 				    "ask for MPS: give it to sbatch or salloc\n", j.jobid);
 			return -1;

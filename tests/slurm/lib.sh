@@ -139,7 +139,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$D/run/munge.sock
+AuthInfo=socket=$D/run/munge.sock,cred_expire=${SL_CRED_EXPIRE:-30}
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
 SlurmctldPidFile=$D/run/slurmctld.pid
@@ -147,7 +147,7 @@ SlurmdPidFile=$D/run/slurmd-%n.pid
 SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd-%n.log
 SlurmctldDebug=info
-SlurmdDebug=info
+SlurmdDebug=${SL_SLURMD_DEBUG:-info}
 MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
