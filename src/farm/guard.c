@@ -46,6 +46,7 @@ sleep_ms(int ms)
 struct kill_scan {
 	const char *env;
 	int killed, unknown;
+	unsigned long long unknown_sum; /* the unknown ones by pid and start: has the set moved? */
 };
 
 static int
@@ -60,17 +61,34 @@ kill_carriers(const struct proc_stat *st, void *arg)
 			k->killed++;
 	} else if (proc_env_unknown(st)) {
 		k->unknown++;
+		k->unknown_sum += (unsigned long long)st->pid * 1000003ULL ^ st->start;
 	}
 	return 0;
+}
+
+/*
+ * Is the sweep over after a look that killed `killed` and could not tell
+ * `unknown` (their set summed in `sum`; `prev_sum` the last look's)? A
+ * process between fork and exec reads empty for a moment: look again. One
+ * that stays unreadable over two looks (a non-dumpable one: ssh, an agent)
+ * will not become readable by waiting, so it does not hold the sweep.
+ */
+int
+guard_sweep_done(int killed, int unknown, unsigned long long sum, int prev_unknown, unsigned long long prev_sum)
+{
+	if (killed > 0)
+		return 0;
+	return unknown == 0 || (unknown == prev_unknown && sum == prev_sum);
 }
 
 int
 guard_kill_run(const char *env, const pid_t *pgid, const unsigned long long *start, int n)
 {
-	int total = 0;
+	int total = 0, prev_unknown = -1;
+	unsigned long long prev_sum = 0;
 
 	for (int round = 0; round < KILL_ROUNDS; round++) {
-		struct kill_scan k = {env, 0, 0};
+		struct kill_scan k = {env, 0, 0, 0};
 
 		/* a group whose leader is the one recorded is the task's, whole */
 		for (int i = 0; i < n; i++)
@@ -79,9 +97,10 @@ guard_kill_run(const char *env, const pid_t *pgid, const unsigned long long *sta
 		/* the rest, by the token they inherited (children that left the group too) */
 		if (proc_each(kill_carriers, &k) < 0)
 			err_clear();
-		/* done when a look kills nothing and every environment could be read */
-		if (k.killed == 0 && k.unknown == 0)
+		if (guard_sweep_done(k.killed, k.unknown, k.unknown_sum, prev_unknown, prev_sum))
 			break;
+		prev_unknown = k.unknown;
+		prev_sum = k.unknown_sum;
 		total += k.killed;
 		sleep_ms(10);
 	}

@@ -79,5 +79,8 @@ int guard_sweep(struct guard *g, unsigned long long seq);
  * process may fork while it is being killed). Returns how many were killed.
  */
 int guard_kill_run(const char *env, const pid_t *pgid, const unsigned long long *start, int n);
+/* The sweep's stop rule (pure, for the tests): guard.c says why. */
+int guard_sweep_done(int killed, int unknown, unsigned long long sum, int prev_unknown,
+    unsigned long long prev_sum);
 
 #endif
