@@ -206,51 +206,109 @@ gate_at(const struct ctlmem *m)
 	return least - at >= 2 * m->tick * rate ? at : -1;
 }
 
+/* What the admission adds up: the growth still to come of what is admitted. */
+struct admit_sum {
+	double mean, var;
+	int shown, blocked;     /* tasks on the GPU; a task not known holds the rest back */
+};
+
+/* The tasks already on the GPU stay admitted; what the unsettled ones may still grow. */
+static void
+admit_shown(const struct ctlmem *m, struct ctlmem_task **t, int n, double now, const struct stats *s,
+    struct admit_sum *a, struct ctlmem_room *out)
+{
+	for (int i = 0; i < n; i++) {
+		struct ctlmem_task *x = t[i];
+		double gm, gv;
+
+		x->pause = 0;
+		if (!x->on_gpu)
+			continue;
+		x->admit = 1;
+		a->shown++;
+		out->admitted++;
+		if (settled(m, x, now))
+			continue;
+		if (!known(s)) {
+			/* there, not settled, nothing known: what it will take is unknown */
+			a->blocked = 1;
+			continue;
+		}
+		growth(s, (double)x->peak, &gm, &gv);
+		a->mean += gm;
+		a->var += gv;
+	}
+}
+
+/* The tasks at the door, closest first, while the room holds them; the gate pauses the rest. */
+static void
+admit_door(struct ctlmem_task **door, int ndoor, const struct stats *s, double room, double at,
+    struct admit_sum *a, struct ctlmem_room *out)
+{
+	for (int i = 0; i < ndoor; i++) {
+		struct ctlmem_task *x = door[i];
+
+		/* nothing there and none admitted: one goes, or nothing ever would */
+		if (!a->blocked &&
+		    ((a->shown == 0 && out->admitted == 0) || fits(a->mean + s->mean, a->var + s->var, room))) {
+			x->admit = 1;
+			out->admitted++;
+			a->mean += s->mean;
+			a->var += s->var;
+			continue;
+		}
+		/* in order: a task behind one that waits waits too */
+		a->blocked = 1;
+		x->admit = 0;
+		out->waiting++;
+		x->pause = at >= 0 && (x->paused || (ctlmem_progress(x) >= at && !x->on_gpu));
+		if (at >= 0 && !x->pause && ctlmem_progress(x) >= 0.5 * at)
+			out->watch = 1;
+	}
+}
+
+/* More tasks it may start: those memory would admit now, and as many warming up. */
+static void
+admit_room(const struct stats *s, double room, struct admit_sum a, struct ctlmem_room *out)
+{
+	if (!a.blocked && known(s) && s->mean > 0)
+		while (out->room < ADMIT_MAX && fits(a.mean + s->mean, a.var + s->var, room)) {
+			out->room++;
+			a.mean += s->mean;
+			a.var += s->var;
+		}
+	/* warming up: once footprints are known (not while the first settle: those wait, no more start) */
+	if (out->gate && known(s)) {
+		int warm = out->admitted > 2 ? out->admitted : 2;
+
+		out->room += warm > out->waiting ? warm - out->waiting : 0;
+	}
+}
+
 void
 ctlmem_admit(const struct ctlmem *m, struct ctlmem_task **t, int n, uint64_t mem_free, uint64_t mem_total,
     double now, struct ctlmem_room *out)
 {
 	struct ctlmem_task **door = xcalloc((size_t)(n > 0 ? n : 1), sizeof *door);
 	double *extra = xcalloc((size_t)(n > 0 ? n : 1), sizeof *extra);
-	double room, mean = 0, var = 0, at = gate_at(m);
-	int ndoor = 0, nextra = 0, shown = 0, blocked = 0;
+	double room, at = gate_at(m);
+	int ndoor = 0, nextra = 0;
+	struct admit_sum a = {0, 0, 0, 0};
 	struct stats s;
 
 	memset(out, 0, sizeof *out);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (settled(m, t[i], now))
 			extra[nextra++] = (double)t[i]->peak;
+		if (!t[i]->on_gpu)
+			door[ndoor++] = t[i];
+	}
 	stats_of(m, extra, nextra, &s);
 	room = (double)mem_free - CTLMEM_RESERVE * (double)mem_total;
-	for (int i = 0; i < n; i++) {
-		struct ctlmem_task *x = t[i];
-
-		x->pause = 0;
-		if (!x->on_gpu) {
-			door[ndoor++] = x;
-			continue;
-		}
-		x->admit = 1;
-		shown++;
-		out->admitted++;
-		if (settled(m, x, now))
-			continue;
-		if (!known(&s)) {
-			/* there, not settled, nothing known: what it will take is unknown */
-			blocked = 1;
-			continue;
-		}
-		{
-			double gm, gv;
-
-			growth(&s, (double)x->peak, &gm, &gv);
-			mean += gm;
-			var += gv;
-		}
-	}
+	admit_shown(m, t, n, now, &s, &a, out);
 	qsort(door, (size_t)ndoor, sizeof *door, by_progress);
 	out->gate = at >= 0;
-	if (mem_total == 0 || (!known(&s) && shown == 0)) {
+	if (mem_total == 0 || (!known(&s) && a.shown == 0)) {
 		/* the device does not say, or nothing is known yet: every task goes on; watch them */
 		for (int i = 0; i < ndoor; i++)
 			door[i]->admit = 1;
@@ -258,43 +316,11 @@ ctlmem_admit(const struct ctlmem *m, struct ctlmem_task **t, int n, uint64_t mem
 		out->room = CTLMEM_ANY;
 		out->watch = mem_total > 0 && ndoor > 0;
 		out->planned = 0;
-		free(door);
-		free(extra);
-		return;
-	}
-	for (int i = 0; i < ndoor; i++) {
-		struct ctlmem_task *x = door[i];
-
-		/* nothing there and none admitted: one goes, or nothing ever would */
-		if (!blocked && ((shown == 0 && out->admitted == 0) || fits(mean + s.mean, var + s.var, room))) {
-			x->admit = 1;
-			out->admitted++;
-			mean += s.mean;
-			var += s.var;
-			continue;
-		}
-		/* in order: a task behind one that waits waits too */
-		blocked = 1;
-		x->admit = 0;
-		out->waiting++;
-		x->pause = at >= 0 && (x->paused || (ctlmem_progress(x) >= at && !x->on_gpu));
-		if (at >= 0 && !x->pause && ctlmem_progress(x) >= 0.5 * at)
-			out->watch = 1;
-	}
-	out->planned = mean + CTLMEM_Z * sqrt(var) > 0 ? (uint64_t)(mean + CTLMEM_Z * sqrt(var)) : 0;
-	out->settling = out->gate && !known(&s);
-	/* more tasks it may start: those memory would admit now, and as many warming up */
-	if (!blocked && known(&s) && s.mean > 0)
-		while (out->room < ADMIT_MAX && fits(mean + s.mean, var + s.var, room)) {
-			out->room++;
-			mean += s.mean;
-			var += s.var;
-		}
-	/* warming up: once footprints are known (not while the first settle: those wait, no more start) */
-	if (out->gate && known(&s)) {
-		int warm = out->admitted > 2 ? out->admitted : 2;
-
-		out->room += warm > out->waiting ? warm - out->waiting : 0;
+	} else {
+		admit_door(door, ndoor, &s, room, at, &a, out);
+		out->planned = a.mean + CTLMEM_Z * sqrt(a.var) > 0 ? (uint64_t)(a.mean + CTLMEM_Z * sqrt(a.var)) : 0;
+		out->settling = out->gate && !known(&s);
+		admit_room(&s, room, a, out);
 	}
 	free(door);
 	free(extra);
