@@ -121,6 +121,20 @@ $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(L
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $(addprefix -Wl$(comma)--wrap=,$(LIFE_WRAPS)) -o $@ $< \
 	  $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
+# farmsim (bench/farmsim.sh): one farm over many simulated nodes through the farm's real
+# coordination code (nodes*.c, journal.c); the link wraps the clock, the joblog's lock and the
+# file calls, which tests/tools/farmsim/simfs.c serves from an in-memory shared directory
+FARMSIM_WRAPS := clock_mono joblock_take joblock_release open openat close read write pread lseek \
+                 ftruncate fsync fdatasync fstat lstat stat fstatat access futimens symlink readlink \
+                 mkdir unlink unlinkat rename renameat opendir readdir closedir
+$(B)/tests/tools/farmsim: tests/tools/farmsim/farmsim.c tests/tools/farmsim/simfs.c tests/tools/farmsim/simfs.h \
+                          $(LIB_OBJS) $(JOB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/tools/farmsim $(addprefix -Wl$(comma)--wrap=,$(FARMSIM_WRAPS)) \
+	  -o $@ tests/tools/farmsim/farmsim.c tests/tools/farmsim/simfs.c $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+farmsim: $(B)/tests/tools/farmsim
+
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
@@ -306,7 +320,7 @@ mutate:
 	sh tests/mutate.sh $(MUTATE_FLAGS)
 
 
-.PHONY: all work test-deps test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture torture-life
+.PHONY: all work test-deps test check check-slurm farmsim spank valgrind fuzz fuzz-run install uninstall clean mutate torture torture-life
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)
