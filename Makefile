@@ -212,7 +212,7 @@ $(B)/tests/preload/%.so: tests/preload/%.c
 
 # What the tests need: work is gpupack-work where nvcc is found (tests/cli/work.t skips without
 # it), the Slurm plugin where spank.h is (tests/cli/install.t installs it).
-TEST_DEPS = $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD) $(if $(SPANK_H),$(SPANK_SO)) work
+TEST_DEPS = $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(B)/tests/tools/farmsim $(FAKENVML) $(PRELOAD) $(if $(SPANK_H),$(SPANK_SO)) work
 # The test files: every unit test and CLI test (TESTS=... picks some: tests/cli/x.t, tests/unit/x.c).
 CLI_TESTS := $(sort $(wildcard tests/cli/*.t))
 TESTS ?= $(UNIT_SRCS) $(CLI_TESTS)

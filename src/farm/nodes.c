@@ -938,10 +938,23 @@ rewind_inputs(struct farm *f)
 	return 0;
 }
 
+/* How many lost members' records our passes read. */
+static int
+swept(const struct nodes *n)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < n->npeers; i++)
+		k += n->peers[i].swept;
+	return k;
+}
+
 /*
- * done/OWNER: we are idle. Its target says how long our log is then
- * (OWNER SIZE), so that the member who ends the farm waits until it sees
- * all of it: appends can reach another client late.
+ * done/OWNER: we are idle. Its target says how long our log is then and
+ * how many lost members our passes took over from (OWNER SIZE SWEPT), so
+ * that the member who ends the farm waits until it sees all of the log
+ * (appends can reach another client late) and does not take a done mark
+ * from before our last pass (a cached one) for the end.
  */
 static void
 set_idle(struct farm *f, int idle)
@@ -952,8 +965,8 @@ set_idle(struct farm *f, int idle)
 
 	if (n->idle == idle || path_in(n, path, sizeof path, "done/%s", n->owner) < 0)
 		return;
-	snprintf(target, sizeof target, "%s %lld", n->owner,
-	    f->j.fd >= 0 && fstat(f->j.fd, &st) == 0 ? (long long)st.st_size : 0LL);
+	snprintf(target, sizeof target, "%s %lld %d", n->owner,
+	    f->j.fd >= 0 && fstat(f->j.fd, &st) == 0 ? (long long)st.st_size : 0LL, swept(n));
 	if (idle ? mark(target, path) < 0 : (unlink(path) < 0 && errno != ENOENT)) {
 		warnx_("%s", err_msg());
 		err_clear();
@@ -984,18 +997,21 @@ start_pass(struct farm *f)
 	return rewind_inputs(f);
 }
 
-/* The size done/OWNER says OWNER's log has; 0 when it says none. */
-static long long
-done_size(struct nodes *n, const char *owner)
+/* What done/OWNER says: OWNER's log's size (0: none said) and the lost it swept; -1 when unreadable. */
+static int
+done_says(struct nodes *n, const char *owner, long long *size, int *k)
 {
-	char path[PATH_MAX], target[192], *sp;
+	char path[PATH_MAX], target[192];
 
-	if (path_in(n, path, sizeof path, "done/%s", owner) < 0 || read_link(path, target, sizeof target) < 0 ||
-	    (sp = strchr(target, ' ')) == NULL) {
+	*size = 0;
+	*k = 0;
+	if (path_in(n, path, sizeof path, "done/%s", owner) < 0 || read_link(path, target, sizeof target) < 0) {
 		err_clear();
-		return 0;
+		return -1;
 	}
-	return strtoll(sp + 1, NULL, 10);
+	if (sscanf(target, "%*s %lld %d", size, k) < 2)
+		*k = 0;
+	return 0;
 }
 
 /* Its log's size as the server has it now (open: NFS asks the server). */
@@ -1017,8 +1033,9 @@ log_size(struct nodes *n, const char *owner)
 }
 
 /*
- * Do we see every idle member's log as long as it said, when it said it
- * was idle? Else we wait (a beat at a time), at most GPUPACK_FARM_LOST
+ * Is every member idle for the lost we know of (its pass over them done),
+ * and do we see its log as long as it said, when it said it was idle?
+ * Else we wait (a beat at a time), at most GPUPACK_FARM_LOST
  * seconds: what it wrote reaches us late on a filesystem whose appends are
  * not seen at once (a client's cache). After that, the end goes on, and
  * says so.
@@ -1026,11 +1043,19 @@ log_size(struct nodes *n, const char *owner)
 static int
 logs_seen(struct nodes *n, double now)
 {
+	int mine = swept(n);
+
 	for (size_t i = 0; i < n->npeers; i++) {
 		struct peer *p = &n->peers[i];
 		long long want;
+		int k;
 
-		if (p->lost || !p->done || (want = done_size(n, p->owner)) <= 0 || log_size(n, p->owner) >= want)
+		if (p->lost || !p->done)
+			continue;
+		/* a done mark from before its pass over the lost we know (or gone since): not idle yet */
+		if (done_says(n, p->owner, &want, &k) < 0 || k < mine)
+			return 0;
+		if (want <= 0 || log_size(n, p->owner) >= want)
 			continue;
 		if (n->seen_wait == 0)
 			n->seen_wait = now;
