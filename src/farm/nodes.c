@@ -347,6 +347,28 @@ beat(struct nodes *n)
 	return 0;
 }
 
+/* Refuse a shared directory whose semantics the farm cannot make safe (nodes_mount.c). */
+static int
+check_mount(const struct nodes *n)
+{
+	char dir[PATH_MAX], real[PATH_MAX], why[PATH_MAX + 512], *slash, *info = NULL;
+	int bad;
+
+	str_copy(dir, n->dir, sizeof dir);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		str_copy(dir, ".", sizeof dir);
+	/* not a path of this machine (farmsim's), or no /proc: nothing to tell */
+	if (!realpath(dir, real) || read_file_max("/proc/self/mountinfo", 1 << 22, &info, NULL) < 0) {
+		err_clear();
+		return 0;
+	}
+	bad = nodes_mount_check(info, real, n->lost_after, why, sizeof why);
+	free(info);
+	return bad ? err_set(EXIT_ENV, "%s", why) : 0;
+}
+
 /* A fresh stream over the inputs as given, the tasks built as the run builds them. */
 static int
 fresh_inputs(struct farm *f, struct task_src *fresh)
@@ -414,6 +436,8 @@ nodes_setup(struct farm *f, uint64_t identity)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_LOST=%s: want seconds", getenv("GPUPACK_FARM_LOST"));
 	if ((size_t)snprintf(n->dir, sizeof n->dir, "%s.farm", o->joblog) >= sizeof n->dir)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
+	if (check_mount(n) < 0)
+		return -1;
 	if (gethostname(host, sizeof host) < 0)
 		str_copy(host, "localhost", sizeof host);
 	host[sizeof host - 1] = '\0';
@@ -840,7 +864,11 @@ take_over(struct nodes *n, const struct block *b, unsigned long long seq, int *a
 	if (r == 0) {
 		/* another took it first: who, read now (0: not known) */
 		*seqmap_put(&n->held, seq) = 0;
-		return holder(n, seq, b, &k) == -2 ? NODES_ERROR : NODES_OTHER;
+		if ((who = holder(n, seq, b, &k)) != -1)
+			return who == -2 ? NODES_ERROR : NODES_OTHER;
+		/* ours after all: our own create, retried by the client and answered EEXIST */
+		*attempt = k;
+		return NODES_RERUN;
 	}
 	*seqmap_put(&n->held, seq) = (unsigned long long)(k + 1);  /* us (-1 + 1), attempt k + 1 */
 	*attempt = k + 1;

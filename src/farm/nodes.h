@@ -59,6 +59,7 @@
 #ifndef GPUPACK_FARM_NODES_H
 #define GPUPACK_FARM_NODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct farm;
@@ -147,6 +148,15 @@ int nodes_exit_status(struct farm *f, int own);
 
 /* Leave: write FILE when the farm is over, free everything. */
 void nodes_close(struct farm *f);
+
+/*
+ * nodes_mount.c: is path (a directory, resolved) on a mount whose semantics
+ * the farm cannot make safe (doc/slurm.md: an NFS mount with nocto whose
+ * attribute cache reaches half of lost_after)? mountinfo: the text of
+ * /proc/self/mountinfo. 1 with why set (one line: the option that fixes
+ * it), 0 when the farm can use it.
+ */
+int nodes_mount_check(const char *mountinfo, const char *path, double lost_after, char *why, size_t size);
 
 /* nodes_journal.c: the records of a chain of runs */
 
