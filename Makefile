@@ -9,6 +9,7 @@
 #   make torture         the lifecycle against 1,000,000 generated sequences (make torture-life),
 #                        then random stops of the real farm, 1,000 trials (not in check; report in bench/results/)
 #   make test            the tests once, in the normal build only (TESTS=tests/cli/x.t: some)
+#   make farmsim         the farm over many simulated nodes (bench/farmsim.sh; tests/cli/farmsim.t a small one)
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)

@@ -83,7 +83,7 @@ static uint64_t rng;
 static struct ev *heap;
 static size_t nheap, capheap;
 static unsigned char *runs_of, *ends_of;   /* per input: attempts started, run to their end */
-static double work, work_ended, last_start, last_end;
+static double work, last_start, last_end;
 static unsigned long long coord_calls;
 static int failed_setup;
 
@@ -340,7 +340,7 @@ drop_tasks(int i)
 
 	for (int s = 0; s < cfg.slots; s++)
 		if (n->slot[s].busy) {
-			work += now_t - n->slot[s].start;
+			work += (now_t - n->slot[s].start) / n->factor;
 			n->slot[s].busy = 0;
 			n->slot[s].gen++;
 		}
@@ -361,8 +361,8 @@ on_end(const struct ev *e)
 	enter(e->node);
 	s->busy = 0;
 	n->busy--;
-	work += s->end - s->start;
-	work_ended += s->end - s->start;
+	/* in the tasks' own seconds (a slow node's take longer, and are not work redone) */
+	work += (s->end - s->start) / n->factor;
 	if (ends_of[s->seq] < 255)
 		ends_of[s->seq]++;
 	if (now_t > last_end)
