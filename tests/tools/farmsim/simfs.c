@@ -328,7 +328,7 @@ remember(const char *path, const struct view *v)
 	c->type = v->type;
 	c->mtime = v->mtime;
 	c->size = v->size;
-	snprintf(c->target, sizeof c->target, "%s", v->target);
+	memcpy(c->target, v->target, strlen(v->target) + 1);
 }
 
 /*
