@@ -71,6 +71,7 @@ struct nodes {
 	size_t nblocks, bcap, bat;
 	struct seqmap held;         /* later passes: seq -> its highest attempt's holder, read once */
 	unsigned watched;           /* beats so far: whose beat to look at next */
+	unsigned place;             /* where our turn starts (srun's task id): each member reads others */
 	double lost_checked;        /* when nodes_unrecorded last looked for our lost mark */
 	double seen_wait;           /* since when the end waits for a log to be seen whole */
 };
@@ -405,6 +406,7 @@ size_claims(struct farm *f)
 	unsigned long long seq;
 	int r;
 
+	n->place = (unsigned)atoi(env_or("SLURM_PROCID", "0")) * NODES_WATCH + (unsigned)getpid();
 	n->members = nt && getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID") && atoi(nt) > 1 ? atoi(nt) :
 	    NODES_MEMBERS_GUESS;
 	n->slots = f->nr > 0 ? f->nr : 1;
@@ -628,7 +630,7 @@ watch(struct nodes *n)
 				n->peers[i].done = n->peers[i].listed;
 	}
 	for (i = 0; i < n->npeers && looked < NODES_WATCH; i++) {
-		struct peer *p = &n->peers[(n->watched * NODES_WATCH + i + (size_t)n->members) % n->npeers];
+		struct peer *p = &n->peers[(n->watched * NODES_WATCH + i + n->place) % n->npeers];
 		struct timespec t;
 
 		if (p->lost || p->done)
