@@ -9,6 +9,7 @@
 #   make torture         the lifecycle against 1,000,000 generated sequences (make torture-life),
 #                        then random stops of the real farm, 1,000 trials (not in check; report in bench/results/)
 #   make test            the tests once, in the normal build only (TESTS=tests/cli/x.t: some)
+#   make farmsim         the farm over many simulated nodes (bench/farmsim.sh; tests/cli/farmsim.t a small one)
 #   make install PREFIX=/usr/local DESTDIR=     (make uninstall with the same removes it)
 #   make fuzz            build the libFuzzer harnesses (clang); make fuzz-run FUZZ_SECONDS=600
 #   make B=build-x       build somewhere else (parallel builds in one tree must not share B)
@@ -121,6 +122,20 @@ $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(L
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $(addprefix -Wl$(comma)--wrap=,$(LIFE_WRAPS)) -o $@ $< \
 	  $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
+# farmsim (bench/farmsim.sh): one farm over many simulated nodes through the farm's real
+# coordination code (nodes*.c, journal.c); the link wraps the clock, the joblog's lock and the
+# file calls, which tests/tools/farmsim/simfs.c serves from an in-memory shared directory
+FARMSIM_WRAPS := clock_mono joblock_take joblock_release open openat close read write pread lseek \
+                 ftruncate fsync fdatasync fstat lstat stat fstatat access futimens symlink readlink \
+                 mkdir unlink unlinkat rename renameat opendir readdir closedir
+$(B)/tests/tools/farmsim: tests/tools/farmsim/farmsim.c tests/tools/farmsim/simfs.c tests/tools/farmsim/simfs.h \
+                          $(LIB_OBJS) $(JOB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/tools/farmsim $(addprefix -Wl$(comma)--wrap=,$(FARMSIM_WRAPS)) \
+	  -o $@ tests/tools/farmsim/farmsim.c tests/tools/farmsim/simfs.c $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+farmsim: $(B)/tests/tools/farmsim
+
 # the simulated device that fake-work's farm tasks and the fake NVML share
 $(B)/tests/tools/fake-work: tests/tools/fakedev.h
 $(B)/tests/fakenvml/libnvidia-ml.so.1 $(B)/tests/fakenvml/old/libnvidia-ml.so.1: tests/tools/fakedev.h
@@ -198,7 +213,7 @@ $(B)/tests/preload/%.so: tests/preload/%.c
 
 # What the tests need: work is gpupack-work where nvcc is found (tests/cli/work.t skips without
 # it), the Slurm plugin where spank.h is (tests/cli/install.t installs it).
-TEST_DEPS = $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(FAKENVML) $(PRELOAD) $(if $(SPANK_H),$(SPANK_SO)) work
+TEST_DEPS = $(B)/gpupack $(UNIT_BINS) $(TOOL_BINS) $(B)/tests/tools/farmsim $(FAKENVML) $(PRELOAD) $(if $(SPANK_H),$(SPANK_SO)) work
 # The test files: every unit test and CLI test (TESTS=... picks some: tests/cli/x.t, tests/unit/x.c).
 CLI_TESTS := $(sort $(wildcard tests/cli/*.t))
 TESTS ?= $(UNIT_SRCS) $(CLI_TESTS)
@@ -306,7 +321,7 @@ mutate:
 	sh tests/mutate.sh $(MUTATE_FLAGS)
 
 
-.PHONY: all work test-deps test check check-slurm spank valgrind fuzz fuzz-run install uninstall clean mutate torture torture-life
+.PHONY: all work test-deps test check check-slurm farmsim spank valgrind fuzz fuzz-run install uninstall clean mutate torture torture-life
 
 -include $(OBJS:.o=.d) $(LIB_SRCS:%.c=$(B)-san/%.d) $(JOB_OBJS:.o=.d) $(PIC_OBJS:.o=.d) \
   $(B)/pic/src/slurm/spank.d $(JOB_SRCS:%.c=$(B)/pic/%.d)

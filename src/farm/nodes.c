@@ -36,6 +36,7 @@
 
 struct peer {
 	char owner[128];
+	int listed;              /* in the last listing of done/ (or lost/) */
 	int done, lost;          /* seen so */
 	int swept;               /* lost, and its records read by the pass going on */
 	struct nodes_log *log;   /* a lost one's records, read when a pass starts */
@@ -63,6 +64,22 @@ struct nodes {
 	int stopped;             /* and our tasks were told to stop */
 	int idle;                /* done/OWNER is there */
 	int over;                /* the farm ended everywhere */
+	/* claims (farm/nodes.h): blocks of inputs, from 1 on, as every member reads them */
+	unsigned long long total;   /* inputs of the run (0: not known: blocks of one) */
+	int members, slots;         /* gpupacks of the run, and our slots: the blocks' size */
+	struct block *blocks;
+	size_t nblocks, bcap, bat;
+	struct seqmap held;         /* later passes: seq -> its highest attempt's holder, read once */
+	unsigned watched;           /* beats so far: whose beat to look at next */
+	unsigned place;             /* where our turn starts (srun's task id): each member reads others */
+	double lost_checked;        /* when nodes_unrecorded last looked for our lost mark */
+	double seen_wait;           /* since when the end waits for a log to be seen whole */
+};
+
+/* Inputs start..start+len-1 are owner's first attempts (who: a peer's index, -1 us). */
+struct block {
+	unsigned long long start, len;
+	int who;
 };
 
 /* ---- paths and small things ----------------------------------------------- */
@@ -331,6 +348,81 @@ beat(struct nodes *n)
 	return 0;
 }
 
+/* Refuse a shared directory whose semantics the farm cannot make safe (nodes_mount.c). */
+static int
+check_mount(const struct nodes *n)
+{
+	char dir[PATH_MAX], real[PATH_MAX], why[PATH_MAX + 512], *slash, *info = NULL;
+	int bad;
+
+	str_copy(dir, n->dir, sizeof dir);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		str_copy(dir, ".", sizeof dir);
+	/* not a path of this machine (farmsim's), or no /proc: nothing to tell */
+	if (!realpath(dir, real) || read_file_max("/proc/self/mountinfo", 1 << 22, &info, NULL) < 0) {
+		err_clear();
+		return 0;
+	}
+	bad = nodes_mount_check(info, real, n->lost_after, why, sizeof why);
+	free(info);
+	return bad ? err_set(EXIT_ENV, "%s", why) : 0;
+}
+
+/* A fresh stream over the inputs as given, the tasks built as the run builds them. */
+static int
+fresh_inputs(struct farm *f, struct task_src *fresh)
+{
+	struct task_src *ts = &f->o->ts;
+
+	tasks_init(fresh);
+	copy_sources(&fresh->in, &f->nodes->pristine);
+	fresh->max_args = ts->max_args;
+	fresh->fill = ts->fill;
+	fresh->noarg = ts->noarg;
+	fresh->slots = ts->slots;
+	fresh->max_len = ts->max_len;
+	fresh->cmd = ts->cmd;
+	if (tasks_open(fresh) < 0) {
+		tasks_free(fresh);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What the claims' sizes need: the inputs (counted once, on a stream of
+ * their own, unless the run counted them already), the members (srun's
+ * tasks; outside srun NODES_MEMBERS_GUESS) and our slots.
+ */
+static int
+size_claims(struct farm *f)
+{
+	struct nodes *n = f->nodes;
+	const char *nt = getenv("SLURM_STEP_NUM_TASKS");
+	struct task_src fresh;
+	struct targs a;
+	unsigned long long seq;
+	int r;
+
+	n->place = (unsigned)atoi(env_or("SLURM_PROCID", "0")) * NODES_WATCH + (unsigned)getpid();
+	n->members = nt && getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID") && atoi(nt) > 1 ? atoi(nt) :
+	    NODES_MEMBERS_GUESS;
+	n->slots = f->nr > 0 ? f->nr : 1;
+	n->total = f->total_tasks;
+	if (n->total > 0)
+		return 0;
+	if (fresh_inputs(f, &fresh) < 0)
+		return -1;
+	while ((r = tasks_next(&fresh, &a, &seq)) > 0) {
+		n->total = seq;
+		targs_free(&a);
+	}
+	tasks_free(&fresh);
+	return r < 0 ? -1 : 0;
+}
+
 int
 nodes_setup(struct farm *f, uint64_t identity)
 {
@@ -346,6 +438,8 @@ nodes_setup(struct farm *f, uint64_t identity)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_LOST=%s: want seconds", getenv("GPUPACK_FARM_LOST"));
 	if ((size_t)snprintf(n->dir, sizeof n->dir, "%s.farm", o->joblog) >= sizeof n->dir)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
+	if (check_mount(n) < 0)
+		return -1;
 	if (gethostname(host, sizeof host) < 0)
 		str_copy(host, "localhost", sizeof host);
 	host[sizeof host - 1] = '\0';
@@ -388,7 +482,7 @@ nodes_setup(struct farm *f, uint64_t identity)
 		if (nodes_chain_load(n->dir, n->parent, &n->chain) < 0)
 			return err_prefix("--resume");
 	}
-	if (beat(n) < 0)
+	if (size_claims(f) < 0 || beat(n) < 0)
 		return -1;
 	if (path_in(n, part, sizeof part, "log/%s", n->owner) < 0 ||
 	    journal_open(&f->j, part, 0, 0, 0, identity) < 0)
@@ -444,34 +538,105 @@ ts_diff(struct timespec a, struct timespec b)
 	return (double)(a.tv_sec - b.tv_sec) + (double)(a.tv_nsec - b.tv_nsec) / 1e9;
 }
 
-/* Look at every member: who is idle, who was declared lost, who should be. */
-static void
-watch(struct nodes *n)
+/* The index of owner among the peers (added when new). */
+static int
+peer_index(struct nodes *n, const char *owner)
+{
+	return (int)(peer(n, owner) - n->peers);
+}
+
+/*
+ * The names in rundir/sub, each given to fn: one listing (READDIR) rather
+ * than a look-up per member. -1 when it cannot be read.
+ */
+static int
+list_dir(struct nodes *n, const char *sub, void (*fn)(struct nodes *, const char *))
 {
 	char path[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
 
-	if (path_in(n, path, sizeof path, "alive") < 0 || (d = opendir(path)) == NULL) {
+	if (path_in(n, path, sizeof path, "%s", sub) < 0 || (d = opendir(path)) == NULL) {
 		err_clear();
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			fn(n, e->d_name);
+	closedir(d);
+	return 0;
+}
+
+static int self_listed;
+
+static void
+saw_lost(struct nodes *n, const char *owner)
+{
+	struct peer *p;
+
+	if (strcmp(owner, n->owner) == 0) {
+		self_listed = 1;
 		return;
 	}
-	while ((e = readdir(d)) != NULL) {
-		struct peer *p;
+	p = peer(n, owner);
+	if (!p->lost)
+		n->need_pass = 1;
+	p->lost = 1;
+}
+
+static void
+saw_member(struct nodes *n, const char *owner)
+{
+	if (strcmp(owner, n->owner) != 0)
+		peer(n, owner);
+}
+
+static void
+saw_done(struct nodes *n, const char *owner)
+{
+	if (strcmp(owner, n->owner) != 0)
+		peer(n, owner)->listed = 1;
+}
+
+/* lost/: who was declared lost (1: we were). */
+static int
+read_lost(struct nodes *n)
+{
+	self_listed = 0;
+	list_dir(n, "lost", saw_lost);
+	return self_listed;
+}
+
+/*
+ * Look at the members: who is idle (done/, listed while we are idle: only
+ * the end needs it), and the beats of NODES_WATCH of them a beat, in turn
+ * from our own place, so that each member's beat is read a few times a
+ * second across the farm whatever its size, not by every member every
+ * second. The members are listed (alive/) every NODES_LIST beats.
+ */
+static void
+watch(struct nodes *n)
+{
+	char path[PATH_MAX];
+	size_t looked = 0, i;
+
+	if (n->npeers == 0 || n->watched % NODES_LIST == 0)
+		list_dir(n, "alive", saw_member);
+	if (n->idle) {
+		for (i = 0; i < n->npeers; i++)
+			n->peers[i].listed = 0;
+		if (list_dir(n, "done", saw_done) == 0)
+			for (i = 0; i < n->npeers; i++)
+				n->peers[i].done = n->peers[i].listed;
+	}
+	for (i = 0; i < n->npeers && looked < NODES_WATCH; i++) {
+		struct peer *p = &n->peers[(n->watched * NODES_WATCH + i + n->place) % n->npeers];
 		struct timespec t;
 
-		if (e->d_name[0] == '.' || strcmp(e->d_name, n->owner) == 0)
+		if (p->lost || p->done)
 			continue;
-		p = peer(n, e->d_name);
-		if (p->lost)
-			continue;
-		if (path_in(n, path, sizeof path, "lost/%s", p->owner) == 0 && exists(path)) {
-			p->lost = 1;
-			n->need_pass = 1;
-			continue;
-		}
-		p->done = path_in(n, path, sizeof path, "done/%s", p->owner) == 0 && exists(path);
-		if (p->done || beat_of(n, p->owner, &t) < 0 || ts_diff(n->my_beat, t) <= n->lost_after)
+		looked++;
+		if (beat_of(n, p->owner, &t) < 0 || ts_diff(n->my_beat, t) <= n->lost_after)
 			continue;
 		/* silent too long: lost, for all of us (the first to say so, says so) */
 		if (path_in(n, path, sizeof path, "lost/%s", p->owner) == 0 && mark(n->owner, path) >= 0) {
@@ -482,7 +647,7 @@ watch(struct nodes *n)
 		}
 		err_clear();
 	}
-	closedir(d);
+	n->watched++;
 }
 
 /* Did another gpupack declare us lost? */
@@ -512,7 +677,7 @@ nodes_tick(struct farm *f, double now)
 		warnx_("%s", err_msg());
 		err_clear();
 	}
-	if (n->fenced || declared_lost(n)) {
+	if (n->fenced || read_lost(n)) {
 		/* the others rerun what we hold: going on would only do it twice */
 		warnx_("the other gpupacks of this farm declared this one lost (silent for over %.0f s); "
 		    "stopping its tasks (the others run them) and waiting for the farm's end", n->lost_after);
@@ -527,34 +692,160 @@ nodes_tick(struct farm *f, double now)
 
 /* ---- claiming ------------------------------------------------------------------- */
 
-/* In a later pass: may we take over seq, lost with whoever held it? */
-static int
-take_over(struct nodes *n, unsigned long long seq, int *attempt)
+/*
+ * How many inputs a claim at seq takes: guided self-scheduling, a share of
+ * what is left over twice the farm's slots, so that the first claims are
+ * large (few names on the shared directory) and the last are of one input
+ * each (the last tasks go to whichever member is free).
+ */
+static unsigned long long
+block_len(const struct nodes *n, unsigned long long seq)
 {
-	char path[PATH_MAX], owner[128];
-	struct peer *p;
-	int k = 0, r;
+	unsigned long long left, len;
 
-	if (path_in(n, path, sizeof path, "claim/%llu", seq) < 0)
-		return NODES_ERROR;
-	if (read_link(path, owner, sizeof owner) < 0) {
-		/* nobody took it: it is simply ours */
-		r = mark(n->owner, path);
-		return r < 0 ? NODES_ERROR : r ? NODES_RUN : NODES_OTHER;
+	if (n->total == 0 || seq > n->total)
+		return 1;
+	left = n->total - seq + 1;
+	len = left / (2ULL * (unsigned long long)n->members * (unsigned long long)n->slots);
+	return len < 1 ? 1 : len > NODES_BLOCK_MAX ? NODES_BLOCK_MAX : len;
+}
+
+static void
+add_block(struct nodes *n, unsigned long long start, unsigned long long len, int who)
+{
+	xgrow(&n->blocks, &n->bcap, n->nblocks + 1, sizeof *n->blocks);
+	n->blocks[n->nblocks++] = (struct block){start, len, who};
+}
+
+/*
+ * The claim at start: ours when we create claim/START (its target: OWNER
+ * LEN), else the one there, read. Every member walks the same chain of
+ * claims from input 1, each starting where the one before ends, so no two
+ * overlap. -1 with err set.
+ */
+static int
+claim_block(struct nodes *n, unsigned long long start)
+{
+	char path[PATH_MAX], target[160], owner[128];
+	unsigned long long len;
+
+	if (path_in(n, path, sizeof path, "claim/%llu", start) < 0)
+		return -1;
+	for (int tries = 0; tries < 3; tries++) {
+		int r;
+
+		if (read_link(path, target, sizeof target) == 0) {
+			char *sp = strchr(target, ' ');
+
+			/* OWNER alone: a claim of one input */
+			len = sp ? strtoull(sp + 1, NULL, 10) : 1;
+			if (sp)
+				*sp = '\0';
+			str_copy(owner, target, sizeof owner);
+			add_block(n, start, len ? len : 1, strcmp(owner, n->owner) == 0 ? -1 : peer_index(n, owner));
+			return 0;
+		}
+		/* a claim of one input is OWNER alone, as before claims took several */
+		len = block_len(n, start);
+		if (len == 1)
+			str_copy(target, n->owner, sizeof target);
+		else
+			snprintf(target, sizeof target, "%s %llu", n->owner, len);
+		if ((r = mark(target, path)) < 0)
+			return -1;
+		if (r == 1) {
+			add_block(n, start, len, -1);
+			return 0;
+		}
+		/* created meanwhile by another: read it (the server's answer replaced any cached one) */
+	}
+	return err_set(EXIT_ENV, "%s exists but cannot be read", path);
+}
+
+/* The claim that covers seq, claimed or read as the walk gets there. NULL with err set. */
+static const struct block *
+block_of(struct nodes *n, unsigned long long seq)
+{
+	size_t lo = 0, hi;
+
+	for (;;) {
+		const struct block *last = n->nblocks ? &n->blocks[n->nblocks - 1] : NULL;
+
+		if (last && seq < last->start + last->len)
+			break;
+		if (claim_block(n, last ? last->start + last->len : 1) < 0)
+			return NULL;
+	}
+	if (n->bat < n->nblocks && n->blocks[n->bat].start <= seq && seq < n->blocks[n->bat].start + n->blocks[n->bat].len)
+		return &n->blocks[n->bat];
+	hi = n->nblocks;
+	while (lo + 1 < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (n->blocks[mid].start <= seq)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	n->bat = lo;
+	return &n->blocks[lo];
+}
+
+/*
+ * Who holds seq's highest attempt, and which: the claim's owner, or the
+ * last of reclaim/SEQ.K. Read once for an input of a lost member; after
+ * that the answer stands until its holder is lost too.
+ */
+static int
+holder(struct nodes *n, unsigned long long seq, const struct block *b, int *k)
+{
+	unsigned long long *known = seqmap_get(&n->held, seq);
+	int who = b->who;
+
+	*k = 0;
+	/* (holder + 1) << 8 | attempt; 0: not known yet */
+	if (known && *known) {
+		who = (int)(*known >> 8) - 1;
+		*k = (int)(*known & 0xff);
+		if (who < 0 || !n->peers[who].lost)
+			return who;
 	}
 	for (;;) {
 		char next[PATH_MAX], o2[128];
 
-		if (path_in(n, next, sizeof next, "reclaim/%llu.%d", seq, k + 1) < 0)
-			return NODES_ERROR;
+		if (path_in(n, next, sizeof next, "reclaim/%llu.%d", seq, *k + 1) < 0)
+			return -2;
 		if (read_link(next, o2, sizeof o2) < 0)
 			break;
-		str_copy(owner, o2, sizeof owner);
-		k++;
+		who = strcmp(o2, n->owner) == 0 ? -1 : peer_index(n, o2);
+		(*k)++;
 	}
-	if (strcmp(owner, n->owner) == 0)
+	*seqmap_put(&n->held, seq) = (unsigned long long)(who + 1) << 8 | (unsigned long long)(*k & 0xff);
+	return who;
+}
+
+/* In a later pass: may we take over seq, lost with whoever held it? */
+static int
+take_over(struct nodes *n, const struct block *b, unsigned long long seq, int *attempt)
+{
+	char path[PATH_MAX];
+	struct peer *p;
+	int k, r, who;
+
+	/*
+	 * Ours, or a member's not lost: nothing to take. Only a member we know
+	 * lost can have had its inputs claimed again; when we learn of one, a
+	 * new pass reads those.
+	 */
+	if (b->who < 0)
+		return NODES_OURS;
+	if (!n->peers[b->who].lost)
+		return NODES_OTHER;
+	if ((who = holder(n, seq, b, &k)) == -2)
+		return NODES_ERROR;
+	if (who < 0)
 		return NODES_OURS; /* ours, and ended: we are idle */
-	p = peer(n, owner);
+	p = &n->peers[who];
 	/*
 	 * Only a peer whose records this pass read: one declared lost since
 	 * (by us or another, while we walk) has finished inputs we cannot tell
@@ -570,8 +861,18 @@ take_over(struct nodes *n, unsigned long long seq, int *attempt)
 	if (path_in(n, path, sizeof path, "reclaim/%llu.%d", seq, k + 1) < 0)
 		return NODES_ERROR;
 	r = mark(n->owner, path);
-	if (r <= 0)
-		return r < 0 ? NODES_ERROR : NODES_OTHER;
+	if (r < 0)
+		return NODES_ERROR;
+	if (r == 0) {
+		/* another took it first: who, read now (0: not known) */
+		*seqmap_put(&n->held, seq) = 0;
+		if ((who = holder(n, seq, b, &k)) != -1)
+			return who == -2 ? NODES_ERROR : NODES_OTHER;
+		/* ours after all: our own create, retried by the client and answered EEXIST */
+		*attempt = k;
+		return NODES_RERUN;
+	}
+	*seqmap_put(&n->held, seq) = (unsigned long long)(k + 1);  /* us (-1 + 1), attempt k + 1 */
 	*attempt = k + 1;
 	return NODES_RERUN;
 }
@@ -580,18 +881,17 @@ int
 nodes_take(struct farm *f, unsigned long long seq, int *attempt)
 {
 	struct nodes *n = f->nodes;
-	char path[PATH_MAX];
-	int r;
+	const struct block *b;
 
 	*attempt = 0;
+	/* the chain of claims covers every input, done ones too: each member's walk is the same */
+	if ((b = block_of(n, seq)) == NULL)
+		return NODES_ERROR;
 	if (nodes_chain_done(n->chain, seq, n->resume_failed))
 		return NODES_DONE;
 	if (n->pass > 0)
-		return take_over(n, seq, attempt);
-	if (path_in(n, path, sizeof path, "claim/%llu", seq) < 0)
-		return NODES_ERROR;
-	r = mark(n->owner, path);
-	return r < 0 ? NODES_ERROR : r ? NODES_RUN : NODES_OTHER;
+		return take_over(n, b, seq, attempt);
+	return b->who < 0 ? NODES_RUN : NODES_OTHER;
 }
 
 /* Killed by a signal that ends runs (ours, or Slurm's for the whole step)? */
@@ -638,9 +938,13 @@ nodes_unrecorded(struct farm *f, const struct run *r)
 	 * that counts (its writer holds the higher claim); ours would be a
 	 * second. The next tick stops the rest.
 	 */
-	if (!n->fenced && declared_lost(n)) {
-		n->fenced = 1;
-		n->next_beat = 0;
+	if (!n->fenced && clock_mono() >= n->lost_checked + NODES_BEAT) {
+		/* once a beat at most: the merged joblog counts the higher claim's record anyway */
+		n->lost_checked = clock_mono();
+		if (declared_lost(n)) {
+			n->fenced = 1;
+			n->next_beat = 0;
+		}
 	}
 	if (n->fenced)
 		return 1;
@@ -656,32 +960,44 @@ rewind_inputs(struct farm *f)
 {
 	struct task_src fresh, *ts = &f->o->ts;
 
-	tasks_init(&fresh);
-	copy_sources(&fresh.in, &f->nodes->pristine);
-	fresh.max_args = ts->max_args;
-	fresh.fill = ts->fill;
-	fresh.noarg = ts->noarg;
-	fresh.slots = ts->slots;
-	fresh.max_len = ts->max_len;
-	fresh.cmd = ts->cmd;
-	if (tasks_open(&fresh) < 0) {
-		tasks_free(&fresh);
+	if (fresh_inputs(f, &fresh) < 0)
 		return -1;
-	}
 	tasks_free(ts);
 	*ts = fresh;
 	f->st.inputs_done = 0;
 	return 0;
 }
 
-static void
-set_idle(struct nodes *n, int idle)
+/* How many lost members' records our passes read. */
+static int
+swept(const struct nodes *n)
 {
-	char path[PATH_MAX];
+	int k = 0;
+
+	for (size_t i = 0; i < n->npeers; i++)
+		k += n->peers[i].swept;
+	return k;
+}
+
+/*
+ * done/OWNER: we are idle. Its target says how long our log is then and
+ * how many lost members our passes took over from (OWNER SIZE SWEPT), so
+ * that the member who ends the farm waits until it sees all of the log
+ * (appends can reach another client late) and does not take a done mark
+ * from before our last pass (a cached one) for the end.
+ */
+static void
+set_idle(struct farm *f, int idle)
+{
+	struct nodes *n = f->nodes;
+	char path[PATH_MAX], target[192];
+	struct stat st;
 
 	if (n->idle == idle || path_in(n, path, sizeof path, "done/%s", n->owner) < 0)
 		return;
-	if (idle ? mark(n->owner, path) < 0 : (unlink(path) < 0 && errno != ENOENT)) {
+	snprintf(target, sizeof target, "%s %lld %d", n->owner,
+	    f->j.fd >= 0 && fstat(f->j.fd, &st) == 0 ? (long long)st.st_size : 0LL, swept(n));
+	if (idle ? mark(target, path) < 0 : (unlink(path) < 0 && errno != ENOENT)) {
 		warnx_("%s", err_msg());
 		err_clear();
 	}
@@ -694,7 +1010,7 @@ start_pass(struct farm *f)
 {
 	struct nodes *n = f->nodes;
 
-	set_idle(n, 0);
+	set_idle(f, 0);
 	for (size_t i = 0; i < n->npeers; i++) {
 		struct peer *p = &n->peers[i];
 
@@ -711,14 +1027,86 @@ start_pass(struct farm *f)
 	return rewind_inputs(f);
 }
 
+/* What done/OWNER says: OWNER's log's size (0: none said) and the lost it swept; -1 when unreadable. */
+static int
+done_says(struct nodes *n, const char *owner, long long *size, int *k)
+{
+	char path[PATH_MAX], target[192];
+
+	*size = 0;
+	*k = 0;
+	if (path_in(n, path, sizeof path, "done/%s", owner) < 0 || read_link(path, target, sizeof target) < 0) {
+		err_clear();
+		return -1;
+	}
+	if (sscanf(target, "%*s %lld %d", size, k) < 2)
+		*k = 0;
+	return 0;
+}
+
+/* Its log's size as the server has it now (open: NFS asks the server). */
+static long long
+log_size(struct nodes *n, const char *owner)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, rc;
+
+	if (path_in(n, path, sizeof path, "log/%s", owner) < 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = fstat(fd, &st);
+	close(fd);
+	return rc < 0 ? -1 : (long long)st.st_size;
+}
+
+/*
+ * Is every member idle for the lost we know of (its pass over them done),
+ * and do we see its log as long as it said, when it said it was idle?
+ * Else we wait (a beat at a time), at most GPUPACK_FARM_LOST
+ * seconds: what it wrote reaches us late on a filesystem whose appends are
+ * not seen at once (a client's cache). After that, the end goes on, and
+ * says so.
+ */
+static int
+logs_seen(struct nodes *n, double now)
+{
+	int mine = swept(n);
+
+	for (size_t i = 0; i < n->npeers; i++) {
+		struct peer *p = &n->peers[i];
+		long long want;
+		int k;
+
+		if (p->lost || !p->done)
+			continue;
+		/* a done mark from before its pass over the lost we know (or gone since): not idle yet */
+		if (done_says(n, p->owner, &want, &k) < 0 || k < mine)
+			return 0;
+		if (want <= 0 || log_size(n, p->owner) >= want)
+			continue;
+		if (n->seen_wait == 0)
+			n->seen_wait = now;
+		if (now - n->seen_wait < n->lost_after)
+			return 0;
+		warnx_("the log of %s is still shorter than it said after %.0f s: ending the farm with "
+		    "what is seen of it (the shared filesystem shows appends late; doc/slurm.md)", p->owner,
+		    now - n->seen_wait);
+		return 1;
+	}
+	return 1;
+}
+
 int
 nodes_idle(struct farm *f, double now)
 {
 	struct nodes *n = f->nodes;
 
-	(void)now;
 	if (n->fenced)
 		return 0;
+	(void)read_lost(n);
 	watch(n);
 	if (n->need_pass) {
 		if (start_pass(f) < 0) {
@@ -728,10 +1116,12 @@ nodes_idle(struct farm *f, double now)
 		}
 		return 1;
 	}
-	set_idle(n, 1);
+	set_idle(f, 1);
 	for (size_t i = 0; i < n->npeers; i++)
 		if (!n->peers[i].done && !n->peers[i].lost)
 			return 1; /* someone still works: wait, beating, in case it is lost */
+	if (!logs_seen(n, now))
+		return 1;
 	n->over = 1;
 	return 0;
 }
@@ -873,6 +1263,8 @@ nodes_close(struct farm *f)
 	for (size_t i = 0; i < n->npeers; i++)
 		nodes_log_free(n->peers[i].log);
 	free(n->peers);
+	free(n->blocks);
+	seqmap_free(&n->held);
 	free(n);
 	f->nodes = NULL;
 }

@@ -10,7 +10,8 @@
  *   FILE.farm/current -> RUN       the run now going on
  *   FILE.farm/RUN/                 one run: $SLURM_JOB_ID.$SLURM_STEP_ID
  *     parent -> RUN' | none        the run it resumes (--resume), or none
- *     claim/SEQ -> OWNER           who runs input SEQ: the first to create it
+ *     claim/SEQ -> OWNER LEN       who runs inputs SEQ..SEQ+LEN-1: the first to create it
+ *                                  (OWNER alone: LEN 1)
  *     reclaim/SEQ.K -> OWNER       attempt K after the owner of K-1 was lost
  *     log/OWNER                    OWNER's joblog (GNU parallel's columns)
  *     alive/OWNER                  its heartbeat: the file's mtime
@@ -20,8 +21,16 @@
  *     status                       the farm's exit status, written at the end
  *
  * OWNER is node.procid.pid. Each gpupack walks all inputs in order and runs
- * the ones it claims, one as each slot frees up: a slow node claims fewer,
- * and none waits for another. A task has one joblog record across nodes:
+ * the ones it claims, as each slot frees up: a slow node claims fewer, and
+ * none waits for another. A claim takes a block of inputs, its size a share
+ * of what is left over twice the farm's slots (guided self-scheduling): the
+ * claims start where the one before ends, so every member walks the same
+ * chain and learns each block with one look-up; the first blocks are large,
+ * so that the shared directory sees a few names per thousand inputs, and
+ * the last are of one input, so that the last tasks still go to whichever
+ * member is free. A member reads the beats of a few others each second, in
+ * turn, and lists lost/ (and done/ when idle): its cost stays the same
+ * whatever the farm's size. A task has one joblog record across nodes:
  * the one in the log of whoever holds its highest claim. When a node stops
  * beating for GPUPACK_FARM_LOST seconds (default 60), the others declare
  * it lost (it stops when it sees that) and run its unfinished inputs again
@@ -32,7 +41,8 @@
  *
  * Taking over is a pass: a new walk over all inputs, which first reads the
  * logs of every member declared lost so far (they write no more: a member
- * checks its lost mark before each record). An input whose highest claim
+ * checks its lost mark before its records, once a beat). Only the inputs
+ * of lost members' blocks are looked at on the shared directory. An input whose highest claim
  * is such a member's and that its log does not hold is claimed again with
  * reclaim/SEQ.K+1 (one winner). A member declared lost while a pass walks
  * is left alone by that pass (its records were not read: its finished
@@ -49,6 +59,7 @@
 #ifndef GPUPACK_FARM_NODES_H
 #define GPUPACK_FARM_NODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct farm;
@@ -59,6 +70,16 @@ struct run;
 #define NODES_LOST_DEFAULT 60.0
 /* How often a member shows it is alive and looks at the others. */
 #define NODES_BEAT 1.0
+/* Whose beats a member reads each beat (in turn), and how often it lists the members (beats). */
+#define NODES_WATCH 4
+#define NODES_LIST 10
+/*
+ * Claims: a share of the inputs left over twice the farm's slots, at most
+ * this many (a member lost with a large one leaves it to the 60 s timeout).
+ */
+#define NODES_BLOCK_MAX 1024
+/* The members a claim's size assumes outside srun (which says how many). */
+#define NODES_MEMBERS_GUESS 16
 
 enum nodes_take { NODES_RUN, NODES_RERUN, NODES_DONE, NODES_OTHER, NODES_OURS, NODES_ERROR };
 
@@ -127,6 +148,15 @@ int nodes_exit_status(struct farm *f, int own);
 
 /* Leave: write FILE when the farm is over, free everything. */
 void nodes_close(struct farm *f);
+
+/*
+ * nodes_mount.c: is path (a directory, resolved) on a mount whose semantics
+ * the farm cannot make safe (doc/slurm.md: an NFS mount with nocto whose
+ * attribute cache reaches half of lost_after)? mountinfo: the text of
+ * /proc/self/mountinfo. 1 with why set (one line: the option that fixes
+ * it), 0 when the farm can use it.
+ */
+int nodes_mount_check(const char *mountinfo, const char *path, double lost_after, char *why, size_t size);
 
 /* nodes_journal.c: the records of a chain of runs */
 
