@@ -90,7 +90,7 @@ auto_setup(struct farm *f, const struct gpu_system *sys)
 	struct farm_auto *au;
 	struct ctlnode_config nc;
 	struct remembered *rem;
-	uint64_t id = setup_identity(f->o), *mem_free;
+	uint64_t id = farm_identity(f->o), *mem_free;
 	double now = clock_mono();
 	int *remembered;
 

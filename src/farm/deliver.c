@@ -54,15 +54,15 @@ static void
 settle(struct farm *f, struct held *h)
 {
 	if (emit(f, h->out) < 0) {
-		finish_output_failed(f, "output", errno);
+		halt_output_lost(f, "output", errno);
 		if (h->has_rec)
-			finish_uncount(f, h->ok);
+			halt_uncount(f, h->ok);
 		return;
 	}
 	if (h->has_rec && journal_end(&f->j, &h->rec) < 0) {
 		/* unrecorded work is not done: --resume runs it again, so it is not counted */
-		finish_uncount(f, h->ok);
-		finish_fatal(f, clock_mono());
+		halt_uncount(f, h->ok);
+		halt_fatal(f, clock_mono());
 	}
 }
 

@@ -1,10 +1,9 @@
 /*
- * finish: ending tasks. Asking a running task to end (--timeout, --halt
- * now, a second signal): under MPS its server's terminate_client first,
- * then SIGTERM to its process group, SIGKILL after a grace. A task that
- * exited either runs again (--retries, or for free when another MPS
- * client's fault ended it) or ends for good: one joblog record, its output
- * delivered, --halt checked.
+ * finish: ending tasks. A task that exited either runs again (--retries,
+ * or for free when another MPS client's fault ended it) or ends for good:
+ * one joblog record, its output delivered, --halt checked. verdict.c
+ * decides which (end_decide); apply() here does it. Asking running tasks
+ * to end, and stopping the farm, are halt.c's, which calls nothing here.
  */
 #include "farm/auto.h"
 #include "farm/cost.h"
@@ -42,31 +41,6 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-void
-finish_terminate(struct run *r, double now)
-{
-	if (r->terminated)
-		return;
-	r->terminated = 1;
-	r->kill_at = now + FARM_KILL_GRACE;
-	if (!r->g->mps) {
-		kill(-r->pid, SIGTERM);
-		auto_wake(r);
-		return;
-	}
-	farm_mps_terminate(r->g, r->pid);
-	r->term_at = now + FARM_MPS_TERM_WAIT;
-	r->kill_at += FARM_MPS_TERM_WAIT;
-}
-
-void
-finish_terminate_all(struct farm *f, double now)
-{
-	for (int i = 0; i < f->nr; i++)
-		if (f->r[i].task && !f->r[i].exited)
-			finish_terminate(&f->r[i], now);
 }
 
 /*
@@ -125,7 +99,7 @@ check_halt(struct farm *f, int ok, int exitval, int sig, double now)
 			if (f->r[i].task && !f->r[i].exited)
 				f->r[i].halted = 1;
 		f->stop = 2;
-		finish_terminate_all(f, now);
+		halt_terminate_all(f, now);
 	} else if (f->stop < 1) {
 		f->stop = 1;
 	}
@@ -160,31 +134,6 @@ received(struct run *r)
 {
 	/* parallel's Receive: the bytes of the task's stdout (--results files included: they pass through) */
 	return r->out[0].raw;
-}
-
-void
-finish_output_failed(struct farm *f, const char *what, int e)
-{
-	if (f->ou.out_failed)
-		return;
-	f->ou.out_failed = 1;
-	f->st.interrupted = 1;
-	if (f->stop < 1)
-		f->stop = 1;
-	err_set(EXIT_ENV, "%s: %s: no new task starts; the tasks whose output was lost are not "
-	    "recorded: %s", what, strerror(e), f->j.path && !f->j.to_stdout ?
-	    "run again with --resume when there is room" : "run them again when there is room");
-	err_report();
-	err_clear();
-}
-
-void
-finish_uncount(struct farm *f, int ok)
-{
-	if (ok && f->st.done > 0)
-		f->st.done--;
-	else if (!ok && f->st.failed > 0)
-		f->st.failed--;
 }
 
 /*
@@ -254,22 +203,6 @@ finish_release(struct farm *f, struct run *r, double now)
 	f->sh.short_until = 0;
 }
 
-void
-finish_fatal(struct farm *f, double now)
-{
-	if (f->fatal)
-		return;
-	err_report();
-	f->fatal = err_code() ? err_code() : EXIT_INTERNAL;
-	f->st.interrupted = 1;
-	f->stop = 2;
-	/* what is ended now is not the tasks' result: not logged, --resume runs it (as --halt now) */
-	for (int i = 0; i < f->nr; i++)
-		if (f->r[i].task && !f->r[i].exited)
-			f->r[i].halted = 1;
-	finish_terminate_all(f, now);
-}
-
 /* --files: the output into its file; the file's name, a line, is the task's output (farm/results.h) */
 static void
 deliver_par_file(struct farm *f, const struct joblog_rec *rec, int ok, struct obuf out[2], double now)
@@ -281,8 +214,8 @@ deliver_par_file(struct farm *f, const struct joblog_rec *rec, int ok, struct ob
 		int e = errno;
 
 		err_clear();
-		finish_uncount(f, ok);
-		finish_output_failed(f, "--files", e);
+		halt_uncount(f, ok);
+		halt_output_lost(f, "--files", e);
 		return;
 	}
 	obuf_init(&line[0]);
@@ -379,8 +312,8 @@ record(struct farm *f, struct run *r, int ok, double now)
 			int e = errno;
 
 			err_clear();
-			finish_uncount(f, ok);
-			finish_output_failed(f, f->results_name, e);
+			halt_uncount(f, ok);
+			halt_output_lost(f, f->results_name, e);
 		} else {
 			obuf_init(&none[0]);
 			obuf_init(&none[1]);
@@ -404,7 +337,7 @@ output_lost(struct farm *f, struct run *r)
 		snprintf(where, sizeof where, "--results %s", f->o->results);
 	else
 		str_copy(where, r->out_what ? r->out_what : "output", sizeof where);
-	finish_output_failed(f, where, r->out_err);
+	halt_output_lost(f, where, r->out_err);
 	resdir_forget(r);
 }
 

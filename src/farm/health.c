@@ -92,12 +92,12 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 		err_set(EXIT_ENV, "MPS on %s: %s, after %d restart%s of its daemon; stopping the run "
 		    "(--resume runs the tasks it took)", g->t.uuid, why, g->h.mps_restarts,
 		    g->h.mps_restarts == 1 ? "" : "s");
-		finish_fatal(f, now);
+		halt_fatal(f, now);
 		return;
 	}
 	if (farm_mps_restart(g) < 0) {
 		err_prefix("MPS on %s: %s; restarting its daemon", g->t.uuid, why);
-		finish_fatal(f, now);
+		halt_fatal(f, now);
 		return;
 	}
 	g->h.mps_restarts++;
@@ -158,7 +158,7 @@ hang_check(struct farm *f, struct group *g, double now)
 			continue;
 		/* through the server first (terminate_client): a client killed mid-work can wedge it */
 		r->lost = HUNG_WHY;
-		finish_terminate(r, now);
+		halt_terminate(r, now);
 		hung++;
 		watched--;
 	}

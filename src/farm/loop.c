@@ -171,7 +171,7 @@ on_signals(struct farm *f, double now)
 			for (int i = 0; i < f->nr; i++)
 				if (f->r[i].task && !f->r[i].exited)
 					f->r[i].stopped = 1;
-			finish_terminate_all(f, now);
+			halt_terminate_all(f, now);
 		}
 	}
 	if (child)
@@ -206,7 +206,7 @@ deadlines(struct farm *f, double now)
 		if (d > 0 && now >= d) {
 			r->timed_out = 1;
 			f->guard.sweep = 1;
-			finish_terminate(r, now);
+			halt_terminate(r, now);
 		}
 		if (r->term_at > 0 && now >= r->term_at) {
 			kill(-r->pid, SIGTERM);

@@ -684,7 +684,7 @@ nodes_tick(struct farm *f, double now)
 		n->fenced = n->stopped = 1;
 		f->fatal = EXIT_ENV;
 		f->stop = 2;
-		finish_terminate_all(f, now);
+		halt_terminate_all(f, now);
 		return;
 	}
 	watch(n);

@@ -212,28 +212,34 @@ void launch_fill(struct farm *f, double now);
 /* The time a running task may take (--timeout, N% of the median); 0: none. */
 double launch_timeout(const struct farm *f);
 
-/* finish.c: ending tasks */
+/* identity.c: which command a run is: the template, what groups its values, the kinds of
+ * input sources (the joblog's, remembered counts'). */
+uint64_t farm_identity(const struct farm_opts *o);
+
+/* halt.c: stopping the farm (called by the rest; calls none of it back) */
 /*
  * An error the run cannot go on with (err set): said once, as the run's
  * error line; no new task starts and the running ones are ended (the
  * journal will not record them: --resume runs them again). Exit 255.
  */
-void finish_fatal(struct farm *f, double now);
+void halt_fatal(struct farm *f, double now);
 /* Ask a task to end: under MPS terminate_client first; SIGTERM to its group; SIGKILL after a grace. */
-void finish_terminate(struct run *r, double now);
-void finish_terminate_all(struct farm *f, double now);
-/* A task exited and its pipes are drained: retry it, or journal it and deliver its output. */
-void finish_task(struct farm *f, struct run *r, double now);
-/* Free the slot r holds (its descriptors, its output, its place in its group). */
-void finish_release(struct farm *f, struct run *r, double now);
+void halt_terminate(struct run *r, double now);
+void halt_terminate_all(struct farm *f, double now);
 /*
  * A task's output could not be kept or written (errno e; what: where): its
  * attempt is not recorded. A full disk or a file-size limit stops new
  * starts, said once in one line that tells how to go on; exit 255.
  */
-void finish_output_failed(struct farm *f, const char *what, int e);
+void halt_output_lost(struct farm *f, const char *what, int e);
 /* A task counted done or failed whose record was not written after all. */
-void finish_uncount(struct farm *f, int ok);
+void halt_uncount(struct farm *f, int ok);
+
+/* finish.c: ending tasks */
+/* A task exited and its pipes are drained: retry it, or journal it and deliver its output. */
+void finish_task(struct farm *f, struct run *r, double now);
+/* Free the slot r holds (its descriptors, its output, its place in its group). */
+void finish_release(struct farm *f, struct run *r, double now);
 /* --timeout N%: a successful runtime into f->rt.median, the lower median of the last 999 (parallel's). */
 void finish_record_runtime(struct farm *f, double secs);
 /* A task's values for its templates, as if it ran on slot on gpu. */
@@ -300,8 +306,6 @@ int setup_signals(struct farm *f, sigset_t *old);
 int setup_prepare(struct farm *f, struct gpu_backend *b);
 /* End what is left (an error path), stop our daemons, close and free everything. */
 void setup_cleanup(struct farm *f);
-/* Which command a run is: the template, --shell, the kinds of input sources (joblog, remembered counts). */
-uint64_t setup_identity(const struct farm_opts *o);
 
 /* Close *fd if open, and mark it closed. */
 static inline void
