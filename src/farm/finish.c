@@ -350,6 +350,9 @@ record(struct farm *f, struct run *r, int ok, double now)
 		exitval = -1;
 	if (r->skipped)
 		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
+	/* --round-robin, --bin: what the task was given is known at its end */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS)
+		r->sent = farm_block_bytes(f, t);
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command, nodes_host(f), r->sent};
 	if (ok)

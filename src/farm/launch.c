@@ -220,6 +220,15 @@ task_stdin(struct farm *f, const struct task *t)
 
 	if (!file)
 		return f->devnull;
+	/* --round-robin, --bin: the fifo itself (gpupack holds a reader, so this does not wait) */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS) {
+		if ((fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return err_sys(EXIT_ENV, "--round-robin: %s", file);
+		}
+		return fd;
+	}
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_sys(EXIT_ENV, "--pipe: %s", file);
@@ -317,15 +326,17 @@ launch_timeout(const struct farm *f)
 	return fmax(2.0, f->o->timeout_pct / 100.0 * f->rt.median);
 }
 
-/* --pipe: the bytes of the task's block, GNU parallel's Send column (0 for any other task) */
-static unsigned long long
-block_bytes(const struct farm *f, const struct task *t)
+/*
+ * --pipe: the bytes given to the task, GNU parallel's Send column (0 for
+ * any other task): its block's, or under --round-robin and --bin what was
+ * written to its fifo so far (finish.c asks again at its end).
+ */
+unsigned long long
+farm_block_bytes(const struct farm *f, const struct task *t)
 {
-	struct stat st;
-
-	if (!f->o->pipe.on || f->o->pipe.tee || t->a.nflat == 0 || stat(t->a.flat[0], &st) < 0)
+	if (!f->o->pipe.on || f->o->pipe.tee || t->a.nflat == 0)
 		return 0;
-	return (unsigned long long)st.st_size;
+	return pipe_sent(t->a.flat[0]);
 }
 
 /* -v: the command line is the first line of the task's output; --dry-run's print on stderr too */
@@ -457,7 +468,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		rc = -1;
 		goto out;
 	}
-	r->sent = block_bytes(f, t);
+	r->sent = farm_block_bytes(f, t);
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, wd, f->o->nice};
 	if (r->g->mps)
@@ -467,6 +478,9 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	r->pid = spawn_task(&req);
 	if (in != f->devnull)
 		close(in);
+	/* spreading: the task has its fifo; gpupack's read end goes (a task that ends: EPIPE) */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS && t->a.nflat > 0)
+		inputs_block_done(&f->o->ts.in, t->a.flat[0]);
 	if (r->pid < 0) {
 		*e = errno;
 		rc = -1;

@@ -146,8 +146,12 @@ check_options(struct farm *f)
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form == JOBS_AUTO)
 		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j auto "
 		    "has nothing to choose (use --share mps or timeslice)");
-	/* auto is the default wherever there is a count to choose */
-	if (o->jobs_form == JOBS_DEFAULT && o->share != SHARE_EXCLUSIVE)
+	/* --round-robin, --bin: a task a slot, started once: the count is fixed (parallel: -j N) */
+	if (pipe_spread(&o->pipe) != PIPE_BLOCKS && o->jobs_form == JOBS_AUTO)
+		return err_set(EXIT_USAGE, "--%s starts its tasks once, one a slot: give -j N, not auto",
+		    o->pipe.bin ? "bin" : "round-robin");
+	/* auto is the default wherever there is a count to choose (but there) */
+	if (o->jobs_form == JOBS_DEFAULT && o->share != SHARE_EXCLUSIVE && pipe_spread(&o->pipe) == PIPE_BLOCKS)
 		o->jobs_form = JOBS_AUTO;
 	o->jobs_auto = o->jobs_form == JOBS_AUTO;
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)

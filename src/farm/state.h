@@ -211,6 +211,8 @@ void queue_free(struct farm *f);
 void launch_fill(struct farm *f, double now);
 /* The time a running task may take (--timeout, N% of the median); 0: none. */
 double launch_timeout(const struct farm *f);
+/* --pipe: the bytes given to task t so far (the joblog's Send); 0 for any other task. */
+unsigned long long farm_block_bytes(const struct farm *f, const struct task *t);
 
 /* finish.c: ending tasks */
 /*
