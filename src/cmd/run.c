@@ -46,7 +46,7 @@ enum {
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
 	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
-	O_FIFO, O_CSV, O_ROUNDROBIN, O_BIN, O_GROUPBY,
+	O_FIFO, O_CSV, O_ROUNDROBIN, O_BIN, O_GROUPBY, O_CTAG, O_CTAGSTRING, O_COLOR,
 	O_REFUSED,
 };
 
@@ -155,6 +155,9 @@ static const struct optdef run_opts[] = {
 	    "$TMPDIR/parXXXXXX.par, its name printed", NULL},
 	{"tag", NULL, N, O_TAG, NULL, "start each output line with the inputs and a tab", NULL},
 	{"tagstring|tag-string", NULL, R, O_TAGSTRING, "STR", "start each output line with STR and a tab", NULL},
+	{"ctag", NULL, N, O_CTAG, NULL, "--tag, each task's lines in a colour of its own", NULL},
+	{"ctagstring|ctag-string", NULL, R, O_CTAGSTRING, "STR", "--tagstring STR, in colour", NULL},
+	{"color|colour", NULL, N, O_COLOR, NULL, "each task's output lines in a colour of its own", NULL},
 	{"line-buffer|line-buffered|linebuffer|linebuffered|lb", NULL, N, O_LB, NULL, "print whole lines "
 	    "as they come", NULL},
 	{"ungroup", "u", N, O_U, NULL, "print output as it comes", NULL},
@@ -248,9 +251,6 @@ static const struct optdef run_opts[] = {
 	{"sqlmaster|sql-master", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
 	{"sqlworker|sql-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
 	{"sqlandworker|sql-and-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
-	{"ctag", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
-	{"ctagstring|ctag-string", NULL, R, O_REFUSED, NULL, NULL, "use --tagstring"},
-	{"color|colour", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
 	{"color-failed|colour-failed|colorfailed|colourfailed|cf", NULL, N, O_REFUSED, NULL, NULL,
 	    "use --joblog (its Exitval column)"},
 	{"interactive", "p", N, O_REFUSED, NULL, NULL, "tasks get /dev/null as stdin: --dry-run shows "
@@ -660,15 +660,22 @@ line_opt(int id, const char *arg, struct run_args *a)
 	case O_NOK:
 		o->keep_order = 0;
 		return 0;
+	case O_CTAG:
+	case O_COLOR:
+		o->color = 1;
+		o->tag |= id == O_CTAG;
+		return 0;
 	case O_TAG:
 		o->tag = 1;
 		return 0;
 	case O_FILES:
 		o->files = 1;
 		return 0;
+	case O_CTAGSTRING:
 	case O_TAGSTRING: {
 		size_t len;
 
+		o->color |= id == O_CTAGSTRING;
 		/* parallel reads \t \n \r \0 \NNN in it, as in -d */
 		free(a->tagstring);
 		a->tagstring = input_unescape_delim(arg, &len);

@@ -326,6 +326,9 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 		x->culprit = x->fault ? farm_mps_culprit(r->g, r->m.mps_off, r->pid) : -1;
 	}
 	x->oom = !ok && !r->lost && auto_oom(f, r);
+	/* --ctag, --color: a last line without its newline gets one, as in parallel */
+	if (obuf_end_line(&r->out[0]) < 0 || obuf_end_line(&r->out[1]) < 0)
+		r->out_err = 1;
 	if (f->o->line_buffer && !x->halted)
 		deliver_lines(f, r, 1);
 	results_close(f, r);

@@ -146,6 +146,7 @@ struct farm_runtimes {
 
 struct farm {
 	struct farm_opts *o;
+	char *color_eol, *color_reset; /* --ctag, --color: tput el and sgr0 as parallel asks (owned) */
 	struct group *g;
 	int ng;
 	struct run *r;
