@@ -1166,9 +1166,6 @@ spreading(struct farm_opts *o, const struct run_args *a)
 			return err_set(EXIT_USAGE, "--recstart is not compatible with --groupby");
 		if (p->recend && strcmp(p->recend, "\\n") != 0 && strcmp(p->recend, "\n") != 0)
 			return err_set(EXIT_USAGE, "--recend is not compatible with --groupby");
-		if (p->part)
-			return err_set(EXIT_USAGE, "--group-by with --pipe-part: give the file as stdin "
-			    "(--pipe --group-by ... < FILE)");
 	}
 	if (p->bin && (!p->on || p->part))
 		return err_set(EXIT_USAGE, "--bin needs --pipe (as in parallel; --pipe-part: --pipe --bin ... < FILE)");

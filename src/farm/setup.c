@@ -510,9 +510,13 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
-	/* --pipe-part's default blocks: 10 per slot of the run; --tee: stdin, for every task */
+	/*
+	 * --pipe-part's default blocks: 10 per slot the run starts with (parallel's -j; under
+	 * -j auto not its most, which made blocks of a line); --round-robin and --bin: a task a
+	 * slot (a fixed -j); --tee: stdin, for every task
+	 */
 	if (f->o->pipe.on && !f->o->pipe.tee && f->o->ts.in.nsrc > 0)
-		f->o->ts.in.src[0].pipe_slots = f->nr;
+		f->o->ts.in.src[0].pipe_slots = start_slots(f);
 	if (f->o->pipe.tee && !f->o->dry_run && pipe_tee_file(&f->o->tee_file) < 0)
 		return -1;
 	if ((!f->o->retry_failed && tasks_open(&f->o->ts) < 0) || compile_templates(f) < 0)

@@ -244,3 +244,10 @@ for a in "--ctag echo" "--ctagstring X{} echo" "--color echo" "--ctag printf x%s
 	gp -k $a ::: a b c </dev/null >ctag.g 2>/dev/null
 	is "$(od -c ctag.g)" "$(od -c ctag.p)" "$a: parallel's colours, bytes"
 done
+(for i in $(seq 1 40); do for j in $(seq 1 $((i % 7 + 1))); do printf '%s\tx%s\n' "$i" "$j"; done; done) >g.tsv
+both "--pipe-part --group-by 1: parallel's split positions" -k --pipe-part -a g.tsv --group-by 1 'wc -l'
+both "--pipe-part --group-by '1 perl', --block 100" -k --pipe-part -a g.tsv --group-by '1 $_ = int($_/10)' --block 100 'sort -u | cut -f1 | tr "\n" ,; echo'
+both "--pipe-part: the default blocks, 10 a slot of parallel's -j" -k --pipe-part -a g.tsv 'wc -l'
+run gp --pipe-part -a g.tsv --group-by x cat
+is "$rc" 255 "--pipe-part --group-by NAME: refused as in parallel (255)"
+one_line "$err" "--pipe-part --group-by NAME: one line"
