@@ -46,7 +46,7 @@ enum {
 	O_MAXLINELEN, O_NOOP, O_SSHLOGIN,
 	/* --pipe */
 	O_LOAD, O_NOSWAP, O_MEMFREE, O_FILES, O_PIPE, O_PIPEPART, O_BLOCK, O_RECSTART, O_RECEND, O_REGEXP, O_RRS, O_TEE, O_CAT,
-	O_FIFO, O_CSV,
+	O_FIFO, O_CSV, O_ROUNDROBIN, O_BIN, O_GROUPBY, O_CTAG, O_CTAGSTRING, O_COLOR,
 	O_REFUSED,
 };
 
@@ -55,8 +55,6 @@ enum {
 #define OPT OPTTAB_OPT
 
 /* What to use instead of GNU parallel's options that gpupack refuses. */
-#define PIPE_WHY "give each group its own file and --pipe each (split them first: awk or sort, " \
-	"then ::: part.*)"
 #define REMOTE_WHY "across machines, run one gpupack per node under srun with one --joblog on a " \
 	"shared filesystem: one farm over every node (doc/slurm.md, \"One farm over every node\"); " \
 	"or split the inputs with --shard"
@@ -157,6 +155,9 @@ static const struct optdef run_opts[] = {
 	    "$TMPDIR/parXXXXXX.par, its name printed", NULL},
 	{"tag", NULL, N, O_TAG, NULL, "start each output line with the inputs and a tab", NULL},
 	{"tagstring|tag-string", NULL, R, O_TAGSTRING, "STR", "start each output line with STR and a tab", NULL},
+	{"ctag", NULL, N, O_CTAG, NULL, "--tag, each task's lines in a colour of its own", NULL},
+	{"ctagstring|ctag-string", NULL, R, O_CTAGSTRING, "STR", "--tagstring STR, in colour", NULL},
+	{"color|colour", NULL, N, O_COLOR, NULL, "each task's output lines in a colour of its own", NULL},
 	{"line-buffer|line-buffered|linebuffer|linebuffered|lb", NULL, N, O_LB, NULL, "print whole lines "
 	    "as they come", NULL},
 	{"ungroup", "u", N, O_U, NULL, "print output as it comes", NULL},
@@ -179,6 +180,11 @@ static const struct optdef run_opts[] = {
 	{"tee", NULL, N, O_TEE, NULL, "every task gets all of stdin", NULL},
 	{"cat", NULL, N, O_CAT, NULL, "the block in a file, {}, not on stdin (implies --pipe)", NULL},
 	{"fifo", NULL, N, O_FIFO, NULL, NULL, NULL},
+	{"round-robin|roundrobin|round", NULL, N, O_ROUNDROBIN, NULL, "-j tasks, started once, get the blocks in turn", NULL},
+	{"group-by|groupby", NULL, R, O_GROUPBY, "COL", "a record is a run of lines of one value: COL (a\n"
+	    "number or a --header name) and/or a perl expression", NULL},
+	{"bin", NULL, R, O_BIN, "COL", "-j tasks, started once: each line to the slot its\n"
+	    "value names (value % slots; 0: the last)", NULL},
 
 	{NULL, NULL, N, SECTION, NULL, "profiles and information:", NULL},
 	{"profile", "J", R, O_PROFILE, "NAME", "options from ~/.parallel/NAME (instead of config)", NULL},
@@ -209,10 +215,6 @@ static const struct optdef run_opts[] = {
 	/* GNU parallel's, refused with what to use instead */
 	{"block-timeout|blocktimeout|bt", NULL, R, O_REFUSED, NULL, NULL, "without it a block is what "
 	    "was read when stdin ended or --block was reached"},
-	{"round-robin|roundrobin|round", NULL, N, O_REFUSED, NULL, NULL, "each task gets its own blocks: "
-	    "--pipe (with -j for the tasks at once)"},
-	{"bin", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
-	{"group-by|groupby", NULL, R, O_REFUSED, NULL, NULL, PIPE_WHY},
 	{"sshlogin", "S", R, O_SSHLOGIN, NULL, NULL, REMOTE_WHY},
 	{"sshloginfile|slf", NULL, R, O_REFUSED, NULL, NULL, REMOTE_WHY},
 	{"nonall", NULL, N, O_REFUSED, NULL, NULL, "across machines, use srun (doc/slurm.md)"},
@@ -249,9 +251,6 @@ static const struct optdef run_opts[] = {
 	{"sqlmaster|sql-master", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
 	{"sqlworker|sql-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
 	{"sqlandworker|sql-and-worker", NULL, R, O_REFUSED, NULL, NULL, "use --joblog and --results"},
-	{"ctag", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
-	{"ctagstring|ctag-string", NULL, R, O_REFUSED, NULL, NULL, "use --tagstring"},
-	{"color|colour", NULL, N, O_REFUSED, NULL, NULL, "use --tag"},
 	{"color-failed|colour-failed|colorfailed|colourfailed|cf", NULL, N, O_REFUSED, NULL, NULL,
 	    "use --joblog (its Exitval column)"},
 	{"interactive", "p", N, O_REFUSED, NULL, NULL, "tasks get /dev/null as stdin: --dry-run shows "
@@ -499,6 +498,7 @@ input_opt(int id, const char *arg, struct run_args *a)
 		return 0;
 	case O_COLSEP:
 		io->colsep = arg;
+		o->pipe.colsep = arg;   /* --bin and --group-by split with perl: the regex as given */
 		return 0;
 	case O_HEADER:
 		io->header = 1;
@@ -660,15 +660,22 @@ line_opt(int id, const char *arg, struct run_args *a)
 	case O_NOK:
 		o->keep_order = 0;
 		return 0;
+	case O_CTAG:
+	case O_COLOR:
+		o->color = 1;
+		o->tag |= id == O_CTAG;
+		return 0;
 	case O_TAG:
 		o->tag = 1;
 		return 0;
 	case O_FILES:
 		o->files = 1;
 		return 0;
+	case O_CTAGSTRING:
 	case O_TAGSTRING: {
 		size_t len;
 
+		o->color |= id == O_CTAGSTRING;
 		/* parallel reads \t \n \r \0 \NNN in it, as in -d */
 		free(a->tagstring);
 		a->tagstring = input_unescape_delim(arg, &len);
@@ -806,6 +813,15 @@ farm_opt(int id, const char *arg, struct run_args *a)
 		return 0;
 	case O_FIFO:
 		a->fifo = 1;
+		return 0;
+	case O_ROUNDROBIN:
+		o->pipe.round_robin = 1;
+		return 0;
+	case O_BIN:
+		o->pipe.bin = arg;
+		return 0;
+	case O_GROUPBY:
+		o->pipe.group_by = arg;
 		return 0;
 	case O_SSHLOGIN:
 		/* parallel's ":" is this machine, the only one gpupack runs on (others: refused) */
@@ -1132,6 +1148,38 @@ cmd_run(int argc, char **argv, struct ctx *c)
 	return cmd_run_args(argc, argv, c);
 }
 
+/*
+ * --round-robin, --bin, --group-by: what they need, as parallel checks it
+ * (its messages where it has one). --group-by means --pipe, as in parallel;
+ * --round-robin without --pipe changes nothing there either.
+ */
+static int
+spreading(struct farm_opts *o, const struct run_args *a)
+{
+	struct pipe_opts *p = &o->pipe;
+
+	if (p->group_by) {
+		p->on = 1;
+		if (p->rrs)
+			return err_set(EXIT_USAGE, "--remove-rec-sep is not compatible with --groupby");
+		if (p->recstart)
+			return err_set(EXIT_USAGE, "--recstart is not compatible with --groupby");
+		if (p->recend && strcmp(p->recend, "\\n") != 0 && strcmp(p->recend, "\n") != 0)
+			return err_set(EXIT_USAGE, "--recend is not compatible with --groupby");
+	}
+	if (p->bin && (!p->on || p->part))
+		return err_set(EXIT_USAGE, "--bin needs --pipe (as in parallel; --pipe-part: --pipe --bin ... < FILE)");
+	if (pipe_spread(p) == PIPE_BLOCKS)
+		return 0;
+	if (o->retries > 0)
+		return err_set(EXIT_USAGE, "--retries cannot be combined with --%s (as in parallel)",
+		    p->bin ? "bin" : "roundrobin");
+	if (p->cat)
+		return err_set(EXIT_USAGE, "--%s cannot be combined with --%s: its tasks read a stream "
+		    "(use --pipe's blocks with --cat)", a->fifo ? "fifo" : "cat", p->bin ? "bin" : "round-robin");
+	return 0;
+}
+
 static int
 cmd_run_args(int argc, char **argv, struct ctx *c)
 {
@@ -1163,6 +1211,8 @@ cmd_run_args(int argc, char **argv, struct ctx *c)
 		warnx_("--fifo: {} is a temporary file, as with --cat (parallel makes a fifo)");
 	o.pipe.cat = a.cat || a.fifo;
 	o.pipe.on |= o.pipe.cat;
+	if (spreading(&o, &a) < 0)
+		goto fail;
 	grouping(&a);
 	if (shard_joblog(&o) < 0)
 		goto fail;

@@ -78,6 +78,7 @@ struct farm_opts {
 	const char *results;     /* --results DIR */
 	int keep_order;          /* -k */
 	int tag;                 /* --tag, --tagstring */
+	int color;               /* --ctag, --ctagstring, --color: parallel's colour a task */
 	const char *tagstring;   /* NULL: {} */
 	int verbose;             /* -v: each command line before its output, on stdout */
 	int print_commands;      /* -t: each command line on stderr as it starts */

@@ -259,6 +259,9 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 		x->culprit = x->fault ? farm_mps_culprit(r->g, r->m.mps_off, r->pid) : -1;
 	}
 	x->oom = !ok && !r->lost && auto_oom(f, r);
+	/* --ctag, --color: a last line without its newline gets one, as in parallel */
+	if (obuf_end_line(&r->out[0]) < 0 || obuf_end_line(&r->out[1]) < 0)
+		r->out_err = 1;
 	if (f->o->line_buffer && !x->halted)
 		deliver_lines(f, r, 1);
 	results_close(f, r);
@@ -283,6 +286,9 @@ record(struct farm *f, struct run *r, int ok, double now)
 		exitval = -1;
 	if (r->skipped)
 		exitval = -2;   /* parallel's record of a task a perl replacement string skipped */
+	/* --round-robin, --bin: what the task was given is known at its end */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS)
+		r->sent = farm_block_bytes(f, t);
 	rec = (struct joblog_rec){t->seq, r->start_wall, now - r->start, received(r), exitval, sig,
 	    r->command, nodes_host(f), r->sent};
 	if (ok)

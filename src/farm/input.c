@@ -41,6 +41,11 @@ inputs_free(struct inputs *in)
 		free(s->file);
 		free(s->header);
 		close_source(s);
+		if (s->pipe) {
+			pipe_free(s->pipe);
+			free(s->pipe);
+			s->pipe = NULL;
+		}
 	}
 	if (in->row0)
 		free_vals(in->row0, (size_t)(in->ng > 0 ? in->glen[0] : 0));
@@ -89,6 +94,14 @@ void
 inputs_add_file(struct inputs *in, const char *name, int linked)
 {
 	add_source(in, linked)->file = xstrdup(name);
+}
+
+void
+inputs_block_done(struct inputs *in, const char *path)
+{
+	if (in->nsrc > 0 && in->src[0].pipe)
+		pipe_release(in->src[0].pipe, path);
+	unlink(path);
 }
 
 void
@@ -278,6 +291,10 @@ open_source(struct inputs *in, struct source *s)
 	struct sbuf b;
 
 	if (s->pipe_opts) {
+		if (s->pipe) {
+			pipe_free(s->pipe);
+			free(s->pipe);
+		}
 		s->pipe = xcalloc(1, sizeof *s->pipe);
 		return pipe_open(s->pipe, s->pipe_opts, s->pipe_slots);
 	}
@@ -325,11 +342,9 @@ open_source(struct inputs *in, struct source *s)
 static void
 close_source(struct source *s)
 {
-	if (s->pipe) {
+	/* the pipe's state stays to the run's end: spreading's fifos outlive the values (pipe.h) */
+	if (s->pipe)
 		pipe_close(s->pipe);
-		free(s->pipe);
-		s->pipe = NULL;
-	}
 	if (s->f && s->f != stdin)
 		fclose(s->f);
 	s->f = NULL;

@@ -84,6 +84,8 @@ void source_add_value(struct source *s, const char *v);
 void inputs_add_file(struct inputs *in, const char *name, int linked);
 /* --pipe: the one source, whose values are the paths of the data's blocks (farm/pipe.h). */
 void inputs_add_pipe(struct inputs *in, const struct pipe_opts *o, int slots);
+/* --pipe: the task whose value is path has its block (or will never run): its file or fifo goes. */
+void inputs_block_done(struct inputs *in, const char *path);
 
 /*
  * Open the sources (none: stdin), read the headers and the sources held in

@@ -220,6 +220,15 @@ task_stdin(struct farm *f, const struct task *t)
 
 	if (!file)
 		return f->devnull;
+	/* --round-robin, --bin: the fifo itself (gpupack holds a reader, so this does not wait) */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS) {
+		if ((fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return err_sys(EXIT_ENV, "--round-robin: %s", file);
+		}
+		return fd;
+	}
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_sys(EXIT_ENV, "--pipe: %s", file);
@@ -289,16 +298,76 @@ task_envp(struct farm *f, char **extra, int nextra)
 	return env;
 }
 
-/* The tag every output line of the task starts with (--tag, --tagstring); NULL: none. */
+/* What `tput CAP </dev/tty` prints, as parallel asks it (else dflt). */
 static char *
-task_tag(struct farm *f, const struct job_vals *v)
+tput(const char *cap, const char *dflt)
 {
-	char *t, *tag;
+	char cmd[64], buf[64];
+	size_t n = 0;
+	FILE *p;
 
-	if (!f->o->tag)
+	snprintf(cmd, sizeof cmd, "sh -c \"tput %s </dev/tty\" 2>/dev/null", cap);
+	if ((p = popen(cmd, "r")) != NULL) {
+		n = fread(buf, 1, sizeof buf - 1, p);
+		pclose(p);
+	}
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return xstrdup(n > 0 ? buf : dflt);
+}
+
+/*
+ * --ctag, --color: parallel's colours, background and foreground, chosen by
+ * the task's seq from its list (readable pairs, reordered so that
+ * neighbours differ: by index % 23, then index % 7 descending).
+ */
+static void
+seq_color(unsigned long long seq, char *out, size_t size)
+{
+	static const int dark[][2] = {{6, 7}, {9, 11}, {13, 15}, {40, 51}, {75, 87}, {113, 123}, {147, 159},
+	    {171, 182}, {185, 231}, {249, 254}};
+	static const int light[][2] = {{1, 9}, {12, 13}, {16, 45}, {52, 81}, {88, 114}, {124, 149}, {160, 178},
+	    {180, 180}, {182, 184}, {196, 214}, {232, 250}};
+	int bg[512], fg[512], n = 0, order[512], k;
+
+	for (size_t i = 0; i < sizeof dark / sizeof dark[0]; i++)
+		for (int c = dark[i][0]; c <= dark[i][1]; c++, n++)
+			bg[n] = c, fg[n] = 0;
+	for (size_t i = 0; i < sizeof light / sizeof light[0]; i++)
+		for (int c = light[i][0]; c <= light[i][1]; c++, n++)
+			bg[n] = c, fg[n] = 231;
+	/* a stable sort by (i % 23, -(i % 7)), as perl's */
+	k = 0;
+	for (int a = 0; a < 23; a++)
+		for (int b = 6; b >= 0; b--)
+			for (int i = 0; i < n; i++)
+				if (i % 23 == a && i % 7 == b)
+					order[k++] = i;
+	k = order[seq % (unsigned long long)n];
+	snprintf(out, size, "\033[48;5;%03d;38;5;%03dm", bg[k], fg[k]);
+}
+
+/* The tag every output line of the task starts with (--tag, --tagstring, --ctag); NULL: none. */
+static char *
+task_tag(struct farm *f, const struct job_vals *v, unsigned long long seq)
+{
+	char *t, *tag, color[64];
+
+	if (!f->o->tag && !f->o->color)
 		return NULL;
-	t = tmpl_build(&f->tagt, v);
-	tag = xasprintf("%s\t", t);
+	t = f->o->tag ? tmpl_build(&f->tagt, v) : NULL;
+	if (!f->o->color) {
+		tag = xasprintf("%s\t", t);
+		free(t);
+		return tag;
+	}
+	if (!f->color_eol) {
+		f->color_eol = tput("el", "\033[K");
+		f->color_reset = tput("sgr0", "\033[m");
+	}
+	seq_color(seq, color, sizeof color);
+	tag = xasprintf("%s%s%s%s", color, f->color_eol, t ? t : "", t ? "\t" : "");
 	free(t);
 	return tag;
 }
@@ -317,15 +386,17 @@ launch_timeout(const struct farm *f)
 	return fmax(2.0, f->o->timeout_pct / 100.0 * f->rt.median);
 }
 
-/* --pipe: the bytes of the task's block, GNU parallel's Send column (0 for any other task) */
-static unsigned long long
-block_bytes(const struct farm *f, const struct task *t)
+/*
+ * --pipe: the bytes given to the task, GNU parallel's Send column (0 for
+ * any other task): its block's, or under --round-robin and --bin what was
+ * written to its fifo so far (finish.c asks again at its end).
+ */
+unsigned long long
+farm_block_bytes(const struct farm *f, const struct task *t)
 {
-	struct stat st;
-
-	if (!f->o->pipe.on || f->o->pipe.tee || t->a.nflat == 0 || stat(t->a.flat[0], &st) < 0)
+	if (!f->o->pipe.on || f->o->pipe.tee || t->a.nflat == 0)
 		return 0;
-	return (unsigned long long)st.st_size;
+	return pipe_sent(t->a.flat[0]);
 }
 
 /* -v: the command line is the first line of the task's output; --dry-run's print on stderr too */
@@ -422,7 +493,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	r->task = t;
 	launch_vals(f, t, r->slot, r->g->t.uuid, &v, &status);
 	line = task_line(f, &v);
-	r->tag = task_tag(f, &v);
+	r->tag = task_tag(f, &v, t->seq);
 	/* a perl replacement string: its error ends the run; skip() runs the task as true (parallel) */
 	r->skipped = (status & TMPL_SKIP) != 0 || !filters_pass(f, &v, &status);
 	if (status & TMPL_FAILED) {
@@ -433,6 +504,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		return -1;
 	}
 	r->out[0].tag = r->out[1].tag = r->tag;
+	r->out[0].end = r->out[1].end = f->o->color ? f->color_reset : NULL;
 	r->out[0].mid = r->out[1].mid = 0;
 	nextra = task_env(f, r, extra);
 	for (int i = 0; i < f->o->nenv; i++)
@@ -457,7 +529,7 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		rc = -1;
 		goto out;
 	}
-	r->sent = block_bytes(f, t);
+	r->sent = farm_block_bytes(f, t);
 	req = (struct spawn_req){path, argv, envp, in, child[0], child[1], f->shell,
 	    path == f->shell ? NULL : sh_argv, wd, f->o->nice};
 	if (r->g->mps)
@@ -467,6 +539,9 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	r->pid = spawn_task(&req);
 	if (in != f->devnull)
 		close(in);
+	/* spreading: the task has its fifo; gpupack's read end goes (a task that ends: EPIPE) */
+	if (pipe_spread(&f->o->pipe) != PIPE_BLOCKS && t->a.nflat > 0)
+		inputs_block_done(&f->o->ts.in, t->a.flat[0]);
 	if (r->pid < 0) {
 		*e = errno;
 		rc = -1;
@@ -517,7 +592,7 @@ dry_run(struct farm *f)
 			continue;
 		}
 		line = task_line(f, &v);
-		tag = task_tag(f, &v);
+		tag = task_tag(f, &v, t->seq);
 		if (status & TMPL_FAILED) {
 			warnx_("%s", err_msg());
 			f->fatal = err_code();

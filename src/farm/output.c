@@ -23,13 +23,14 @@ obuf_init(struct obuf *b)
 void
 obuf_free(struct obuf *b)
 {
-	const char *tag = b->tag;
+	const char *tag = b->tag, *end = b->end;
 
 	free(b->mem);
 	if (b->spill >= 0)
 		close(b->spill);
 	obuf_init(b);
 	b->tag = tag;
+	b->end = end;
 }
 
 static int
@@ -82,13 +83,29 @@ add_tagged(struct obuf *b, const char *p, size_t n)
 
 		if (!b->mid && obuf_add(b, b->tag, strlen(b->tag)) < 0)
 			return -1;
-		if (obuf_add(b, p, len) < 0)
+		if (nl && b->end) {
+			if (obuf_add(b, p, len - 1) < 0 || obuf_add(b, b->end, strlen(b->end)) < 0 ||
+			    obuf_add(b, "\n", 1) < 0)
+				return -1;
+		} else if (obuf_add(b, p, len) < 0) {
 			return -1;
+		}
 		b->mid = !nl;
 		p += len;
 		n -= len;
 	}
 	return 0;
+}
+
+int
+obuf_end_line(struct obuf *b)
+{
+	if (!b->end || !b->mid)
+		return 0;
+	b->mid = 0;
+	if (obuf_add(b, b->end, strlen(b->end)) < 0)
+		return -1;
+	return obuf_add(b, "\n", 1);
 }
 
 int

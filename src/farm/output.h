@@ -19,6 +19,7 @@ struct obuf {
 	uint64_t total;       /* bytes captured */
 	uint64_t raw;         /* bytes the task wrote (before --tag) */
 	const char *tag;      /* --tag: put in front of every line; NULL: none */
+	const char *end;      /* --ctag, --color: put before every newline (and one added at the end) */
 	int mid;              /* with tag: the last byte added was not a newline */
 };
 
@@ -28,6 +29,8 @@ void obuf_free(struct obuf *b);   /* and leave it empty, ready for reuse */
  * Read what fd has now (non-blocking): 1 more may come, 0 end of file, -1
  * error (err set). With b->tag set, every line read starts with it.
  */
+/* --ctag, --color: an unterminated last line ends as the others (parallel adds its newline). */
+int obuf_end_line(struct obuf *b);
 int obuf_read(struct obuf *b, int fd);
 /*
  * --line-buffer: write the whole lines b holds to fd now and keep the

@@ -18,7 +18,7 @@ task_free(struct farm *f, struct task *t)
 {
 	/* --pipe: the task's block goes with it */
 	if (f->o->pipe.on && !f->o->pipe.tee && t->a.nflat > 0)
-		unlink(t->a.flat[0]);
+		inputs_block_done(&f->o->ts.in, t->a.flat[0]);
 	targs_free(&t->a);
 	free(t);
 }
@@ -213,7 +213,7 @@ next_input(struct farm *f, struct task **t)
 		}
 		/* not run here: -k must not wait for its output */
 		if (f->o->pipe.on && !f->o->pipe.tee && a.nflat > 0)
-			unlink(a.flat[0]);
+			inputs_block_done(&f->o->ts.in, a.flat[0]);
 		targs_free(&a);
 		if (f->o->keep_order) {
 			struct obuf none[2];

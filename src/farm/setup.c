@@ -146,8 +146,12 @@ check_options(struct farm *f)
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form == JOBS_AUTO)
 		return err_set(EXIT_USAGE, "--share exclusive runs one task per device: -j auto "
 		    "has nothing to choose (use --share mps or timeslice)");
-	/* auto is the default wherever there is a count to choose */
-	if (o->jobs_form == JOBS_DEFAULT && o->share != SHARE_EXCLUSIVE)
+	/* --round-robin, --bin: a task a slot, started once: the count is fixed (parallel: -j N) */
+	if (pipe_spread(&o->pipe) != PIPE_BLOCKS && o->jobs_form == JOBS_AUTO)
+		return err_set(EXIT_USAGE, "--%s starts its tasks once, one a slot: give -j N, not auto",
+		    o->pipe.bin ? "bin" : "round-robin");
+	/* auto is the default wherever there is a count to choose (but there) */
+	if (o->jobs_form == JOBS_DEFAULT && o->share != SHARE_EXCLUSIVE && pipe_spread(&o->pipe) == PIPE_BLOCKS)
 		o->jobs_form = JOBS_AUTO;
 	o->jobs_auto = o->jobs_form == JOBS_AUTO;
 	if (o->share == SHARE_EXCLUSIVE && o->jobs_form != JOBS_MAX && jobs_per_device(o, o->share) > 1)
@@ -441,9 +445,13 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
-	/* --pipe-part's default blocks: 10 per slot of the run; --tee: stdin, for every task */
+	/*
+	 * --pipe-part's default blocks: 10 per slot the run starts with (parallel's -j; under
+	 * -j auto not its most, which made blocks of a line); --round-robin and --bin: a task a
+	 * slot (a fixed -j); --tee: stdin, for every task
+	 */
 	if (f->o->pipe.on && !f->o->pipe.tee && f->o->ts.in.nsrc > 0)
-		f->o->ts.in.src[0].pipe_slots = f->nr;
+		f->o->ts.in.src[0].pipe_slots = start_slots(f);
 	if (f->o->pipe.tee && !f->o->dry_run && pipe_tee_file(&f->o->tee_file) < 0)
 		return -1;
 	if ((!f->o->retry_failed && tasks_open(&f->o->ts) < 0) || compile_templates(f) < 0)
@@ -494,6 +502,8 @@ setup_cleanup(struct farm *f)
 	 * loop ends only once none runs (farm_run); each was released as it ended.
 	 */
 	queue_free(f);
+	free(f->color_eol);
+	free(f->color_reset);
 	journal_failed_free(f->rfq.rf, f->rfq.nrf);
 	deliver_flush(f, 1);
 	auto_finish(f, 0);

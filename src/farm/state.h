@@ -146,6 +146,7 @@ struct farm_runtimes {
 
 struct farm {
 	struct farm_opts *o;
+	char *color_eol, *color_reset; /* --ctag, --color: tput el and sgr0 as parallel asks (owned) */
 	struct group *g;
 	int ng;
 	struct run *r;
@@ -211,6 +212,8 @@ void queue_free(struct farm *f);
 void launch_fill(struct farm *f, double now);
 /* The time a running task may take (--timeout, N% of the median); 0: none. */
 double launch_timeout(const struct farm *f);
+/* --pipe: the bytes given to task t so far (the joblog's Send); 0 for any other task. */
+unsigned long long farm_block_bytes(const struct farm *f, const struct task *t);
 
 /* identity.c: which command a run is: the template, what groups its values, the kinds of
  * input sources (the joblog's, remembered counts'). */

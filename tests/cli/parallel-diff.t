@@ -933,9 +933,24 @@ t "man --header: {=name perl =}" -k --header : echo '{=foo $_.="x" =}' ::: foo a
 t "man --csv: a quoted comma" -k --csv echo '{2}' ::: 'a,"b,c"' 'x,"y"'
 t "man -u: --tag changes nothing" -j1 -u --tag echo ::: a b
 t "man --compress: the output as without it" -k --compress-program cat --decompress-program cat echo ::: a b
+# man parallel: --round-robin, --bin, --group-by, --ctag, --color; man parallel_tutorial:
+# "--round-robin"; man parallel_examples: "Grepping n lines for m regular expressions"
+tin "man --round-robin: -j3 -N2, blocks in turn" num8 -k --pipe --round-robin -j3 -N2 'echo job {#}; cat'
+tin "man --round-robin: fewer blocks than slots" num8 -k --pipe --round-robin -j4 -N5 'echo job {#}; cat'
+tin "tutorial --round-robin: wc, a task a slot" num300000 --pipe -j4 --round-robin wc
+tin "man --bin 1: value % slots" num8 -k --pipe --bin 1 -j3 'echo job {#}; cat'
+tin "man --bin '1 \$_%=2'" num8 -k --pipe --bin '1 $_%=2' -j3 'echo job {#}; cat'
+tin "man --bin NAME --colsep: the header line is no task's" csv -k --pipe --header : --colsep , --bin a -j2 cat
+ts "man --group-by 1 -kN1 wc" 'printf "123,1\n123,2\n12-3,1\n221,3\n221,1\n2/21,5\n" | P --pipe --colsep , --group-by 1 -kN1 wc'
+ts "man --group-by 'UserID s/\\D//g' --header :" 'printf "UserID,C\n123,1\n123,2\n12-3,1\n221,3\n" | P --pipe --colsep , --header : --group-by "UserID s/\\D//g" -kN1 cat'
+tin "man --group-by: blocks of whole groups" num128 -k --pipe --group-by '$_ = int($_/10)' --block 50 'wc -l'
+t "man --pipe-part --group-by 1" -k --pipe-part -a num128 --group-by '1 $_ = int($_/7)' --block 60 'wc -l'
+ts "examples: grep -f - with --round-robin -L" 'printf "a\nb\nq\n" | P --pipe -L1 --round-robin --compress grep -f - -n ex/in.txt | sort -un | perl -pe "s/^\\d+://"'
+t "man --ctag: parallel's colours" -k --ctag echo ::: a b c
+t "man --ctagstring" -k --ctagstring '<{}>' echo ::: a b
+t "man --color" -k --color echo ::: a b
 
 # === refused, with the alternative =========================================================
-refused "--round-robin" --pipe --round-robin wc -l
 refused "-S host" -S server echo ::: a
 refused "--sshlogin" --sshlogin server echo ::: a
 refused "--retries 0 (parallel: forever)" --retries 0 false ::: a

@@ -61,6 +61,6 @@ ok $((n < 40)) "the refused options are listed ($n)"
 is "$bad" "" "each refused option: exit 255, one line naming the alternative"
 
 # an option read from $PARALLEL or a profile is refused the same way, saying where it came from
-run env PARALLEL=--round-robin $GPUPACK --sim "$TOPO/h100-80gb.topo" run true ::: 1
-like "$err" "^gpupack: run: in \\\$PARALLEL: GNU parallel's --round-robin is not supported" "a refused option in \$PARALLEL says so"
+run env PARALLEL=--block-timeout=1 $GPUPACK --sim "$TOPO/h100-80gb.topo" run true ::: 1
+like "$err" "^gpupack: run: in \\\$PARALLEL: GNU parallel's --block-timeout is not supported" "a refused option in \$PARALLEL says so"
 is "$rc" 255 "exit 255"

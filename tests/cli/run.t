@@ -182,7 +182,7 @@ fi
 printf 'keep\n' >kept.log
 for args in "--share none true" "--sm 50 true" "-j x true" "--halt sometimes true" "--bogus true" \
 	"--timeout -1 true" "--mem 10 true" "--env 1X=2 true" "--share exclusive -j 2 true" \
-	"--retries 0 true" "--round-robin true" "-S host true" "echo {=s/(/b/=}" "--delay -1 true" \
+	"--retries 0 true" "--bin 1 true" "-S host true" "echo {=s/(/b/=}" "--delay -1 true" \
 	"--rpl x true"; do
 	# shellcheck disable=SC2086
 	run R --joblog kept.log $args ::: 1
