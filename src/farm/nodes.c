@@ -36,6 +36,7 @@
 
 struct peer {
 	char owner[128];
+	int restart;             /* the job's restart it joined in (its name's .rK) */
 	int listed;              /* in the last listing of done/ (or lost/) */
 	int done, lost;          /* seen so */
 	int swept;               /* lost, and its records read by the pass going on */
@@ -46,9 +47,11 @@ struct nodes {
 	char dir[PATH_MAX];      /* FILE.farm */
 	char run[128];           /* this run's name */
 	char rundir[PATH_MAX];
-	char owner[128];         /* node.procid.pid */
+	char owner[128];         /* node.procid.pid, .rK after the job's K-th requeue */
 	char host[64];           /* the Host column */
 	char parent[128];
+	char step[128];          /* the Slurm job step (JOBID.STEPID) we are a task of; "" outside */
+	int restart;             /* $SLURM_RESTART_COUNT: the job's requeues so far */
 	const char *joblog;      /* FILE */
 	struct inputs pristine;  /* the input sources as given: each pass reads them again */
 	struct nodes_chain *chain;
@@ -311,6 +314,9 @@ join_run(struct nodes *n, int resume)
 		str_copy(cur, "none", sizeof cur);
 	if (!resume || strcmp(cur, n->run) == 0)
 		str_copy(cur, "none", sizeof cur);
+	/* the job step whose tasks we are: a late one of them is told from a new run by it */
+	if (n->step[0] && (path_in(n, path, sizeof path, "step") < 0 || mark(n->step, path) < 0))
+		return -1;
 	if (path_in(n, path, sizeof path, "parent") < 0 || mark(cur, path) < 0)
 		return -1;
 	if (read_link(path, n->parent, sizeof n->parent) < 0)
@@ -423,6 +429,52 @@ size_claims(struct farm *f)
 	return r < 0 ? -1 : 0;
 }
 
+/*
+ * A run of this name ran on the joblog before: its directory is there, and
+ * no member holds the joblog's lock. Are we a member of it that comes late?
+ * srun's tasks need not all reach gpupack together, and a requeued job runs
+ * its steps again: a task of the same Slurm job step joins the run and
+ * finds what is left of it. Anything else is a new run that reuses the
+ * name: the old claims would hold every input, and nothing would run.
+ */
+static int
+late_member(const struct nodes *n)
+{
+	char path[PATH_MAX], step[128];
+
+	if (!n->step[0] || path_in(n, path, sizeof path, "step") < 0 || read_link(path, step, sizeof step) < 0) {
+		err_clear();
+		return 0;
+	}
+	return strcmp(step, n->step) == 0;
+}
+
+/* $SLURM_RESTART_COUNT: how often Slurm requeued the job (0: never, or not under Slurm). */
+static int
+restart_count(void)
+{
+	long k;
+
+	if (parse_long(env_or("SLURM_RESTART_COUNT", "0"), 0, 1L << 20, &k) < 0) {
+		err_clear();
+		return 0;
+	}
+	return (int)k;
+}
+
+/* Our name in the run: node.procid.pid, and .rK in the job's K-th requeue (peer_restart reads it). */
+static void
+name_owner(struct nodes *n)
+{
+	char part[PATH_MAX];
+	int len;
+
+	len = snprintf(part, sizeof part, "%s.%s.%ld", n->host, env_or("SLURM_PROCID", "0"), (long)getpid());
+	if (n->restart > 0 && len > 0 && (size_t)len < sizeof part)
+		snprintf(part + len, sizeof part - (size_t)len, ".r%d", n->restart);
+	file_name(part, n->owner, sizeof n->owner);
+}
+
 int
 nodes_setup(struct farm *f, uint64_t identity)
 {
@@ -446,13 +498,16 @@ nodes_setup(struct farm *f, uint64_t identity)
 	if ((dot = strchr(host, '.')) != NULL)
 		*dot = '\0';
 	file_name(env_or("SLURMD_NODENAME", host), n->host, sizeof n->host);
-	snprintf(part, sizeof part, "%s.%s.%ld", n->host, env_or("SLURM_PROCID", "0"), (long)getpid());
-	file_name(part, n->owner, sizeof n->owner);
+	n->restart = restart_count();
+	name_owner(n);
+	if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID")) {
+		snprintf(part, sizeof part, "%s.%s", getenv("SLURM_JOB_ID"), getenv("SLURM_STEP_ID"));
+		file_name(part, n->step, sizeof n->step);
+	}
 	if (getenv("GPUPACK_FARM_RUN"))
 		file_name(getenv("GPUPACK_FARM_RUN"), n->run, sizeof n->run);
-	else if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID")) {
-		snprintf(part, sizeof part, "%s.%s", getenv("SLURM_JOB_ID"), getenv("SLURM_STEP_ID"));
-		file_name(part, n->run, sizeof n->run);
+	else if (n->step[0]) {
+		str_copy(n->run, n->step, sizeof n->run);
 	} else {
 		snprintf(part, sizeof part, "local.%s.%ld", n->host, (long)getpid());
 		file_name(part, n->run, sizeof n->run);
@@ -462,11 +517,11 @@ nodes_setup(struct farm *f, uint64_t identity)
 	if ((size_t)snprintf(n->rundir, sizeof n->rundir, "%s/%s", n->dir, n->run) >= sizeof n->rundir)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
 	/* one farm per joblog: the gpupacks of this run (a requeued job's are another) share it */
-	snprintf(part, sizeof part, "%s/%s", n->run, env_or("SLURM_RESTART_COUNT", "0"));
+	snprintf(part, sizeof part, "%s/%d", n->run, n->restart);
 	if (joblock_take(&f->lock, o->joblog, part, -1) < 0)
 		return -1;
-	/* a name used before: its claims would hold every input (nothing would run) */
-	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir))
+	/* a name used before, by another run: its claims would hold every input (nothing would run) */
+	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir) && !late_member(n))
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a run of that name already ran on joblog %s; "
 		    "give this run a new name (with --resume it goes on from the runs before)", n->run, o->joblog);
 	/* what --resume reads is read before anything is written: a refused one changes nothing */
@@ -499,6 +554,20 @@ nodes_host(const struct farm *f)
 
 /* ---- peers --------------------------------------------------------------------- */
 
+/* The job's restart a member joined in: its name ends in .rK (name_owner), else 0. */
+static int
+peer_restart(const char *owner)
+{
+	const char *dot = strrchr(owner, '.');
+	long k;
+
+	if (!dot || dot[1] != 'r' || parse_long(dot + 2, 1, 1L << 20, &k) < 0) {
+		err_clear();
+		return 0;
+	}
+	return (int)k;
+}
+
 static struct peer *
 peer(struct nodes *n, const char *owner)
 {
@@ -508,6 +577,7 @@ peer(struct nodes *n, const char *owner)
 	xgrow(&n->peers, &n->cap, n->npeers + 1, sizeof *n->peers);
 	memset(&n->peers[n->npeers], 0, sizeof *n->peers);
 	str_copy(n->peers[n->npeers].owner, owner, sizeof n->peers[0].owner);
+	n->peers[n->npeers].restart = peer_restart(owner);
 	return &n->peers[n->npeers++];
 }
 
@@ -607,6 +677,40 @@ read_lost(struct nodes *n)
 	return self_listed;
 }
 
+/* lost/OWNER: p is lost, for all of us. 1 we said so, 0 another did first, -1 not said. */
+static int
+declare_lost(struct nodes *n, struct peer *p)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (path_in(n, path, sizeof path, "lost/%s", p->owner) < 0 || (r = mark(n->owner, path)) < 0) {
+		err_clear();
+		return -1;
+	}
+	p->lost = 1;
+	n->need_pass = 1;
+	return r;
+}
+
+/*
+ * A requeued job (SLURM_RESTART_COUNT one more) runs its steps again, as
+ * the same run: Slurm ended the members of its earlier runs, however fresh
+ * their last beat. They are lost now, done or not (a done one's log is
+ * read, and nothing of it runs again), not after GPUPACK_FARM_LOST.
+ */
+static void
+lose_earlier(struct nodes *n)
+{
+	for (size_t i = 0; i < n->npeers; i++) {
+		struct peer *p = &n->peers[i];
+
+		if (!p->lost && p->restart < n->restart && declare_lost(n, p) == 1)
+			warnx_("%s was a member of this job's run before it was requeued (this is restart %d): "
+			    "what it left unfinished runs again", p->owner, n->restart);
+	}
+}
+
 /*
  * Look at the members: who is idle (done/, listed while we are idle: only
  * the end needs it), and the beats of NODES_WATCH of them a beat, in turn
@@ -617,11 +721,12 @@ read_lost(struct nodes *n)
 static void
 watch(struct nodes *n)
 {
-	char path[PATH_MAX];
 	size_t looked = 0, i;
 
 	if (n->npeers == 0 || n->watched % NODES_LIST == 0)
 		list_dir(n, "alive", saw_member);
+	if (n->restart > 0)
+		lose_earlier(n);
 	if (n->idle) {
 		for (i = 0; i < n->npeers; i++)
 			n->peers[i].listed = 0;
@@ -639,13 +744,9 @@ watch(struct nodes *n)
 		if (beat_of(n, p->owner, &t) < 0 || ts_diff(n->my_beat, t) <= n->lost_after)
 			continue;
 		/* silent too long: lost, for all of us (the first to say so, says so) */
-		if (path_in(n, path, sizeof path, "lost/%s", p->owner) == 0 && mark(n->owner, path) >= 0) {
+		if (declare_lost(n, p) >= 0)
 			warnx_("%s went silent for %.0f s: its unfinished tasks run again elsewhere",
 			    p->owner, ts_diff(n->my_beat, t));
-			p->lost = 1;
-			n->need_pass = 1;
-		}
-		err_clear();
 	}
 	n->watched++;
 }

@@ -9,6 +9,7 @@
  *   FILE.farm/identity             the command and input kinds (as FILE.gpupack)
  *   FILE.farm/current -> RUN       the run now going on
  *   FILE.farm/RUN/                 one run: $SLURM_JOB_ID.$SLURM_STEP_ID
+ *     step -> JOBID.STEPID         the Slurm job step whose tasks are its members (under Slurm)
  *     parent -> RUN' | none        the run it resumes (--resume), or none
  *     claim/SEQ -> OWNER LEN       who runs inputs SEQ..SEQ+LEN-1: the first to create it
  *                                  (OWNER alone: LEN 1)
@@ -20,7 +21,8 @@
  *     merged                       who wrote FILE, the run's joblog, at the end
  *     status                       the farm's exit status, written at the end
  *
- * OWNER is node.procid.pid. Each gpupack walks all inputs in order and runs
+ * OWNER is node.procid.pid (node.procid.pid.rK in a job Slurm requeued K
+ * times: below). Each gpupack walks all inputs in order and runs
  * the ones it claims, as each slot frees up: a slow node claims fewer, and
  * none waits for another. A claim takes a block of inputs, its size a share
  * of what is left over twice the farm's slots (guided self-scheduling): the
@@ -51,6 +53,16 @@
  * middle of their own takeover included, leave each unfinished input run
  * once more and no finished one again; a record written after its writer
  * was declared lost never counts (a higher claim exists or none was needed).
+ *
+ * Who belongs to a run: the tasks of its Slurm job step (RUN/step), also
+ * one that comes after the others left (srun's tasks need not start
+ * together): it runs what is left, or ends with the farm's status. Another
+ * run that reuses a name (GPUPACK_FARM_RUN: another step, or no Slurm) is
+ * refused, since the old claims would hold every input. A requeued job
+ * runs its steps again, with SLURM_RESTART_COUNT one more: the same run,
+ * whose members of the earlier restarts Slurm ended, however fresh their
+ * last beat. Their names say their restart (.rK), so they are declared
+ * lost at once, not after GPUPACK_FARM_LOST.
  *
  * The end: every member exits with the farm's status (GNU parallel's count
  * over all nodes' records, 255 for an input without one), so that srun's,

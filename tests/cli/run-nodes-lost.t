@@ -24,10 +24,11 @@ _lost_cleanup() { for p in $PIDS; do kill -9 "$p" 2>/dev/null; done; return 0; }
 CLEANUP=_lost_cleanup
 
 # member NAME PROCID RUN [VAR=VALUE...]: one gpupack of the farm, 2 slots, in the background
+# (RUN empty: the run is named by SLURM_JOB_ID and SLURM_STEP_ID, as under srun)
 member() {
 	name=$1 id=$2 run=$3
 	shift 3
-	env SLURMD_NODENAME="$name" SLURM_PROCID="$id" GPUPACK_FARM_RUN="$run" "$@" "$GPUPACK" run \
+	env SLURMD_NODENAME="$name" SLURM_PROCID="$id" ${run:+GPUPACK_FARM_RUN=$run} "$@" "$GPUPACK" run \
 		--gpus 0 --share timeslice -j 2 --joblog "$L" \
 		"$TASK" --ms 1 --count "$T/count" --hold "$T/hold" ${TASK_ARGS:-} :::: "$T/in" \
 		>"$T/out.$name" 2>"$T/err.$name" &
@@ -202,6 +203,37 @@ is "$?" 0 "the one declared lost exits 0 too: the farm's status, so srun's is 0"
 is "$(ls "$T/count" | wc -l):$(echo $(ran 2))" "$N:$(echo $ZC)" \
 	"every input ran; twice only those in flight on it when it was declared lost"
 is "$(tail -n +2 "$L" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" "the joblog has one record per input"
+
+# ---- a requeued job: the members of its earlier run are lost at once -------------------------
+# Slurm requeues a job (scontrol requeue, a node failure, preemption): it ends the job's
+# gpupacks and starts its script again, with the same job id and SLURM_RESTART_COUNT one more,
+# and its srun step is the same run. The members of the earlier run are dead however fresh
+# their last beat: they are declared lost at once, not after GPUPACK_FARM_LOST (an hour here),
+# and their unfinished inputs run again, their finished ones not.
+fresh 88.0
+STEP="SLURM_JOB_ID=88 SLURM_STEP_ID=0 SLURM_STEP_NUM_TASKS=2 GPUPACK_FARM_LOST=3600"
+hold_past 12
+member S 0 "" $STEP; S=$LAST
+member A 1 "" $STEP; A=$LAST
+OS=S.0.$S OA=A.1.$A
+recorded() { [ "$(all_records)" -eq "$1" ]; }
+until_ recorded 12                           # 1-12 ended and were recorded; past 12, each waits
+kill -9 "$S" "$A"
+wait "$S" "$A" 2>/dev/null
+release_past 12
+member S 0 "" $STEP SLURM_RESTART_COUNT=1; S1=$LAST
+member U 1 "" $STEP SLURM_RESTART_COUNT=1; U1=$LAST
+# (before requeued runs knew the earlier one dead, this waited for GPUPACK_FARM_LOST: an hour)
+until_ sh -c "[ -L '$(R)/lost/$OS' ] && [ -L '$(R)/lost/$OA' ]" || kill -9 "$S1" "$U1"
+wait "$S1"; RS=$?
+wait "$U1"; RU=$?
+is "$RS:$RU" "0:0" "the requeued run finishes the farm (both exit 0)"
+is "$(ls "$(R)/lost" | sort | tr '\n' ' ')" "$(printf '%s\n' "$OA" "$OS" | sort | tr '\n' ' ')" \
+	"the earlier run's members were declared lost, none of the requeued run's"
+is "$(ls "$T/count" | wc -l):$(echo $(ran 2))" "$N:" "every input ran to its end, none twice: the 12 that ended did not run again"
+is "$(tail -n +2 "$L" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" "the joblog has one record per input"
+like "$(cat "$T/err.S" "$T/err.U")" "warning: $OS was a member of this job's run before it was requeued \(this is restart 1\): what it left unfinished runs again" \
+	"they say why"
 
 # ---- the farm's status, on every node ---------------------------------------------------------
 fresh status

@@ -134,6 +134,42 @@ is "$(tail -n +2 "$L" | wc -l):$(records):$(dups)" "$N:$N:0" "FILE: one record p
 is "$(tail -n +2 "$L" | awk -F'\t' '$2 ~ /^r/' | wc -l)" "$((N - M1))" "the resumed run recorded exactly the rest"
 is "$(readlink "$L.farm/second/parent")" "first" "the second run resumes the first"
 
+# ---- a member that comes late: the same run (Slurm's job and step) after the others ended ----
+# srun's tasks need not all reach gpupack together (a slow node, a container pulled late): one
+# can come when the others have ended the farm, or died. It joins the run: it runs what is left,
+# or ends at once with the farm's status. A new run that reuses the name is still refused.
+LATE="GPUPACK_FARM_RUN=late SLURM_JOB_ID=77 SLURM_STEP_ID=0"
+late() { member "$@" -- --gpus 0 --share timeslice -j 2 --joblog "$L" "$TASK" --ms 1 --mark "$T/marks" :::: "$T/in"; }
+rm -rf "$T/marks" "$L" "$L.farm" && mkdir "$T/marks"
+late e0 0 $LATE
+wait "$LAST"
+is "$?:$(marks)" "0:$N" "a farm of job 77's step 0 ran everything"
+late e1 1 $LATE
+wait "$LAST"
+is "$?:$(cat "$T/err.e1")" "0:" "a member of that step that comes after the farm's end: exit 0 (the farm's), no error"
+is "$(marks):$(tail -n +2 "$L" | wc -l):$(records)" "$N:$N:$N" "it ran nothing again; the joblog has one record per input"
+for other in "SLURM_JOB_ID=77 SLURM_STEP_ID=1" "SLURM_JOB_ID=78 SLURM_STEP_ID=0" ""; do
+	run env GPUPACK_FARM_RUN=late $other SLURMD_NODENAME=e2 "$GPUPACK" run --gpus 0 --share timeslice \
+		--joblog "$L" "$TASK" --ms 1 --mark "$T/marks" :::: "$T/in"
+	is "$rc:$(printf '%s\n' "$err" | wc -l)" "255:1" "the name again from ${other:-outside Slurm}: another run, refused, one line"
+done
+like "$err" "GPUPACK_FARM_RUN=late: a run of that name already ran on joblog" "it says why"
+# the others died (kill -9, their beats old): the late one takes over what they held
+rm -rf "$T/marks" "$L" "$L.farm" && mkdir "$T/marks"
+touch "$T/hold.e0"
+late e0 0 $LATE FARM_TASK_HOLD="$T/hold.e0"
+E0=$LAST
+i=0
+while [ -z "$(ls "$L.farm/late/claim" 2>/dev/null)" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+{ kill -9 "$E0"; wait "$E0"; } 2>/dev/null
+rm -f "$T/hold.e0"
+touch -h -d @1000000000 "$L.farm/late/alive/e0.0.$E0"
+late e1 1 $LATE
+wait "$LAST"
+is "$?:$(marks)" "0:$N" "a late member of a run whose members died: it runs what they left (exit 0)"
+is "$(tail -n +2 "$L" | wc -l):$(records):$(tail -n +2 "$L" | cut -f2 | sort -u)" "$N:$N:e1" \
+	"the joblog has one record per input, all the late member's"
+
 # ---- --resume-failed over a chain of three runs: the newest run's record of an input decides --
 # Input 2 fails in the first run and ends well in the second; the third skips it, although the
 # first run, read after the second, still holds its failed record.
