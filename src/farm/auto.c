@@ -84,6 +84,38 @@ seed_footprints(struct farm_auto *au, const struct remembered *rem)
 		ctlmem_add(&au->node.mem.fp, (double)rem->fp[k]);
 }
 
+/* Each device with slots gets its controller, seeded with what an earlier run remembered. */
+static void
+attach_controllers(struct farm *f, struct farm_auto *au, const struct remembered *rem, const int *remembered)
+{
+	for (int i = 0; i < f->ng; i++) {
+		if (f->g[i].cap == 0)
+			continue;
+		if (remembered[i])
+			seed_footprints(au, &rem[i]);
+		f->g[i].ctl = &au->node.dev[i];
+		if (remembered[i])
+			au->node.dev[i].log[0].why = "remembered from an earlier run";
+	}
+}
+
+/* Each device starts at its controller's first count, with a first sample taken. */
+static void
+first_counts(struct farm *f)
+{
+	for (int i = 0; i < f->ng; i++) {
+		struct gpu_sample smp;
+
+		if (!f->g[i].ctl)
+			continue;
+		f->g[i].jobs = f->g[i].ctl->limit;
+		/* a first sample of each device: GPM's figures are rates between two */
+		if (f->b && f->b->sample)
+			f->b->sample(f->b, f->g[i].gpu_index, f->g[i].gi_id, &smp);
+	}
+	err_clear();
+}
+
 int
 auto_setup(struct farm *f, const struct gpu_system *sys)
 {
@@ -144,28 +176,10 @@ auto_setup(struct farm *f, const struct gpu_system *sys)
 	nc.mem_fixed = f->o->mem ? f->o->mem + FARM_CTX_OVERHEAD : 0;
 	nc.tick = CTL_TICK;
 	ctlnode_init(&au->node, &nc, now);
-	for (int i = 0; i < f->ng; i++) {
-		if (f->g[i].cap == 0)
-			continue;
-		if (remembered[i])
-			seed_footprints(au, &rem[i]);
-		f->g[i].ctl = &au->node.dev[i];
-		if (remembered[i])
-			au->node.dev[i].log[0].why = "remembered from an earlier run";
-	}
+	attach_controllers(f, au, rem, remembered);
 	/* a past run's cores per task and footprints bound where each device starts */
 	ctlnode_first(&au->node, au->cpu.ncpu, mem_free);
-	for (int i = 0; i < f->ng; i++) {
-		struct gpu_sample smp;
-
-		if (!f->g[i].ctl)
-			continue;
-		f->g[i].jobs = f->g[i].ctl->limit;
-		/* a first sample of each device: GPM's figures are rates between two */
-		if (f->b && f->b->sample)
-			f->b->sample(f->b, f->g[i].gpu_index, f->g[i].gi_id, &smp);
-	}
-	err_clear();
+	first_counts(f);
 	au->next = now + CTL_TICK;
 	au->starts = CTL_ANY;
 	au->watch_next = now + CTLNODE_WATCH;

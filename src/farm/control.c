@@ -321,19 +321,122 @@ grow(struct ctl *c, const struct ctl_signals *s, double gpu, double proj, int st
 	set(c, s, gpu, c->limit + step, proj < 0.05 ? "GPU idle" : "GPU not saturated");
 }
 
-int
-ctl_step(struct ctl *c, const struct ctl_signals *s)
+/* Where the first count's worth of tasks has ended: the settled epoch starts. */
+static void
+settle_mark(struct ctl *c, const struct ctl_signals *s)
 {
-	double full, gpu = gpu_level(c, s, &full), proj;
-	int active = s->running - s->paused, revealed = s->running - s->unrevealed;
-	int coming = s->unrevealed - s->paused, sat_gpu, near_gpu, checked, idle, waiting;
-
-	account(c, s);
 	if (c->settle_t == 0 && s->ended >= c->epoch_ended + (unsigned long long)c->limit) {
 		c->settle_t = s->now;
 		c->settle_ended = s->ended;
 		c->settle_energy = s->energy;
 	}
+}
+
+/* Fewer for lack of room (device memory, the host's budget): 1 when the count was set. */
+static int
+cut_for_room(struct ctl *c, const struct ctl_signals *s, double gpu, int revealed)
+{
+	/* out of memory: what ran beside the failed task is what fits */
+	if (s->oom > 0) {
+		c->oom_hold = 1;
+		c->oom_ended = s->ended;
+		c->phase = CTL_HOLD;
+		/* the tasks on the GPU fit; those still starting did not allocate yet */
+		set(c, s, gpu, revealed < c->limit ? revealed : c->limit, "out of memory");
+		return 1;
+	}
+	if (c->oom_hold && s->ended >= c->oom_ended + (unsigned long long)c->limit)
+		c->oom_hold = 0;
+	/*
+	 * The host over its budget (its CPUs, its memory): a quarter fewer at
+	 * most per step, and again only once the last cut took effect (tasks
+	 * ended down to it): what the tasks want falls only as they end.
+	 */
+	if (s->over > 0 && c->limit > 1 && s->running <= c->limit && s->demand) {
+		int to = c->limit - s->over;
+
+		if (to < c->limit - (c->limit + 3) / 4)
+			to = c->limit - (c->limit + 3) / 4;
+		c->phase = CTL_HOLD;
+		set(c, s, gpu, to, s->over_why ? s->over_why : "CPUs over budget: fewer");
+		return 1;
+	}
+	return 0;
+}
+
+/* A step near saturation, its epoch measured: back when tasks ended no faster (1), else kept. */
+static int
+step_back(struct ctl *c, const struct ctl_signals *s, double gpu)
+{
+	double rate = epoch_rate(c, s);
+	int from = c->confirm_from;
+
+	c->confirm_from = 0;
+	if (c->confirm_rate > 0 && rate < PROBE_UP_KEEP * c->confirm_rate) {
+		set(c, s, gpu, from, "more tasks ended no faster: back");
+		c->ceiling = from;
+		c->next_probe = s->now + c->probe_gap;
+		return 1;
+	}
+	return 0;
+}
+
+/* A probe when one is due: fewer when saturated (or for the energy goal), more when the GPU says nothing. */
+static void
+maybe_probe(struct ctl *c, const struct ctl_signals *s, double gpu, double full, int sat_gpu)
+{
+	/* the energy goal: fewer whenever the GPU is busy, kept when nearly as fast for fewer joules */
+	if (c->limit > 1 && ((sat_gpu && c->epoch_saturated) ||
+	    (c->cfg.energy && s->energy >= 0 && gpu >= NEAR * full && gpu >= 0)))
+		probe_start(c, s, gpu, 0);
+	else if (gpu < 0 && s->room > 0 && s->mem_room > 0 && !c->oom_hold && c->limit < c->cfg.max &&
+	    s->running >= c->limit)
+		probe_start(c, s, gpu, 1);
+}
+
+/*
+ * Grow while nothing is saturated: by half while far from it, by one near
+ * it. Near it, and once a count's worth of tasks turned over (a GPU that
+ * reads low then may be tasks between two others, which more tasks do not
+ * always help), each step waits for completions to say whether it helped
+ * before the next. 1 when it grew.
+ */
+static int
+may_grow(struct ctl *c, const struct ctl_signals *s, double gpu, double proj, double full, int sat_gpu,
+    int idle, int waiting)
+{
+	int near_gpu = proj >= NEAR * full;
+	int checked = near_gpu || (s->ended >= (unsigned long long)c->limit && !idle);
+
+	if (gpu >= 0 && s->demand && s->running >= c->limit && c->limit < c->cfg.max && !c->oom_hold &&
+	    !sat_gpu && s->room > 0 && !waiting && s->mem_room > 0 &&
+	    (c->ceiling == 0 || c->limit < c->ceiling) && (!checked || c->confirm_from == 0)) {
+		/* by half; doubled while the GPU is idle and the CPUs far from busy: tasks are starting */
+		int step = idle && s->cpu_busy < NEAR * CTL_CPU_FULL ? c->limit :
+		    c->limit / 2 > 1 ? c->limit / 2 : 1;
+
+		if (checked) {
+			/* one more near saturation; then wait for completions to say whether it helped */
+			if (near_gpu)
+				step = 1;
+			c->confirm_from = c->limit;
+			c->confirm_rate = baseline(c, s);
+		}
+		grow(c, s, gpu, proj, step);
+		return 1;
+	}
+	return 0;
+}
+
+int
+ctl_step(struct ctl *c, const struct ctl_signals *s)
+{
+	double full, gpu = gpu_level(c, s, &full), proj;
+	int active = s->running - s->paused, revealed = s->running - s->unrevealed;
+	int coming = s->unrevealed - s->paused, sat_gpu, idle, waiting;
+
+	account(c, s);
+	settle_mark(c, s);
 	/*
 	 * While the first tasks start together, those not on the GPU yet will
 	 * add to it as much as those there, each. Once tasks end and others
@@ -361,31 +464,8 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	if (!sat_gpu)
 		c->epoch_saturated = 0;
 
-	/* out of memory: what ran beside the failed task is what fits */
-	if (s->oom > 0) {
-		c->oom_hold = 1;
-		c->oom_ended = s->ended;
-		c->phase = CTL_HOLD;
-		/* the tasks on the GPU fit; those still starting did not allocate yet */
-		set(c, s, gpu, revealed < c->limit ? revealed : c->limit, "out of memory");
+	if (cut_for_room(c, s, gpu, revealed))
 		return c->limit;
-	}
-	if (c->oom_hold && s->ended >= c->oom_ended + (unsigned long long)c->limit)
-		c->oom_hold = 0;
-	/*
-	 * The host over its budget (its CPUs, its memory): a quarter fewer at
-	 * most per step, and again only once the last cut took effect (tasks
-	 * ended down to it): what the tasks want falls only as they end.
-	 */
-	if (s->over > 0 && c->limit > 1 && s->running <= c->limit && s->demand) {
-		int to = c->limit - s->over;
-
-		if (to < c->limit - (c->limit + 3) / 4)
-			to = c->limit - (c->limit + 3) / 4;
-		c->phase = CTL_HOLD;
-		set(c, s, gpu, to, s->over_why ? s->over_why : "CPUs over budget: fewer");
-		return c->limit;
-	}
 	if (c->phase == CTL_PROBE) {
 		if (!s->demand) {
 			/* the farm's tail: nothing to compare any more */
@@ -401,44 +481,10 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 	 * epoch is measured: ending tasks no faster than before it, the count
 	 * goes back and stays there (more tasks past the knee can be slower).
 	 */
-	if (c->confirm_from > 0 && epoch_measured(c, s)) {
-		double rate = epoch_rate(c, s);
-		int from = c->confirm_from;
-
-		c->confirm_from = 0;
-		if (c->confirm_rate > 0 && rate < PROBE_UP_KEEP * c->confirm_rate) {
-			set(c, s, gpu, from, "more tasks ended no faster: back");
-			c->ceiling = from;
-			c->next_probe = s->now + c->probe_gap;
-			return c->limit;
-		}
-	}
-	/*
-	 * Grow while nothing is saturated: by half while far from it, by one
-	 * near it. Near it, and once a count's worth of tasks turned over (a
-	 * GPU that reads low then may be tasks between two others, which more
-	 * tasks do not always help), each step waits for completions to say
-	 * whether it helped before the next.
-	 */
-	near_gpu = proj >= NEAR * full;
-	checked = near_gpu || (s->ended >= (unsigned long long)c->limit && !idle);
-	if (gpu >= 0 && s->demand && s->running >= c->limit && c->limit < c->cfg.max && !c->oom_hold &&
-	    !sat_gpu && s->room > 0 && !waiting && s->mem_room > 0 &&
-	    (c->ceiling == 0 || c->limit < c->ceiling) && (!checked || c->confirm_from == 0)) {
-		/* by half; doubled while the GPU is idle and the CPUs far from busy: tasks are starting */
-		int step = idle && s->cpu_busy < NEAR * CTL_CPU_FULL ? c->limit :
-		    c->limit / 2 > 1 ? c->limit / 2 : 1;
-
-		if (checked) {
-			/* one more near saturation; then wait for completions to say whether it helped */
-			if (near_gpu)
-				step = 1;
-			c->confirm_from = c->limit;
-			c->confirm_rate = baseline(c, s);
-		}
-		grow(c, s, gpu, proj, step);
+	if (c->confirm_from > 0 && epoch_measured(c, s) && step_back(c, s, gpu))
 		return c->limit;
-	}
+	if (may_grow(c, s, gpu, proj, full, sat_gpu, idle, waiting))
+		return c->limit;
 	/*
 	 * A slot still empty while tasks wait is the launcher not yet there
 	 * (a task just ended), not what stopped the ramp: the next tick says.
@@ -448,14 +494,7 @@ ctl_step(struct ctl *c, const struct ctl_signals *s)
 		note(c, s, gpu, stop_why(c, s, waiting, sat_gpu));
 	}
 	/* confirm with completions: fewer when saturated, more when the GPU says nothing */
-	if (!s->demand || s->now < c->next_probe || !epoch_measured(c, s))
-		return c->limit;
-	/* the energy goal: fewer whenever the GPU is busy, kept when nearly as fast for fewer joules */
-	if (c->limit > 1 && ((sat_gpu && c->epoch_saturated) ||
-	    (c->cfg.energy && s->energy >= 0 && gpu >= NEAR * full && gpu >= 0)))
-		probe_start(c, s, gpu, 0);
-	else if (gpu < 0 && s->room > 0 && s->mem_room > 0 && !c->oom_hold && c->limit < c->cfg.max &&
-	    s->running >= c->limit)
-		probe_start(c, s, gpu, 1);
+	if (s->demand && s->now >= c->next_probe && epoch_measured(c, s))
+		maybe_probe(c, s, gpu, full, sat_gpu);
 	return c->limit;
 }

@@ -851,11 +851,107 @@ class_body(char c)
 	}
 }
 
+/* What perl has at p (in perl, outside a [...] unless in_class) that POSIX cannot say: why, or NULL. */
+static const char *
+colsep_refusal(const char *perl, const char *p, int in_class)
+{
+	char c = *p;
+
+	if (c == '(' && p[1] == '?')
+		return "perl's (?...) groups are not supported (use POSIX extended syntax)";
+	if (in_class)
+		return NULL;
+	if ((c == '*' || c == '+' || c == '?' || c == '}') && p[1] == '?')
+		return "lazy quantifiers are not supported";
+	/*
+	 * perl refuses nested quantifiers (a**, a{2}{3}) and a quantifier
+	 * after nothing; possessive ones (a++) it has and POSIX has not. A
+	 * stack of them also makes regcomp's automaton grow without bound.
+	 */
+	if ((c == '*' || c == '+' || c == '?' || c == '}') && (p[1] == '*' || p[1] == '+' || p[1] == '{'))
+		return "nested or possessive quantifiers are not supported";
+	if ((c == '*' || c == '+' || c == '?') && (p == perl || p[-1] == '(' || p[-1] == '|'))
+		return "a quantifier follows nothing";
+	if (c == '{' && p > perl && p[-1] != '\\') {
+		/* {n}, {n,}, {n,m}: counts above 255 make the automaton too large */
+		long n = 0;
+
+		for (const char *q = p + 1; (*q >= '0' && *q <= '9') || *q == ','; q++) {
+			n = *q == ',' ? 0 : n * 10 + (*q - '0');
+			if (n > 255)
+				return "a repetition count above 255";
+		}
+	}
+	return NULL;
+}
+
+/* perl's escape \c as POSIX into b: NULL, or why it cannot be. */
+static const char *
+colsep_escape(struct sbuf *b, char c, int in_class)
+{
+	if (c == 't' || c == 'n' || c == 'r' || c == 'f') {
+		sbuf_addc(b, c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : '\f');
+	} else if (class_body(c) || class_body((char)(c + 32))) {
+		int neg = c >= 'A' && c <= 'Z';
+		const char *body = class_body(neg ? (char)(c + 32) : c);
+
+		if (in_class && neg)
+			return "\\S, \\D and \\W inside [...] are not supported";
+		if (in_class)
+			sbuf_add(b, body);
+		else
+			sbuf_printf(b, "[%s%s]", neg ? "^" : "", body);
+	} else if (c >= '1' && c <= '9') {
+		return "back references are not supported";
+	} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+		return "this perl escape is not supported (\\t \\n \\r \\f \\s \\S \\d \\D \\w \\W are)";
+	} else if (in_class) {
+		/* inside a POSIX bracket a backslash is literal: keep the character only */
+		sbuf_addc(b, c);
+	} else {
+		sbuf_addc(b, '\\');
+		sbuf_addc(b, c);
+	}
+	return NULL;
+}
+
+/* perl's pattern as POSIX extended syntax into b: NULL, or why it cannot be. */
+static const char *
+colsep_translate(const char *perl, struct sbuf *b)
+{
+	int in_class = 0;
+	const char *why;
+
+	for (const char *p = perl; *p; p++) {
+		char c = *p;
+
+		if ((why = colsep_refusal(perl, p, in_class)) != NULL)
+			return why;
+		if (c == '[' && !in_class) {
+			in_class = 1;
+			sbuf_addc(b, c);
+			if (p[1] == '^')
+				sbuf_addc(b, *++p);
+			if (p[1] == ']')
+				sbuf_addc(b, *++p);
+		} else if (c == ']' && in_class) {
+			in_class = 0;
+			sbuf_addc(b, c);
+		} else if (c != '\\' || !p[1]) {
+			sbuf_addc(b, c);
+		} else if ((why = colsep_escape(b, *++p, in_class)) != NULL) {
+			return why;
+		}
+	}
+	return NULL;
+}
+
 int
 input_colsep_compile(const char *perl, regex_t *re)
 {
 	struct sbuf b;
-	int in_class = 0, rc;
+	const char *why;
+	int rc;
 	regmatch_t m;
 
 	if (!*perl)
@@ -863,97 +959,9 @@ input_colsep_compile(const char *perl, regex_t *re)
 	if (strlen(perl) > 1024)
 		return colsep_bad(perl, "longer than 1024 characters");
 	sbuf_init(&b);
-	for (const char *p = perl; *p; p++) {
-		char c = *p;
-
-		if (c == '(' && p[1] == '?') {
-			sbuf_free(&b);
-			return colsep_bad(perl, "perl's (?...) groups are not supported (use POSIX "
-			    "extended syntax)");
-		}
-		if (!in_class && (c == '*' || c == '+' || c == '?' || c == '}') && p[1] == '?') {
-			sbuf_free(&b);
-			return colsep_bad(perl, "lazy quantifiers are not supported");
-		}
-		/*
-		 * perl refuses nested quantifiers (a**, a{2}{3}) and a quantifier
-		 * after nothing; possessive ones (a++) it has and POSIX has not. A
-		 * stack of them also makes regcomp's automaton grow without bound.
-		 */
-		if (!in_class && (c == '*' || c == '+' || c == '?' || c == '}') &&
-		    (p[1] == '*' || p[1] == '+' || p[1] == '{')) {
-			sbuf_free(&b);
-			return colsep_bad(perl, "nested or possessive quantifiers are not supported");
-		}
-		if (!in_class && (c == '*' || c == '+' || c == '?') && (p == perl || p[-1] == '(' ||
-		    p[-1] == '|')) {
-			sbuf_free(&b);
-			return colsep_bad(perl, "a quantifier follows nothing");
-		}
-		if (!in_class && c == '{' && p > perl && p[-1] != '\\') {
-			/* {n}, {n,}, {n,m}: counts above 255 make the automaton too large */
-			const char *q = p + 1;
-			long n = 0;
-
-			while ((*q >= '0' && *q <= '9') || *q == ',') {
-				n = *q == ',' ? 0 : n * 10 + (*q - '0');
-				if (n > 255) {
-					sbuf_free(&b);
-					return colsep_bad(perl, "a repetition count above 255");
-				}
-				q++;
-			}
-		}
-		if (c == '[' && !in_class) {
-			in_class = 1;
-			sbuf_addc(&b, c);
-			if (p[1] == '^')
-				sbuf_addc(&b, *++p);
-			if (p[1] == ']')
-				sbuf_addc(&b, *++p);
-			continue;
-		}
-		if (c == ']' && in_class) {
-			in_class = 0;
-			sbuf_addc(&b, c);
-			continue;
-		}
-		if (c != '\\' || !p[1]) {
-			sbuf_addc(&b, c);
-			continue;
-		}
-		c = *++p;
-		if (c == 't' || c == 'n' || c == 'r' || c == 'f') {
-			sbuf_addc(&b, c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : '\f');
-		} else if (class_body(c) || class_body((char)(c + 32))) {
-			int neg = c >= 'A' && c <= 'Z';
-			const char *body = class_body(neg ? (char)(c + 32) : c);
-
-			if (in_class && neg) {
-				sbuf_free(&b);
-				return colsep_bad(perl, "\\S, \\D and \\W inside [...] are not supported");
-			}
-			if (in_class)
-				sbuf_add(&b, body);
-			else
-				sbuf_printf(&b, "[%s%s]", neg ? "^" : "", body);
-		} else if (c >= '1' && c <= '9') {
-			sbuf_free(&b);
-			return colsep_bad(perl, "back references are not supported");
-		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-			sbuf_free(&b);
-			return colsep_bad(perl, "this perl escape is not supported (\\t \\n \\r \\f \\s "
-			    "\\S \\d \\D \\w \\W are)");
-		} else if (in_class) {
-			/* inside a POSIX bracket a backslash is literal: keep the character only */
-			if (c == ']' || c == '^' || c == '-')
-				sbuf_printf(&b, "%c", c);   /* rare: best effort */
-			else
-				sbuf_addc(&b, c);
-		} else {
-			sbuf_addc(&b, '\\');
-			sbuf_addc(&b, c);
-		}
+	if ((why = colsep_translate(perl, &b)) != NULL) {
+		sbuf_free(&b);
+		return colsep_bad(perl, why);
 	}
 	rc = regcomp(re, b.buf ? b.buf : "", REG_EXTENDED);
 	sbuf_free(&b);
