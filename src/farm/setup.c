@@ -406,12 +406,12 @@ warn_own_cvd(const struct farm_opts *o)
 	}
 }
 
-int
-setup_prepare(struct farm *f, struct gpu_backend *b)
+/* The options checked, the devices read, their groups of slots made, -j auto's controllers set. */
+static int
+setup_devices(struct farm *f, struct gpu_backend *b)
 {
 	struct gpu_system sys;
 	struct gpu_target *t = NULL;
-	const char *from;
 	int n = 0, rc;
 
 	/* a simulated machine's MPS is gpupack's stand-in daemon; what the run prints says simulated */
@@ -432,9 +432,15 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		rc = auto_setup(f, &sys);
 	free(t);
 	gpu_system_free(&sys);
-	if (rc < 0)
-		return -1;
-	if (nodes_prepare(f) < 0)
+	return rc;
+}
+
+int
+setup_prepare(struct farm *f, struct gpu_backend *b)
+{
+	const char *from;
+
+	if (setup_devices(f, b) < 0 || nodes_prepare(f) < 0)
 		return -1;
 	/*
 	 * One farm per joblog, before it is read (a farm over nodes takes it in
