@@ -362,12 +362,12 @@ task_tag(struct farm *f, const struct job_vals *v, unsigned long long seq)
 		free(t);
 		return tag;
 	}
-	if (!f->color_eol) {
-		f->color_eol = tput("el", "\033[K");
-		f->color_reset = tput("sgr0", "\033[m");
+	if (!f->ou.color_eol) {
+		f->ou.color_eol = tput("el", "\033[K");
+		f->ou.color_reset = tput("sgr0", "\033[m");
 	}
 	seq_color(seq, color, sizeof color);
-	tag = xasprintf("%s%s%s%s", color, f->color_eol, t ? t : "", t ? "\t" : "");
+	tag = xasprintf("%s%s%s%s", color, f->ou.color_eol, t ? t : "", t ? "\t" : "");
 	free(t);
 	return tag;
 }
@@ -503,7 +503,7 @@ task_words(struct farm *f, struct run *r, struct task *t, struct job_vals *v)
 		return NULL;
 	}
 	r->out[0].tag = r->out[1].tag = r->tag;
-	r->out[0].end = r->out[1].end = f->o->color ? f->color_reset : NULL;
+	r->out[0].end = r->out[1].end = f->o->color ? f->ou.color_reset : NULL;
 	r->out[0].mid = r->out[1].mid = 0;
 	return line;
 }

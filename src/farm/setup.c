@@ -508,8 +508,8 @@ setup_cleanup(struct farm *f)
 	 * loop ends only once none runs (farm_run); each was released as it ended.
 	 */
 	queue_free(f);
-	free(f->color_eol);
-	free(f->color_reset);
+	free(f->ou.color_eol);
+	free(f->ou.color_reset);
 	journal_failed_free(f->rfq.rf, f->rfq.nrf);
 	deliver_flush(f, 1);
 	auto_finish(f, 0);

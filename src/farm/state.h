@@ -122,6 +122,7 @@ struct farm_out {
 	int out_broken;          /* stdout was closed (EPIPE): not written to again */
 	int out_failed;          /* output could not be written or kept: said once, no new task */
 	double last_draw;
+	char *color_eol, *color_reset; /* --ctag, --color: tput el and sgr0 as parallel asks (owned) */
 };
 
 /* --retry-failed: the tasks to run again, in Seq order; how many; the next one. */
@@ -146,7 +147,6 @@ struct farm_runtimes {
 
 struct farm {
 	struct farm_opts *o;
-	char *color_eol, *color_reset; /* --ctag, --color: tput el and sgr0 as parallel asks (owned) */
 	struct group *g;
 	int ng;
 	struct run *r;
