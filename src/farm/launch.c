@@ -480,22 +480,23 @@ task_workdir(struct farm *f, const struct job_vals *v)
 
 /* Start t on r; -1 with err set and *e the errno that failed it (0: none). */
 /*
- * Task t on r: its values (in v), its tag and its command line (returned).
+ * Task t on r: its values (in v, which keeps a pointer to status: the
+ * caller's, alive while the task's strings are expanded), its tag and its
+ * command line (returned).
  * NULL when a perl replacement string failed: its error ends the run.
  * skip() and a failed --filter run the task as true (parallel).
  */
 static char *
-task_words(struct farm *f, struct run *r, struct task *t, struct job_vals *v)
+task_words(struct farm *f, struct run *r, struct task *t, struct job_vals *v, int *status)
 {
-	int status;
 	char *line;
 
 	r->task = t;
-	launch_vals(f, t, r->slot, r->g->t.uuid, v, &status);
+	launch_vals(f, t, r->slot, r->g->t.uuid, v, status);
 	line = task_line(f, v);
 	r->tag = task_tag(f, v, t->seq);
-	r->skipped = (status & TMPL_SKIP) != 0 || !filters_pass(f, v, &status);
-	if (status & TMPL_FAILED) {
+	r->skipped = (*status & TMPL_SKIP) != 0 || !filters_pass(f, v, status);
+	if (*status & TMPL_FAILED) {
 		free(line);
 		free(r->tag);
 		r->tag = NULL;
@@ -517,8 +518,9 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 	int nextra, child[2] = {-1, -1}, rc = 0, in;
 	struct spawn_req req;
 	struct job_vals v;
+	int status;
 
-	if ((line = task_words(f, r, t, &v)) == NULL)
+	if ((line = task_words(f, r, t, &v, &status)) == NULL)
 		return -1;
 	nextra = task_env(f, r, extra);
 	for (int i = 0; i < f->o->nenv; i++)
