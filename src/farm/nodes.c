@@ -581,22 +581,30 @@ peer(struct nodes *n, const char *owner)
 	return &n->peers[n->npeers++];
 }
 
-/* A peer's last beat, read through open(2) so that NFS asks the server. */
+/* dir/owner's attributes as the server has them now: through open(2), which NFS checks with it. */
 static int
-beat_of(struct nodes *n, const char *owner, struct timespec *t)
+fresh_stat(struct nodes *n, const char *dir, const char *owner, struct stat *st)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	int fd, rc;
 
-	if (path_in(n, path, sizeof path, "alive/%s", owner) < 0)
+	if (path_in(n, path, sizeof path, "%s/%s", dir, owner) < 0)
 		return -1;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	rc = fstat(fd, &st);
+	rc = fstat(fd, st);
 	close(fd);
-	if (rc < 0)
+	return rc;
+}
+
+/* A peer's last beat, as the server has it. */
+static int
+beat_of(struct nodes *n, const char *owner, struct timespec *t)
+{
+	struct stat st;
+
+	if (fresh_stat(n, "alive", owner, &st) < 0)
 		return -1;
 	*t = st.st_mtim;
 	return 0;
@@ -1145,22 +1153,13 @@ done_says(struct nodes *n, const char *owner, long long *size, int *k)
 	return 0;
 }
 
-/* Its log's size as the server has it now (open: NFS asks the server). */
+/* Its log's size as the server has it now. */
 static long long
 log_size(struct nodes *n, const char *owner)
 {
-	char path[PATH_MAX];
 	struct stat st;
-	int fd, rc;
 
-	if (path_in(n, path, sizeof path, "log/%s", owner) < 0)
-		return -1;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	rc = fstat(fd, &st);
-	close(fd);
-	return rc < 0 ? -1 : (long long)st.st_size;
+	return fresh_stat(n, "log", owner, &st) < 0 ? -1 : (long long)st.st_size;
 }
 
 /*
