@@ -69,6 +69,15 @@
  * busy; only the minutes after a fault beside it are watched.
  */
 #define FARM_FAULT_HANG      10.0
+/*
+ * Seconds after a fault (a client said one, or the server logged one) during
+ * which a control daemon that does not answer is taken as busy tearing the
+ * fault's clients down, not as hung: nothing is killed and it is not
+ * restarted; asked again at the next probe. Seen on an H200 (driver 580): the
+ * daemon silent more than 10 s after an illegal address; restarting it then
+ * killed 11 clients that were running on and cost the farm about 50 s.
+ */
+#define FARM_FAULT_GRACE     60.0
 /* Seconds after a contained fault during which its neighbours are watched. */
 #define FARM_FAULT_WATCH     300.0
 /*

@@ -243,11 +243,11 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 	ok = end_ok(x);
 	x->node_kill = !ok && nodes_killed(f, r);
 	if (!ok && x->mps && r->m.fault_t == 0) {
-		/* an MPS device's daemon or server that failed under it took the attempt (r->lost) */
-		health_task_failed(f, r, now);
 		/* it says its GPU context died of a fault: the clients beside it may hang (health.c) */
 		if (oom_fault_in_output(&r->out[1], r->file[1]))
 			health_fault_said(f, r, now);
+		/* an MPS device's daemon or server that failed under it took the attempt (r->lost) */
+		health_task_failed(f, r, now);
 	}
 	x->lost = r->lost;
 	if (!ok && x->mps) {

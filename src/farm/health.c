@@ -109,6 +109,52 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 	    why, g->h.mps_restarts, limit, lost, lost == 1 ? "" : "s", lost == 1 ? "s" : "");
 }
 
+/* FARM_FAULT_GRACE seconds, or the knob's */
+static double
+grace(void)
+{
+	long s = knob(KNOB_FARM_FAULT_GRACE);
+
+	return s > 0 ? (double)s : FARM_FAULT_GRACE;
+}
+
+/* A fault its server logged that the farm has not seen yet (since the oldest running task's start). */
+static void
+look_for_fault(const struct farm *f, struct group *g, double now)
+{
+	long off = g->h.fault_log_off > 0 ? g->h.fault_log_off : -1;
+
+	for (int i = 0; off < 0 && i < f->nr; i++)
+		if (f->r[i].g == g && f->r[i].task && (off < 0 || f->r[i].m.mps_off < off))
+			off = f->r[i].m.mps_off;
+	if (off >= 0 && farm_mps_fault(g, off)) {
+		g->h.fault_last = now;
+		g->h.fault_log_off = farm_mps_log_offset(g);
+	}
+}
+
+/*
+ * A probe failed (rc, why): 1 when that is a daemon busy with a fault of
+ * FARM_FAULT_GRACE seconds ago or less (alive, silent), to be asked again
+ * later, said once per fault; 0 when it is a fault of the device.
+ */
+static int
+busy_with_fault(const struct farm *f, struct group *g, int rc, const char *why, double now)
+{
+	if (rc != -2)
+		return 0;
+	look_for_fault(f, g, now);
+	if (g->h.fault_last == 0 || now - g->h.fault_last > grace())
+		return 0;
+	/* once for a fault and what follows it within the grace */
+	if (g->h.slow_said == 0 || g->h.fault_last - g->h.slow_said > grace()) {
+		g->h.slow_said = g->h.fault_last;
+		warnx_("MPS on %s: %s %.0f s after a fault: taken as busy with it; restarted only if "
+		    "still silent %.0f s after the fault", g->t.uuid, why, now - g->h.fault_last, grace());
+	}
+	return 1;
+}
+
 static double
 interval(const struct group *g, double now)
 {
@@ -174,6 +220,7 @@ void
 health_check(struct farm *f, double now)
 {
 	char why[256];
+	int rc;
 
 	for (int i = 0; i < f->ng && f->stop == 0; i++) {
 		struct group *g = &f->g[i];
@@ -186,7 +233,7 @@ health_check(struct farm *f, double now)
 			    now - g->h.fault_at, g->running, g->running == 1 ? "" : "s");
 			g->h.fault_at = 0;
 			fault(f, g, why, now);
-		} else if (farm_mps_probe(g, why, sizeof why) < 0)
+		} else if ((rc = farm_mps_probe(g, why, sizeof why)) < 0 && !busy_with_fault(f, g, rc, why, now))
 			fault(f, g, why, now);
 		g->h.mps_probe_at = now + interval(g, now);
 	}
@@ -234,9 +281,13 @@ health_task_failed(struct farm *f, struct run *r, double now)
 {
 	char why[256];
 	struct group *g = r->g;
+	int rc;
 
 	if (!g->mps || r->lost)
 		return r->lost != NULL;
+	/* its server logged a fault since it started: a silent daemon now is busy with it */
+	if (farm_mps_fault(g, r->m.mps_off))
+		g->h.fault_last = now;
 	/* the last two failures here: whether a fault took others too (health_fault_contained) */
 	g->h.fail_seq[1] = g->h.fail_seq[0];
 	g->h.fail_at[1] = g->h.fail_at[0];
@@ -244,7 +295,7 @@ health_task_failed(struct farm *f, struct run *r, double now)
 	g->h.fail_at[0] = r->ended_at > 0 ? r->ended_at : now;
 	g->h.mps_probe_at = now + interval(g, now);
 	/* the failed attempt is among what the fault took (fault() marks it) */
-	if (farm_mps_probe(g, why, sizeof why) < 0)
+	if ((rc = farm_mps_probe(g, why, sizeof why)) < 0 && !busy_with_fault(f, g, rc, why, now))
 		fault(f, g, why, now);
 	return r->lost != NULL;
 }
@@ -280,13 +331,14 @@ health_fault_seen(struct group *g, double now)
 {
 	if (g->h.fault_at == 0)
 		g->h.fault_at = now;
+	g->h.fault_last = now;
 }
 
 void
 health_fault_said(struct farm *f, struct run *r, double now)
 {
 	if (r->g->mps)
-		r->g->h.fault_said = now;
+		r->g->h.fault_said = r->g->h.fault_last = now;
 	if (r->g->mps && f->stop == 0)
 		watch_hang(f, r->g, now);
 }

@@ -232,11 +232,14 @@ farm_mps_probe(struct group *g, char *why, size_t size)
 	sbuf_init(&r);
 	if (mps_commands(g->mps, cmd, &r) < 0) {
 		/* gone meanwhile (said by farm_mps_alive), or there and silent */
-		if (farm_mps_alive(g, why, size))
+		if (farm_mps_alive(g, why, size)) {
 			snprintf(why, size, "its control daemon did not answer (%s)", err_msg());
+			rc = -2;
+		} else
+			rc = -1;
 		err_clear();
 		sbuf_free(&r);
-		return -1;
+		return rc;
 	}
 	mps_parse_pids(r.buf ? r.buf : "", &pids, &n);
 	/* a server that served our running tasks and is gone took them with it */

@@ -47,7 +47,8 @@ int farm_mps_alive(const struct group *g, char *why, size_t size);
 /*
  * Is g's daemon well? It must be alive, answer the control program within
  * the time limit ($GPUPACK_MPS_TIMEOUT), and the server that served our
- * running tasks must still be there. 0 yes; -1 no, with why (one phrase).
+ * running tasks must still be there. 0 yes; -1 no, with why (one phrase);
+ * -2 where the daemon is alive but did not answer in time (why says so).
  */
 int farm_mps_probe(struct group *g, char *why, size_t size);
 /* End what is left of g's daemon and start it again (the same limits, the same owner). */

@@ -28,6 +28,9 @@ struct group_mps {
 	double fault_at;          /* when a fault was seen; 0: none pending */
 	double hang_from;         /* a contained fault then: its neighbours are watched for a hang; 0 none */
 	double fault_said;        /* when a client last said it died of a fault (its stderr); 0 never */
+	double fault_last;        /* when a fault was last said or logged (FARM_FAULT_GRACE); 0 never */
+	double slow_said;         /* the fault_last a slow daemon was last reported for */
+	long fault_log_off;       /* its server's log read for faults up to here; 0 not yet */
 	double fail_at[2];        /* the last two failures of its clients: when, */
 	unsigned long long fail_seq[2]; /* and whose (the input's number) */
 	double ep_at;             /* a fault first seen in a failure then (its episode); 0 none */

@@ -287,8 +287,10 @@ run_control(const struct mps_daemon *d, const char *input, int daemonize, int lo
 	if (wait_until(pid, deadline, &status)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		return err_set(EXIT_ENV, CONTROL_NAME " did not answer '%.40s' within %g s "
-		    "(daemon of %s hung?)", daemonize ? "-d" : input, mps_command_timeout(), d->uuid);
+		/* the first command only: the message is one line */
+		return err_set(EXIT_ENV, CONTROL_NAME " did not answer '%.*s' within %g s "
+		    "(daemon of %s hung?)", daemonize ? 2 : (int)strcspn(input, "\n") > 40 ? 40 :
+		    (int)strcspn(input, "\n"), daemonize ? "-d" : input, mps_command_timeout(), d->uuid);
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		return err_set(EXIT_ENV, "cannot run %s", path);

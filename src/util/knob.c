@@ -26,6 +26,8 @@ static const struct knob_row rows[KNOB_N] = {
 	    "switch: seconds an MPS server may stay in FAULT before its restart (0: 10)"},
 	[KNOB_FARM_FAULT_HANG] = {"farm.fault_hang_s",
 	    "switch: seconds without CPU time after which a client that ran beside a fault counts as hung (0: 10)"},
+	[KNOB_FARM_FAULT_GRACE] = {"farm.fault_grace_s",
+	    "switch: seconds an MPS control daemon may stay silent after a fault before its restart (0: 60)"},
 	[KNOB_FARM_START_OVER] = {"farm.start_over_pct", "switch: percent of the CPUs that tasks starting "
 	    "together may want under -j auto (0: CTLNODE_START_OVER; -1: no limit), for bench/auto.sh's VARIANTS"},
 	[KNOB_FARM_CPU_ROOM] = {"farm.cpu_room_pct", "switch: percent of the CPUs the tasks may want before "

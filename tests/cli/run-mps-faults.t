@@ -45,6 +45,13 @@ s)	[ -e hung ] && exit 0
 	touch hung fault
 	echo x_hang_server | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
 	exit 0 ;;
+f)	peers
+	touch hung
+	echo "CUDA error: an illegal memory access was encountered" >&2
+	echo x_fault_own 100 | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
+	echo "x_hang $SLOW_MS" | timeout 1 "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
+	exit 1 ;;
+w)	client 8000 ;;
 esac
 client
 SH
@@ -114,6 +121,27 @@ is "$rc" 0 "a hung server: no task lost"
 is "$(clients "$err")" 4 "every client task done, under MPS"
 like "$err" "did not answer" "noticed by the deadline"
 is "$(count_daemons)" 0 "and nothing left running"
+
+# --- a daemon slow to answer right after a fault: busy with it, not hung ----------------------
+# Seen on an H200: after an illegal address the control daemon stayed silent more than 10 s;
+# taking that for a hang killed the 11 clients running on and restarted the daemon. Within
+# farm.fault_grace_s of a fault a silent daemon is asked again later; past it, restarted.
+rm -f hung fault
+run env GPUPACK_MPS_TIMEOUT=1 SLOW_MS=3000 $G run --gpus 0 -j 4 --retries 1 --json sh task.sh ::: w w w f
+is "$rc" 1 "a daemon silent 3 s after a fault: only the faulting task fails (exit 1)"
+ok "$(summary "$out" | jq -e '.done == 3 and .failed == 1 and .reruns == 0 and .devices[0].mps_restarts == 0' \
+	>/dev/null; echo $?)" "no client killed, no restart"
+like "$err" "did not answer .* after a fault: taken as busy with it" "said once"
+is "$(printf '%s\n' "$err" | grep -c 'taken as busy')" 1 "once per fault"
+is "$(count_daemons)" 0 "nothing left running"
+# past the grace, the silent daemon is a fault of the device as before
+rm -f hung fault
+run env GPUPACK_MPS_TIMEOUT=1 SLOW_MS=0 GPUPACK_KNOBS=farm.fault_grace_s=2 $G run --gpus 0 -j 4 --retries 1 --json \
+	sh task.sh ::: w w w f
+is "$rc" 1 "a daemon silent for good after a fault: only the faulting task fails"
+ok "$(summary "$out" | jq -e '.done == 3 and .failed == 1 and .devices[0].mps_restarts == 1' >/dev/null; echo $?)" \
+	"restarted once the grace is over, the clients it took run again"
+is "$(count_daemons)" 0 "nothing left running"
 
 # --- the restart limit --------------------------------------------------------------------------
 rm -f killed fault

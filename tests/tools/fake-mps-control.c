@@ -45,7 +45,9 @@
  *   x_fault_own_hang [HOLD_MS]  a contained fault whose neighbours hang (seen
  *                      on an H200): as x_fault_own (the server ACTIVE again
  *                      after HOLD_MS), and every client is told "hang".
- *   x_hang             the daemon stops answering anything (until killed).
+ *   x_hang [MS]        the daemon stops answering anything: until killed, or
+ *                      for MS milliseconds (a daemon busy tearing a fault's
+ *                      clients down, seen on an H200), then answers again.
  *   x_hang_server      the server stops answering: get_server_status of it and
  *                      new clients get no reply (the connection is kept open,
  *                      as a daemon waiting on its server would); the rest of
@@ -441,8 +443,15 @@ command(int fd, char *line)
 			server_start();
 		server_hung = 1;
 	} else if (strcmp(a[0], "x_hang") == 0) {
-		for (;;)
+		struct timespec ts;
+		long ms = a[1] ? atol(a[1]) : 0;
+
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (ms % 1000) * 1000000L;
+		while (ms <= 0)
 			pause();
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
 	} else if (strcmp(a[0], "x_limits") == 0) {
 		say(fd, "sm=%.1f mem=%s priority=%d\n", sm_pct, mem_limit[0] ? mem_limit : "none", priority);
 	} else {
