@@ -36,6 +36,7 @@ rep=$OUT/fault-farm-$TAG.md
 	echo
 	echo "- date: $(date -u '+%F %T UTC'); commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
 	echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) CPUs"
+	echo "- the card's health before: $(nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT 2>&1 | grep -i -E 'pending|failure|uncorrectable' | tr -s ' ' | paste -sd ';' -)"
 	echo
 	echo "| run | farm | makespan (s) | done | failed | neighbours failed | fault reruns | retries spent |"
 	echo "|---|---|---|---|---|---|---|---|"
