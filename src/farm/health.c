@@ -102,6 +102,7 @@ fault(struct farm *f, struct group *g, const char *why, double now)
 	}
 	g->h.mps_restarts++;
 	g->h.mps_down = 0;
+	g->h.fault_mute = 0;
 	g->h.mps_probe_at = now + FARM_MPS_PROBE;
 	if (g->mps_ours)
 		guard_mps_started(&f->guard, g->t.uuid);

@@ -162,16 +162,30 @@ farm_mps_terminate(const struct group *g, pid_t pgid)
 	mps_servers_free(s, ns);
 }
 
+/*
+ * Whether g's server is in FAULT: 1 yes, 0 no, -1 its daemon did not say
+ * (silent past $GPUPACK_MPS_TIMEOUT: seen on an H200 while it tore a fault
+ * down). A fault once seen holds while the daemon is silent: a silent
+ * answer read as "not in FAULT" left two clients running on 48 s beside a
+ * server in FAULT and the device idle (fault farm e1). A silent daemon is
+ * not asked again for FAULT_MUTE seconds: each ask waits its time limit.
+ */
+#define FAULT_MUTE 5.0
+
 static int
-in_fault(const struct group *g)
+in_fault(struct group *g, double now)
 {
 	struct mps_server *s = NULL;
 	int ns = 0, fault = 0;
 
+	if (g->h.fault_mute > 0 && now - g->h.fault_mute < FAULT_MUTE)
+		return -1;
 	if (mps_servers(g->mps, &s, &ns) < 0) {
 		err_clear();
-		return 0;
+		g->h.fault_mute = now;
+		return -1;
 	}
+	g->h.fault_mute = 0;
 	for (int i = 0; i < ns; i++)
 		if (s[i].state == MPS_SERVER_FAULT)
 			fault = 1;
@@ -284,7 +298,7 @@ farm_mps_stuck(struct group *g, double now)
 {
 	if (!g->mps || g->h.fault_at == 0 || g->running == 0 || now - g->h.fault_at <= restart_after())
 		return 0;
-	if (!in_fault(g)) {
+	if (in_fault(g, now) == 0) {
 		g->h.fault_at = 0;
 		return 0;
 	}
@@ -305,7 +319,7 @@ farm_mps_blocked(struct group *g, double now)
 	if (now - g->h.fault_asked < FAULT_ASK)
 		return 1;
 	g->h.fault_asked = now;
-	if (!in_fault(g)) {
+	if (in_fault(g, now) == 0) {
 		g->h.fault_at = 0;
 		return 0;
 	}

@@ -36,6 +36,7 @@ struct group_mps {
 	double ep_at;             /* a fault first seen in a failure then (its episode); 0 none */
 	unsigned long long ep_seq;  /* and whose failure that was */
 	double fault_asked;       /* when the server was last asked whether it is in FAULT */
+	double fault_mute;        /* when its daemon last did not answer that; 0 it did */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	int mps_down;             /* no task starts here until the daemon is restarted */
 	int mps_restarts;         /* restarts this run made here */

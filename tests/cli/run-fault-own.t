@@ -67,6 +67,23 @@ is "$(grep -c '^[abc]$' stuck.runs)" 6 "each stuck task ran twice"
 like "$err" "stayed in FAULT for [0-9]+ s with 3 tasks on it; daemon restarted" "and it says why"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"
 
+# the same while the control daemon is silent (seen on an H200, fault farm e1: two clients ran on
+# 48 s beside a server in FAULT, the daemon too busy to answer; a silent answer was read as "not
+# in FAULT", so nobody ended them and the device took nothing new). A server known in FAULT stays
+# in FAULT while its daemon says nothing: the clients are ended past farm.fault_restart_s as above.
+# (Those clients spin on a CPU, as PyTorch's do: the hang rule is kept out, farm.fault_hang_s=100.)
+rm -f stuck.runs
+sed 's/echo x_fault_stuck 200 | "$GPUPACK_MPS_CONTROL" >\/dev\/null/&; echo "x_hang 30000" | timeout 1 "$GPUPACK_MPS_CONTROL" >\/dev\/null 2>\&1/' \
+	stuck.sh >silent.sh
+grep -q x_hang silent.sh || echo "Bail out! silent.sh not made"
+GPUPACK_MPS_TIMEOUT=1 GPUPACK_KNOBS=farm.fault_restart_s=1,farm.fault_hang_s=100 run timeout -k 5 50 $G run --gpus 0 -j 8 --retries 1 --json \
+	--joblog silent.jl sh silent.sh ::: a b c f
+is "$rc" 1 "stuck clients beside a silent daemon: the farm ends (the faulting task failed)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' silent.jl | wc -l | tr -d ' ')" 3 "the three stuck tasks end done, run again"
+is "$(grep -c '^[abc]$' stuck.runs)" 6 "each stuck task ran twice"
+like "$err" "stayed in FAULT for [0-9]+ s with 3 tasks on it" "ended as stuck, not left to finish"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"
+
 # a contained fault whose neighbours hang (seen on an H200: the server ACTIVE, the clients
 # beside the fault in a futex wait for good, no CPU): past farm.fault_hang_s (10 s; 1 here)
 # without CPU time they are ended and run again, no --retries spent; a neighbour that keeps
