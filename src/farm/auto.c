@@ -411,13 +411,15 @@ stall_check(struct farm *f, double now)
 
 /* The controllers' answers: each device's count, each task stopped at the door or let go. */
 static void
-apply(struct farm *f, int n)
+apply(struct farm *f, int n, double now)
 {
 	struct farm_auto *au = f->au;
 
 	for (int i = 0; i < n; i++) {
 		struct run *r = au->who[i];
-		int stop = au->t[i].m.pause && !au->t[i].m.on_gpu && f->stop == 0 && !au->blind && !au->gate_off;
+		/* beside a fault nothing waits stopped: the server's teardown waits on every client (health.c) */
+		int stop = au->t[i].m.pause && !au->t[i].m.on_gpu && f->stop == 0 && !au->blind && !au->gate_off &&
+		    now >= r->g->h.door_shut_until;
 
 		r->ct = au->t[i];
 		if (stop && !r->paused && stop_at_door(r)) {
@@ -462,7 +464,7 @@ auto_tick(struct farm *f, double now)
 		au->starts = au->node.starts;
 	} else
 		ctlnode_watch(&au->node, &au->host, au->dev, au->t, n);
-	apply(f, n);
+	apply(f, n, now);
 	if (full)
 		stall_check(f, now);
 }
@@ -528,7 +530,7 @@ auto_ended(struct farm *f, struct run *r, int ok, double now)
 	n = gather(f, gi, r);
 	ctlnode_oom(&au->node, gi, &au->host, au->dev, au->t, n);
 	au->dev[gi].oom = 0;
-	apply(f, n);
+	apply(f, n, now);
 }
 
 /* Up to REMEMBER_FP footprints, evenly spaced quantiles of those learnt, ascending. */

@@ -37,6 +37,7 @@
  * none for FARM_FAULT_HANG seconds since is ended and run again, no
  * --retries spent (hang_check).
  */
+#include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
@@ -217,6 +218,37 @@ hang_check(struct farm *f, struct group *g, double now)
 		g->h.hang_from = 0;
 }
 
+/*
+ * A fault on g: tasks stopped at the GPU's door (-j auto) are let go, and
+ * none is stopped there until FARM_FAULT_GRACE seconds after it. On an H200
+ * (fault farm f2) the server tore an illegal address's 30 clients down only
+ * once each had answered; the clients stopped at the door never did, so the
+ * server stayed in FAULT, the others spun beside it, and nothing ended for
+ * 60 s (GNU parallel's farm, with nothing stopped, lost its 14 in 2 s).
+ */
+static void
+door_check(struct farm *f, struct group *g, double now)
+{
+	int paused = 0, woken = 0;
+
+	for (int i = 0; i < f->nr; i++)
+		paused += f->r[i].g == g && f->r[i].task && f->r[i].paused;
+	if (paused > 0)
+		look_for_fault(f, g, now);
+	if (g->h.fault_last == 0 || now - g->h.fault_last > grace())
+		return;
+	g->h.door_shut_until = g->h.fault_last + grace();
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].g == g && f->r[i].task && f->r[i].paused) {
+			auto_wake(&f->r[i]);
+			woken++;
+		}
+	if (woken > 0)
+		warnx_("MPS on %s: a fault: %d task%s waiting stopped at the GPU's door let go (the "
+		    "server tears a fault down only once every client answers)", g->t.uuid, woken,
+		    woken == 1 ? "" : "s");
+}
+
 void
 health_check(struct farm *f, double now)
 {
@@ -228,6 +260,7 @@ health_check(struct farm *f, double now)
 
 		if (!g->mps || g->running == 0 || now < g->h.mps_probe_at)
 			continue;
+		door_check(f, g, now);
 		hang_check(f, g, now);
 		if (farm_mps_stuck(g, now)) {
 			snprintf(why, sizeof why, "its server stayed in FAULT for %.0f s with %d task%s on it",

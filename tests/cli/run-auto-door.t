@@ -54,6 +54,27 @@ stopped_ours() {
 stopped_ours
 ok $((! $?)) "no task of ours left stopped"
 
+# --- a fault while tasks wait at the door ----------------------------------------------------
+# On an H200 the server tore an illegal address's clients down only once every client answered;
+# those stopped at the door never did, and the farm stood still 60 s. A fault logged by the
+# server lets every task at the door go, and none is stopped there for the grace after it.
+device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
+(
+	i=0
+	until stopped_ours || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done
+	for p in "$STATE"/mps/*/pipe; do
+		echo x_fault_own 100 | CUDA_MPS_PIPE_DIRECTORY=$p "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
+	done
+) &
+bg=$!
+run A --joblog fault.jl "$WORK" farm --work 1.5 ::: $(seq 16)
+wait $bg
+is "$rc" 0 "a fault beside tasks at the door: the farm succeeds"
+is "$(awk -F'\t' 'NR > 1' fault.jl | wc -l | tr -d ' ')" 16 "every task in the joblog once"
+like "$err" "a fault: [0-9]+ tasks? waiting stopped at the GPU's door let go" "the tasks at the door were let go"
+stopped_ours
+ok $((! $?)) "no task of ours left stopped"
+
 # --- energy -------------------------------------------------------------------------------------
 # the fake NVML's device draws idle_w plus (busy_w - idle_w) x its SM activity
 device curve=1:1,4:4 sm=1:0.25,4:1 start_ms=50 idle_w=100 busy_w=500 task_mib=700 dev_mib=80000
