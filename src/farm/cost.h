@@ -78,6 +78,8 @@
  * killed 11 clients that were running on and cost the farm about 50 s.
  */
 #define FARM_FAULT_GRACE     60.0
+/* Seconds after an MPS fault in which -j auto does not read the device (auto.c fault_quiet). */
+#define FARM_FAULT_QUIET     10.0
 /* Seconds after a contained fault during which its neighbours are watched. */
 #define FARM_FAULT_WATCH     300.0
 /*

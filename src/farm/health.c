@@ -124,15 +124,7 @@ grace(void)
 static void
 look_for_fault(const struct farm *f, struct group *g, double now)
 {
-	long off = g->h.fault_log_off > 0 ? g->h.fault_log_off : -1;
-
-	for (int i = 0; off < 0 && i < f->nr; i++)
-		if (f->r[i].g == g && f->r[i].task && (off < 0 || f->r[i].m.mps_off < off))
-			off = f->r[i].m.mps_off;
-	if (off >= 0 && farm_mps_fault(g, off)) {
-		g->h.fault_last = now;
-		g->h.fault_log_off = farm_mps_log_offset(g);
-	}
+	farm_mps_fault_news(g, farm_log_since(f, g), now);
 }
 
 /*

@@ -135,6 +135,18 @@ farm_mps_fault(const struct group *g, long off)
 }
 
 int
+farm_mps_fault_news(struct group *g, long since, double now)
+{
+	long off = g->h.fault_log_off > 0 ? g->h.fault_log_off : since;
+
+	if (!g->mps || off < 0 || !farm_mps_fault(g, off))
+		return 0;
+	g->h.fault_last = now;
+	g->h.fault_log_off = farm_mps_log_offset(g);
+	return 1;
+}
+
+int
 farm_mps_culprit(const struct group *g, long off, pid_t pid)
 {
 	int r = mps_fault_culprit(g->mps, off, pid);

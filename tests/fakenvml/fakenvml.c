@@ -47,6 +47,7 @@
 #include "../tools/fakedev.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
@@ -151,12 +152,29 @@ static int initialized;
 
 /* ---- configuration ---------------------------------------------------- */
 
+/* FAKENVML_CALLS=FILE: one line per call that can fail, "SECONDS NAME" (wall clock). */
+static void
+log_call(const char *call)
+{
+	const char *path = getenv("FAKENVML_CALLS");
+	struct timespec ts;
+	FILE *fp;
+
+	if (!path || !*path || (fp = fopen(path, "a")) == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(fp, "%ld.%03ld %s\n", (long)ts.tv_sec, ts.tv_nsec / 1000000L, call);
+	fclose(fp);
+}
+
 /* The error FAKENVML_FAIL asks this call to return, or NVML_SUCCESS. */
 static nvmlReturn_t
 injected(const char *call)
 {
 	const char *spec = getenv("FAKENVML_FAIL");
 	size_t len = strlen(call);
+
+	log_call(call);
 
 	while (spec && *spec) {
 		if (strncmp(spec, call, len) == 0 && spec[len] == '=')

@@ -104,7 +104,7 @@ gp_run() { # name
 	local st t0 t1 pid dump
 	st=$(mktemp -d /tmp/ffg.XXXXXX)
 	t0=$(date +%s.%N)
-	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run --json --joblog "$RUNS/$1.joblog" \
+	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run ${GP_ARGS:-} --json --joblog "$RUNS/$1.joblog" \
 		<"$tasks" >"$RUNS/$1.out" 2>"$RUNS/$1.err" &
 	pid=$!
 	stall_dump "$1" "$st" "$pid" &
@@ -119,7 +119,7 @@ gp_run() { # name
 	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
 	tail -n 1 "$RUNS/$1.out" >"$RUNS/$1.json"
 	rm -f "$RUNS/$1.out"
-	row "$1" "gpupack (default: -j auto, mps)" "$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
+	row "$1" "gpupack (${GP_ARGS:-default: -j auto}, mps)" "$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
 	rm -rf "$st"
 }
 
