@@ -201,12 +201,16 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 
 		if (wait > 0)
 			nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)}, NULL);
+		/* the window between the two reads, each taken mid-call */
 		w0 = clock_mono();
 		e0 = bench_energy_now(r);
+		w0 = (w0 + clock_mono()) / 2;
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
 		if (rc == 0) {
+			double w1 = clock_mono();
+
 			joules = bench_energy_now(r) - e0;
-			window = clock_mono() - w0;
+			window = (w1 + clock_mono()) / 2 - w0;
 		}
 	} else if (rc == 0) {
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);

@@ -751,6 +751,7 @@ static void
 watch_energy(struct watch *w)
 {
 	uint64_t mj;
+	double t = clock_mono();
 
 	if (!w->b->energy)
 		return;
@@ -758,7 +759,8 @@ watch_energy(struct watch *w)
 		err_clear();
 		return;
 	}
-	gpu_usage_feed_energy(&w->u, clock_mono(), mj);
+	/* when it was read: mid-call */
+	gpu_usage_feed_energy(&w->u, (t + clock_mono()) / 2, mj);
 }
 
 static void
