@@ -102,7 +102,7 @@ bench_point_add(struct bench_exercise *e, int size, int mode, int procs)
 	stats_of(NULL, 0, &p->st);
 	stats_of(NULL, 0, &p->est);
 	for (int i = 0; i < BENCH_MAX_REPEATS; i++)
-		p->energy[i] = NAN;
+		p->energy[i] = p->ewindow[i] = NAN;
 	return p;
 }
 
@@ -235,18 +235,6 @@ borrow_timeslice(const struct bench_run *r, const struct bench_exercise *e, stru
 	}
 }
 
-/* The median joules of a point's repeats that have them. */
-static void
-energy_stats(struct bench_point *p)
-{
-	double v[BENCH_MAX_REPEATS];
-	int n = 0;
-
-	for (int i = 0; i < p->nrep; i++)
-		if (!isnan(p->energy[i]))
-			v[n++] = p->energy[i];
-	stats_of(v, n, &p->est);
-}
 
 void
 bench_summarize(struct bench_run *r)
@@ -256,7 +244,8 @@ bench_summarize(struct bench_run *r)
 
 		for (int i = 0; i < e->npts; i++) {
 			stats_of(e->pts[i].value, e->pts[i].nrep, &e->pts[i].st);
-			energy_stats(&e->pts[i]);
+			bench_energy_stats(&r->eres, e->pts[i].energy, e->pts[i].ewindow, e->pts[i].nrep,
+			    &e->pts[i].est, &e->pts[i].epooled);
 		}
 		for (int s = 0; s < e->nsizes; s++) {
 			bench_recommend(e, e->sizes[s], &e->rec[s]);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "bench/stats.h"
+#include "gpu/energy.h"
 #include "gpu/select.h"
 
 #define BENCH_MAX_REPEATS 32
@@ -53,7 +54,14 @@ struct bench_point {
 	 * every P); NAN where the GPU keeps no energy counter.
 	 */
 	double energy[BENCH_MAX_REPEATS];
+	double ewindow[BENCH_MAX_REPEATS];  /* seconds between the counter's two reads; NAN none */
+	/*
+	 * The J: the median of the repeats where each spans enough counter
+	 * updates; else the mean of epooled repeats summed (est.n 1); else
+	 * none (est.n 0, printed -).
+	 */
 	struct stats est;
+	int epooled;
 	const char *reused_from;  /* exercise 3: the exercise whose same point this is, or NULL */
 	double setup_s;  /* the longest time from a command sent to the last worker ready */
 	double margin_s; /* the margin of the last repeat: seconds from the command to the shared start */
@@ -73,6 +81,14 @@ struct bench_rec {
 	double gain_timeslice;   /* value / timeslice */
 	int energy_mode, energy_procs; /* the point with the fewest joules (median); energy NAN: none */
 	double energy, energy_value;   /* its joules, and its throughput */
+	/*
+	 * 1 when its joules are below every other point's by more than the
+	 * spread (the larger of the two points'); 0: none is clearly lower,
+	 * energy_next the nearest other, energy_spread the spread it is within.
+	 */
+	int energy_clear;
+	int energy_next_mode, energy_next_procs;
+	double energy_next, energy_spread;
 };
 
 struct bench_exercise {
@@ -157,6 +173,8 @@ struct bench_run {
 	struct bench_model model;
 	struct gpu_target target;
 	struct gpu_backend *b;   /* the GPU's energy counter is read through it; NULL none */
+	struct gpu_energy_res eres; /* its resolution, measured at start (bench_energy_resolution) */
+	int eres_ok;             /* 1 where known: else no repeat's joules are trusted */
 	struct mps_daemon *mps;  /* NULL until an MPS point needs it */
 	char *mps_error;         /* why it could not be started (malloc'd), or NULL */
 	int mps_code;
@@ -205,8 +223,19 @@ int bench_wanted(const struct bench_exercise *e, int mode, int procs);
 void bench_note_repeat(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p,
     double value, double elapsed, double skew);
 void bench_point_fail(struct bench_run *r, const struct bench_exercise *e, struct bench_point *p);
-/* The joules of the repeat just noted (NAN unknown). */
-void bench_note_energy(struct bench_point *p, double joules);
+/* The joules of the repeat just noted over a window of window_s seconds (NAN unknown). */
+void bench_note_energy(struct bench_point *p, double joules, double window_s);
+/* Measure the energy counter's resolution into r->eres (-1: not known; nothing is trusted). */
+int bench_energy_resolution(struct bench_run *r);
+/*
+ * A point's J from its repeats' joules and windows: est of those when each
+ * window is long enough for res; else their mean when their sum is (pooled
+ * the count summed); else est.n 0.
+ */
+/* rec's energy fields from e's points at size (bench_recommend calls it). */
+void bench_recommend_energy(const struct bench_exercise *e, int size, struct bench_rec *rec);
+void bench_energy_stats(const struct gpu_energy_res *res, const double *joules, const double *window, int n,
+    struct stats *est, int *pooled);
 /* The GPU's energy counter now, in joules; NAN where there is none. */
 double bench_energy_now(struct bench_run *r);
 /* Stop the MPS daemon bench started, if any (safe to call twice). */

@@ -143,7 +143,7 @@ measure_one(struct bench_run *r, struct bench_exercise *e, struct bench_point *p
 		return 0;
 	}
 	bench_note_repeat(r, e, p, per_hour, makespan, 0);
-	bench_note_energy(p, jpt);
+	bench_note_energy(p, jpt, makespan);
 	return 0;
 }
 

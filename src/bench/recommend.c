@@ -5,6 +5,12 @@
  * (nothing to set up, then a daemon, then code changes). So the answer is
  * never more than 2% below the best measured, and is the one a person would
  * rather run when two are equal within noise.
+ *
+ * Beside it, the point with the fewest joules, named only when its J is
+ * below every other point's by more than the spread: the larger of the
+ * two points' (their J's own spread where each repeat has its J, else
+ * their time's: a J summed over repeats is one figure, and joules follow
+ * the time the work took). Else none is clearly lower, and it says so.
  */
 #include "bench/bench.h"
 
@@ -56,6 +62,7 @@ bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec)
 
 	memset(rec, 0, sizeof *rec);
 	rec->size = size;
+	rec->energy = rec->energy_next = rec->energy_spread = NAN;
 	for (int i = 0; i < e->npts; i++) {
 		const struct bench_point *p = &e->pts[i];
 
@@ -83,16 +90,64 @@ bench_recommend(const struct bench_exercise *e, int size, struct bench_rec *rec)
 	rec->timeslice = median_at(e, size, BM_TIMESLICE, pick->procs);
 	rec->gain_one = stats_ratio(rec->value, rec->one);
 	rec->gain_timeslice = stats_ratio(rec->value, rec->timeslice);
-	/* beside the fastest, the point with the fewest joules */
-	rec->energy = NAN;
+	bench_recommend_energy(e, size, rec);
+}
+
+/* How far a point's J may be off: its J's spread, or its time's where J is one summed figure. */
+static double
+energy_spread(const struct bench_point *p)
+{
+	double s = p->est.n > 1 ? p->est.spread : p->st.spread;
+
+	return isnan(s) ? 0 : s;
+}
+
+void
+bench_recommend_energy(const struct bench_exercise *e, int size, struct bench_rec *rec)
+{
+	const struct bench_point *low = NULL, *near = NULL;
+
+	rec->energy = rec->energy_next = rec->energy_spread = NAN;
+	rec->energy_clear = 0;
 	for (int i = 0; i < e->npts; i++) {
 		const struct bench_point *p = &e->pts[i];
 
-		if (!usable(p, size) || p->est.n == 0 || (!isnan(rec->energy) && p->est.median >= rec->energy))
-			continue;
-		rec->energy = p->est.median;
-		rec->energy_mode = p->mode;
-		rec->energy_procs = p->procs;
-		rec->energy_value = p->st.median;
+		if (usable(p, size) && p->est.n > 0 && !isnan(p->est.median) &&
+		    (!low || p->est.median < low->est.median))
+			low = p;
 	}
+	if (!low)
+		return;
+	rec->energy = low->est.median;
+	rec->energy_mode = low->mode;
+	rec->energy_procs = low->procs;
+	rec->energy_value = low->st.median;
+	/* every other point: above it by more than the larger spread of the two? the first not, or the nearest */
+	rec->energy_clear = 1;
+	for (int i = 0; i < e->npts; i++) {
+		const struct bench_point *p = &e->pts[i];
+		double sp, gap;
+
+		if (p == low || !usable(p, size) || p->est.n == 0 || isnan(p->est.median))
+			continue;
+		sp = fmax(energy_spread(low), energy_spread(p));
+		gap = p->est.median - low->est.median;
+		if (gap <= sp * low->est.median) {
+			if (rec->energy_clear || p->est.median < near->est.median) {
+				near = p;
+				rec->energy_spread = sp;
+			}
+			rec->energy_clear = 0;
+		} else if (rec->energy_clear && (!near || p->est.median < near->est.median)) {
+			near = p;
+			rec->energy_spread = sp;
+		}
+	}
+	if (!near) {
+		rec->energy_clear = 0;  /* one point with joules: lower than nothing */
+		return;
+	}
+	rec->energy_next = near->est.median;
+	rec->energy_next_mode = near->mode;
+	rec->energy_next_procs = near->procs;
 }

@@ -107,10 +107,23 @@ print_rec(const struct bench_exercise *e, const struct bench_rec *rec, int sim, 
 		    bench_mode_name(rec->best_mode), rec->best_procs, fmt_num(b, sizeof b, rec->best),
 		    (rec->best / rec->value - 1) * 100);
 	fputc('\n', f);
-	if (!isnan(rec->energy))
+	if (isnan(rec->energy))
+		return;
+	if (rec->energy_clear) {
 		fprintf(f, "  fewest joules: %s, P=%d: %s J%s, at %.0f%% of the best %s\n",
 		    bench_mode_name(rec->energy_mode), rec->energy_procs, fmt_num(v, sizeof v, rec->energy),
 		    e->id == EX_COMMAND ? " per task" : "", 100 * stats_ratio(rec->energy_value, rec->best), e->unit);
+	} else if (isnan(rec->energy_next)) {
+		fprintf(f, "  fewest joules: none clearly lower (only %s, P=%d has joules: %s J%s)\n",
+		    bench_mode_name(rec->energy_mode), rec->energy_procs, fmt_num(v, sizeof v, rec->energy),
+		    e->id == EX_COMMAND ? " per task" : "");
+	} else {
+		fprintf(f, "  fewest joules: none clearly lower (%s, P=%d: %s J and %s, P=%d: %s J%s differ "
+		    "by no more than the spread, %.0f%%)\n", bench_mode_name(rec->energy_mode), rec->energy_procs,
+		    fmt_num(v, sizeof v, rec->energy), bench_mode_name(rec->energy_next_mode),
+		    rec->energy_next_procs, fmt_num(b, sizeof b, rec->energy_next),
+		    e->id == EX_COMMAND ? " per task" : "", 100 * rec->energy_spread);
+	}
 }
 
 static void
@@ -176,6 +189,16 @@ print_legend(const struct bench_run *r, FILE *f)
 		fprintf(f, "; J: joules of a repeat's work (the same at every P; per task\nin exercise 4), "
 		    "from the GPU's energy counter (- where it keeps none)");
 	fputc('\n', f);
+	if (!r->model.on && r->b) {
+		if (r->eres_ok)
+			fprintf(f, "energy counter: updates every %.0f ms (steps of %llu mJ): a J spans >= %d "
+			    "updates (%.2f s),\nsummed over a point's repeats where one is shorter; - where even "
+			    "their sum is\n", r->eres.period_s * 1000, (unsigned long long)r->eres.step_mj,
+			    GPU_ENERGY_MIN_UPDATES, GPU_ENERGY_MIN_UPDATES * r->eres.period_s);
+		else
+			fprintf(f, "energy counter: its resolution could not be measured (it moved %d times in "
+			    "the time given): no J is trusted\n", r->eres.changes);
+	}
 }
 
 void
@@ -269,6 +292,9 @@ json_setup(const struct bench_run *r, struct json *j)
 	json_double(j, "worker_setup_s", r->setup1 > 0 ? r->setup1 : NAN);
 	json_double(j, "workers_ready_s", r->pool_ready_s > 0 ? r->pool_ready_s : NAN);
 	json_int(j, "worker_groups", r->pools_started);
+	json_double(j, "energy_period_s", r->eres_ok ? r->eres.period_s : NAN);
+	json_double(j, "energy_step_j", r->eres_ok ? (double)r->eres.step_mj / 1000.0 : NAN);
+	json_int(j, "energy_min_updates", GPU_ENERGY_MIN_UPDATES);
 	json_double(j, "wall_s", r->wall_s);
 	json_arr_begin(j, "procs");
 	for (int i = 0; i < c->nprocs; i++)
@@ -306,6 +332,8 @@ json_point(const struct bench_run *r, const struct bench_exercise *e, const stru
 	json_double(j, "margin_s", p->margin_s > 0 ? p->margin_s : NAN);
 	json_double(j, "energy_j", p->est.n > 0 ? p->est.median : NAN);
 	json_list(j, "energy_repeats_j", p->energy, p->nrep);
+	json_list(j, "energy_windows_s", p->ewindow, p->nrep);
+	json_int(j, "energy_summed_repeats", p->epooled);
 	json_obj_end(j);
 }
 
@@ -329,7 +357,9 @@ json_rec(const struct bench_rec *rec, struct json *j)
 	json_double(j, "best", rec->best);
 	json_double(j, "one_process", rec->one);
 	json_double(j, "timeslice", rec->timeslice);
-	if (isnan(rec->energy)) {
+	json_bool(j, "energy_clear", rec->energy_clear);
+	json_double(j, "energy_spread", rec->energy_spread);
+	if (isnan(rec->energy) || !rec->energy_clear) {
 		json_null(j, "energy_best_mode");
 	} else {
 		json_str(j, "energy_best_mode", bench_mode_name(rec->energy_mode));

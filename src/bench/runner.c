@@ -147,6 +147,7 @@ model_outcome(const struct bench_run *r, const struct bench_exercise *e,
 
 	memset(o, 0, sizeof *o);
 	o->energy = NAN;         /* modelled, not measured: no joules */
+	o->ewindow = NAN;
 	o->elapsed = matmuls * bench_model_call_s(&r->model, p->size, p->mode, p->procs, e->cpu_ms);
 	o->value = 2 * n * n * n * matmuls / o->elapsed / 1e12;
 }
@@ -162,7 +163,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 {
 	int n = nworkers(p->mode, p->procs), capped = p->mode == BM_MPS_CAPPED, rc = 0, story;
 	struct bench_pool *pool;
-	double t0, start_at, joules = NAN;
+	double t0, start_at, joules = NAN, window = NAN;
 	char *cmd;
 
 	if (r->model.on) {
@@ -196,19 +197,28 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 	pool->last_pt = pi;
 	/* the energy from the shared start (the workers wait for it) to the last result */
 	if (rc == 0 && r->b) {
-		double wait = start_at - clock_wall(), e0;
+		double wait = start_at - clock_wall(), e0, w0;
 
 		if (wait > 0)
 			nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)}, NULL);
+		/* the window between the two reads, each taken mid-call */
+		w0 = clock_mono();
 		e0 = bench_energy_now(r);
+		w0 = (w0 + clock_mono()) / 2;
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
-		joules = rc == 0 ? bench_energy_now(r) - e0 : NAN;
+		if (rc == 0) {
+			double w1 = clock_mono();
+
+			joules = bench_energy_now(r) - e0;
+			window = (w1 + clock_mono()) / 2 - w0;
+		}
 	} else if (rc == 0) {
 		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
 	}
 	if (rc == 0 && bench_read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
 		rc = -1, story = 1;
 	o->energy = joules;
+	o->ewindow = window;
 	/* a worker gone or a bad line: the whole story (exit status, stderr) once all are gone */
 	if (story && !bench_interrupted && wgroup_wait(pool->g, r->cfg.timeout_s) == 0)
 		bench_read_outcome(r, wgroup_results(pool->g), n, 1, t0, start_at, o);
@@ -258,10 +268,12 @@ bench_note_repeat(struct bench_run *r, const struct bench_exercise *e, struct be
 }
 
 void
-bench_note_energy(struct bench_point *p, double joules)
+bench_note_energy(struct bench_point *p, double joules, double window_s)
 {
-	if (p->nrep > 0)
+	if (p->nrep > 0) {
 		p->energy[p->nrep - 1] = joules >= 0 ? joules : NAN;
+		p->ewindow[p->nrep - 1] = window_s > 0 ? window_s : NAN;
+	}
 }
 
 double
@@ -329,7 +341,7 @@ measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point 
 		p->retries++;
 	}
 	bench_note_repeat(r, e, p, o.value, o.elapsed, o.skew);
-	bench_note_energy(p, o.energy);
+	bench_note_energy(p, o.energy, o.ewindow);
 	return 0;
 fail:
 	if (bench_interrupted)
@@ -578,7 +590,11 @@ int
 bench_measure(struct bench_run *r)
 {
 	double t0 = clock_wall();
-	int rc = measure_all(r);
+	int rc;
+
+	/* the counter's resolution first: what each repeat's joules can be trusted for */
+	bench_energy_resolution(r);
+	rc = measure_all(r);
 
 	copy_reused(r);
 	r->wall_s = clock_wall() - t0;

@@ -21,6 +21,7 @@ struct outcome {
 	double late;          /* the latest start after the shared instant, seconds */
 	double setup;         /* command sent to the last t_ready; 0 unknown */
 	double energy;        /* joules from the shared start to the last result; NAN unknown */
+	double ewindow;       /* seconds between the two reads of the counter that gave it */
 };
 
 /* Workers that stay (see the top). */

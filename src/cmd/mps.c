@@ -7,8 +7,11 @@
  */
 #include "cmd/cmd.h"
 #include "gpu/select.h"
+#include "gpu/usage.h"
 #include "share/mps.h"
+#include "util/clock.h"
 #include "util/err.h"
+#include "util/proc.h"
 #include "util/json.h"
 #include "util/str.h"
 #include "util/table.h"
@@ -21,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -33,6 +39,8 @@ struct mps_opts {
 	const char *sel[MAX_SEL];
 	int nsel;
 	int all, restart, force, json;
+	int usage;               /* exec --usage */
+	const char *usage_json;  /* exec --usage-json FILE */
 	struct mps_limits lim;
 	double timeout;
 };
@@ -42,7 +50,8 @@ static const char usage_text[] =
     "       gpupack mps status [--gpus SEL]... [--json]\n"
     "       gpupack mps stop [--gpus SEL]... [--all] [--timeout DURATION] [--force]\n"
     "       gpupack mps env [--gpus SEL]\n"
-    "       gpupack mps exec [--gpus SEL] [--sm PCT] [--mem SIZE] [--priority normal|low] -- CMD [ARGS...]\n";
+    "       gpupack mps exec [--gpus SEL] [--sm PCT] [--mem SIZE] [--priority normal|low]\n"
+    "                        [--usage] [--usage-json FILE] -- CMD [ARGS...]\n";
 static const char tail_text[] =
     "SIZE: " SIZE_HELP ".\n"
     "\n"
@@ -66,11 +75,14 @@ const struct optdef mps_options[] = {
 	{"force", NULL, OPTTAB_NONE, 'f', NULL, "stop: end the clients left after --timeout\n"
 	    "(terminate_client), then quit", NULL},
 	{"json", NULL, OPTTAB_NONE, 'j', NULL, "status: one JSON object", NULL},
+	{"usage", NULL, OPTTAB_NONE, 'u', NULL, "exec: at the command's end, what it used (wall, CPU,\n"
+	    "peak GPU memory, GPU energy; each exact, estimate or unknown)", NULL},
+	{"usage-json", NULL, OPTTAB_REQ, 'U', "FILE", "exec: write that as JSON to FILE (- stdout)", NULL},
 	{"help", "h", OPTTAB_NONE, 'h', NULL, "this text", NULL},
 };
 const int mps_noptions = (int)(sizeof mps_options / sizeof mps_options[0]);
 const struct optsub mps_subs[] = {
-	{"start", "gasmpr"}, {"stop", "gatf"}, {"status", "gj"}, {"env", "g"}, {"exec", "gsmp"},
+	{"start", "gasmpr"}, {"stop", "gatf"}, {"status", "gj"}, {"env", "g"}, {"exec", "gsmpuU"},
 };
 const int mps_nsubs = (int)(sizeof mps_subs / sizeof mps_subs[0]);
 
@@ -177,6 +189,8 @@ parse_opts(int argc, char **argv, const char *allowed, struct mps_opts *o)
 		case 'r': o->restart = 1; break;
 		case 'f': o->force = 1; break;
 		case 'j': o->json = 1; break;
+		case 'u': o->usage = 1; break;
+		case 'U': o->usage_json = optarg; break;
 		case 's':
 			if (parse_sm(optarg, &o->lim.sm_pct) < 0)
 				return err_report();
@@ -701,19 +715,88 @@ exec_env_free(char **env)
 	free(env);
 }
 
-/* Run argv with env; forward SIGINT, SIGTERM, SIGHUP; return its status as a shell would. */
+/*
+ * --usage: what the command used, watched while it runs. Every WATCH_ENERGY_S
+ * the device's energy counter is read (its resolution is measured from
+ * those reads: gpu/energy), every WATCH_PROCS_S its processes' memory.
+ */
+#define WATCH_ENERGY_S 0.01
+#define WATCH_PROCS_S 0.1
+
+struct watch {
+	struct gpu_backend *b;   /* NULL: no usage asked */
+	int gpu, gi_id;          /* driver index; GPU instance id, -1 a whole GPU */
+	pid_t root;
+	struct gpu_usage u;
+};
+
+/* Is pid the command or one of its descendants (by /proc's parent links)? */
 static int
-run_child(char **argv, char **env)
+in_tree(pid_t pid, void *arg)
+{
+	const struct watch *w = arg;
+	struct proc_stat st;
+
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		if (pid == w->root)
+			return 1;
+		if (proc_stat(pid, &st) < 0)
+			return 0;
+		pid = st.ppid;
+	}
+	return 0;
+}
+
+static void
+watch_energy(struct watch *w)
+{
+	uint64_t mj;
+	double t = clock_mono();
+
+	if (!w->b->energy)
+		return;
+	if (w->b->energy(w->b, w->gpu, &mj) < 0) {
+		err_clear();
+		return;
+	}
+	/* when it was read: mid-call */
+	gpu_usage_feed_energy(&w->u, (t + clock_mono()) / 2, mj);
+}
+
+static void
+watch_procs(struct watch *w)
+{
+	struct gpu_sample smp;
+
+	if (!w->b->sample_procs || w->b->sample_procs(w->b, w->gpu, w->gi_id, &smp) < 0) {
+		err_clear();
+		gpu_usage_feed_sample(&w->u, NULL, in_tree, w);
+		return;
+	}
+	gpu_usage_feed_sample(&w->u, &smp, in_tree, w);
+}
+
+/*
+ * Run argv with env; forward SIGINT, SIGTERM, SIGHUP; return its status as a
+ * shell would. With w->b: watch it meanwhile, and fill w->u at its end.
+ */
+static int
+run_child(char **argv, char **env, struct watch *w)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa, old[4];
-	int status;
+	struct rusage ru;
+	int status, have_ru = 0;
+	double t0, next_procs = 0;
 	pid_t pid, r;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward;
 	sigemptyset(&sa.sa_mask);
 	fflush(NULL);
+	if (w->b)
+		watch_energy(w);
+	t0 = clock_mono();
 	pid = fork();
 	if (pid < 0)
 		return err_sys(EXIT_ENV, "fork"), err_report();
@@ -723,14 +806,38 @@ run_child(char **argv, char **env)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	child_pid = pid;
+	w->root = pid;
 	for (int i = 0; i < 4; i++) {
 		sigaction(sigs[i], NULL, &old[i]);
 		/* ignored on entry (a background job's SIGINT): stays ignored, as in a shell */
 		if (old[i].sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
 	}
-	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	if (!w->b) {
+		while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+			;
+	} else {
+		/* watched: poll for its end, reading the counter and the processes between */
+		for (;;) {
+			r = wait4(pid, &status, WNOHANG, &ru);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r != 0)
+				break;
+			watch_energy(w);
+			if (clock_mono() >= next_procs) {
+				watch_procs(w);
+				next_procs = clock_mono() + WATCH_PROCS_S;
+			}
+			nanosleep(&(struct timespec){0, (long)(WATCH_ENERGY_S * 1e9)}, NULL);
+		}
+		have_ru = r == pid;
+		if (have_ru)
+			watch_energy(w);
+		gpu_usage_finish(&w->u, clock_mono() - t0,
+		    have_ru ? (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 : NAN,
+		    have_ru ? (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 : NAN);
+	}
 	child_pid = 0;
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], &old[i], NULL);
@@ -741,6 +848,26 @@ run_child(char **argv, char **env)
 	return WEXITSTATUS(status);
 }
 
+/* --usage's lines on stderr (the command's stdout stays its own), --usage-json's object */
+static int
+report_usage(const struct mps_opts *o, const struct watch *w, const char *cmd, int rc, const char *uuid)
+{
+	FILE *f;
+
+	if (o->usage)
+		gpu_usage_print(&w->u, cmd, stderr);
+	if (!o->usage_json)
+		return 0;
+	if (strcmp(o->usage_json, "-") == 0)
+		return gpu_usage_json(&w->u, cmd, rc, uuid, stdout) < 0 ?
+		    err_set(EXIT_ENV, "--usage-json: writing to stdout failed") : 0;
+	if (!(f = fopen(o->usage_json, "w")))
+		return err_set(EXIT_ENV, "--usage-json %s: %s", o->usage_json, strerror(errno));
+	if (gpu_usage_json(&w->u, cmd, rc, uuid, f) < 0 || fclose(f) != 0)
+		return err_set(EXIT_ENV, "--usage-json %s: writing failed", o->usage_json);
+	return 0;
+}
+
 static int
 mps_cmd_exec(int argc, char **argv, struct ctx *c)
 {
@@ -748,7 +875,8 @@ mps_cmd_exec(int argc, char **argv, struct ctx *c)
 	struct gpu_system sys;
 	struct gpu_target *t = NULL;
 	struct mps_daemon d;
-	char path[4096], **env;
+	struct watch w;
+	char path[4096], uuid[GPU_UUID_LEN] = "", **env;
 	int n = 0, started = 0, rc;
 
 	err_set_command("mps exec");
@@ -765,11 +893,27 @@ mps_cmd_exec(int argc, char **argv, struct ctx *c)
 		gpu_system_free(&sys);
 		return err_report();
 	}
+	memset(&w, 0, sizeof w);
+	if (o.usage || o.usage_json) {
+		const struct gpu_info *g = &sys.gpus[t[0].gpu];
+
+		w.gpu = g->index;
+		w.gi_id = t[0].gi >= 0 ? (int)g->gi[t[0].gi].id : -1;
+		gpu_usage_init(&w.u);
+		w.u.counter_shared = w.gi_id >= 0;
+		if (ctx_backend(c, &w.b) < 0) {
+			warnx_("--usage: %s", err_msg());  /* opened already for the targets: not expected */
+			w.b = NULL;
+		}
+		str_copy(uuid, t[0].uuid, sizeof uuid);
+	}
 	free(t);
 	gpu_system_free(&sys);
 	env = exec_env(&d);
-	rc = run_child(argv + optind, env);
+	rc = run_child(argv + optind, env, &w);
 	exec_env_free(env);
+	if (w.b && report_usage(&o, &w, argv[optind], rc, uuid) < 0)
+		warnx_("%s", err_msg());
 	/* the command is gone; a daemon we started goes with it (clients left: terminated) */
 	if (started && mps_stop(&d, 2, 1) < 0)
 		warnx_("stopping the daemon of %s: %s", d.uuid, err_msg());

@@ -16,6 +16,9 @@
  * Energy: each simulated GPU draws a steady power set by its utilization
  * line (SIM_IDLE_W idle, SIM_BUSY_W at 100%), and its counter is that
  * power times the monotonic clock: over any span, joules = watts x seconds.
+ * GPUPACK_SIM_ENERGY_STEP_MS=S gives the counter a resolution, as NVML's
+ * has: it moves only at multiples of S ms of the monotonic clock, by what
+ * was used since (a read between two updates repeats the last value).
  */
 #include "gpu/backend.h"
 #include "gpu/topology.h"
@@ -24,6 +27,7 @@
 #include "util/fs.h"
 #include "util/str.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,8 @@ struct sim {
 	long env_fail[TOPO_NOPS];   /* GPUPACK_SIM_FAIL: the call that fails; 0 none */
 	double e_at[TOPO_MAX_GPUS]; /* the energy counter: when each GPU's was last read (0 never) */
 	double e_mj[TOPO_MAX_GPUS]; /* and its value then, in mJ */
+	double e_shown[TOPO_MAX_GPUS]; /* what the counter last showed (the step on: under e_mj) */
+	double e_step_s;            /* GPUPACK_SIM_ENERGY_STEP_MS in seconds; 0: moves on every read */
 };
 
 static int
@@ -279,7 +285,17 @@ sim_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
 	if (gpu < TOPO_MAX_GPUS) {
 		s->e_mj[gpu] += s->e_at[gpu] > 0 ? watts * (now - s->e_at[gpu]) * 1000.0 : watts * now * 1000.0;
 		s->e_at[gpu] = now;
-		*mj = (uint64_t)s->e_mj[gpu];
+		if (s->e_step_s > 0) {
+			/* what it read at the last update: the power since then is not counted yet */
+			double last = floor(now / s->e_step_s) * s->e_step_s;
+			double at_update = s->e_mj[gpu] - watts * (now - last) * 1000.0;
+
+			if (at_update > s->e_shown[gpu])
+				s->e_shown[gpu] = at_update;
+		} else {
+			s->e_shown[gpu] = s->e_mj[gpu];
+		}
+		*mj = (uint64_t)s->e_shown[gpu];
 	} else
 		*mj = (uint64_t)(watts * now * 1000.0);
 	return 0;
@@ -334,17 +350,22 @@ gpu_sim_open(const char *file, int in_place, struct gpu_backend **out)
 {
 	char copy[4096];
 	struct stat st;
-	const char *env = getenv("GPUPACK_SIM_FAIL");
+	const char *env = getenv("GPUPACK_SIM_FAIL"), *step = getenv("GPUPACK_SIM_ENERGY_STEP_MS");
 	struct gpu_backend *b;
+	long step_ms = 0;
 	struct topology t;
 	struct sim *s;
 
 	*out = NULL;
+	if (step && *step && parse_long(step, 1, 3600000, &step_ms) < 0)
+		return err_set(EXIT_USAGE, "GPUPACK_SIM_ENERGY_STEP_MS='%s': expected milliseconds, 1 to 3600000",
+		    step);
 	/* read it once now, so that a bad file is reported before any work starts */
 	if (topo_load(file, &t) < 0)
 		return -1;
 	topo_free(&t);
 	s = xcalloc(1, sizeof *s);
+	s->e_step_s = (double)step_ms / 1000.0;
 	if (env && *env && parse_env_fail(env, s->env_fail) < 0) {
 		free(s);
 		return -1;

@@ -290,10 +290,48 @@ run env FAKE_WORK_NOISE_N=64 $B --sizes 64 --procs 1,2 --repeats 3 --max-repeats
 like "$out" "mode +P +TFLOP/s +min +max +speed-up +efficiency +spread +runs" "the table says how many runs"
 is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && $(NF - 1) != 3' | wc -l | tr -d ' ')" 0 \
 	"--max-repeats = --repeats: never more"
-# joules: the simulated GPU's energy counter (70 W idle): each row's J, and the point with the fewest
+# joules: the simulated GPU's energy counter (70 W idle) moves only every GPUPACK_SIM_ENERGY_STEP_MS,
+# as NVML's does. A J is trusted where the repeat spans >= 10 updates, else the point's repeats are
+# summed, else it is - (never 0). The rule, from the JSON (the windows are what bench measured):
+ENERGY_RULE='[.exercises[].points[] | select(.median != null) |
+	(.energy_windows_s | map(select(. != null))) as $w | ($w | map(select(. < 10 * $p)) | length) as $short |
+	(if ($w | length) > 0 and $short == 0 then "alone" elif ($w | length) > 1 and ($w | add) >= 10 * $p
+	 then "summed" else "none" end) as $want |
+	select(($want == "none") != (.energy_j == null) or (.energy_j != null and .energy_j <= 0) or
+	       ($want == "summed") != (.energy_summed_repeats > 0))] | length'
+# a 5 ms counter, repeats of 0.3 s (the workers sleep the time they say): each repeat's J stands alone
+# (even where a loaded machine reads the counter so slowly that the period seen is up to 30 ms)
+run env FAKE_WORK_REAL=1 GPUPACK_SIM_ENERGY_STEP_MS=5 $B $TINY --exercises 1 --time 0.3 --json
+is "$rc" 0 "a 5 ms energy counter: succeeds"
+printf '%s\n' "$out" >"$T/energy5.json"
+is "$(jq '.setup.energy_period_s >= 0.0025 and .setup.energy_min_updates == 10' \
+	"$T/energy5.json")" true "a 5 ms energy counter: its period measured at start"
+is "$(jq --argjson p "$(jq .setup.energy_period_s "$T/energy5.json")" "$ENERGY_RULE" "$T/energy5.json")" 0 \
+	"a 5 ms energy counter: every J follows the rule"
+is "$(jq '[.exercises[0].points[] | select(.energy_j != null)] | length' "$T/energy5.json")" 6 \
+	"a 5 ms energy counter, 0.3 s repeats: every point has its J"
+# the same, printed: every row's J, the fewest-joules line names a mode or says none is clearly lower
+run env FAKE_WORK_REAL=1 GPUPACK_SIM_ENERGY_STEP_MS=5 $B $TINY --exercises 1 --time 0.3
 is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && !($NF > 0)' | wc -l | tr -d ' ')" 0 \
 	"every measured row has its joules"
-like "$out" "fewest joules: [a-z-]+, P=[0-9]+: [0-9.]+ J, at [0-9]+% of the best TFLOP/s" "the point with the fewest joules is named"
+like "$out" "energy counter: updates every [0-9]+ ms \(steps of [0-9]+ mJ\): a J spans >= 10 updates" \
+	"the counter's resolution is said"
+like "$out" "fewest joules: ([a-z-]+, P=[0-9]+: [0-9.]+ J, at [0-9]+% of the best TFLOP/s|none clearly lower \([a-z-]+, P=[0-9]+: [0-9.]+ J and [a-z-]+, P=[0-9]+: [0-9.]+ J differ by no more than the spread, [0-9]+%\))" \
+	"the fewest joules: named, or none clearly lower"
+# a 300 ms counter and short repeats: what is too short reads -, never 0
+run env GPUPACK_SIM_ENERGY_STEP_MS=300 $B $TINY --exercises 1 --json
+is "$rc" 0 "a 300 ms energy counter: succeeds"
+printf '%s\n' "$out" >"$T/energy300.json"
+is "$(jq '.setup.energy_period_s >= 0.15' "$T/energy300.json")" true "a 300 ms energy counter: measured so"
+is "$(jq --argjson p "$(jq .setup.energy_period_s "$T/energy300.json")" "$ENERGY_RULE" "$T/energy300.json")" 0 \
+	"a 300 ms energy counter: every J follows the rule"
+is "$(jq '[.exercises[0].points[] | select(.energy_j == 0)] | length' "$T/energy300.json")" 0 \
+	"a 300 ms energy counter: no J of 0"
+is "$(jq '[.exercises[0].recommendations[]? | select(.energy_clear and .energy_best_j == null)] | length' \
+	"$T/energy300.json")" 0 "a mode is named for joules only with its J"
+run env GPUPACK_SIM_ENERGY_STEP_MS=x $B $TINY --exercises 1
+is "$rc" 2 "GPUPACK_SIM_ENERGY_STEP_MS=x: a usage error"
+like "$err" "GPUPACK_SIM_ENERGY_STEP_MS='x': expected milliseconds" "GPUPACK_SIM_ENERGY_STEP_MS=x: says why"
 usage_err "--max-repeats below --repeats" --repeats 5 --max-repeats 4
 
 # --- exercise 4: the user's command through gpupack run

@@ -99,6 +99,39 @@ run $G mps exec --gpu 0 --sm 10 -- true
 is "$rc" 0 "and then exec with those limits runs"
 $G mps stop >/dev/null 2>&1
 
+# ---- --usage and --usage-json: what the command used ---------------------------------
+# the simulated GPU's counter moves every 20 ms; 1 s of the command spans >= 10 updates (even where
+# a loaded machine reads it so slowly that the period seen is up to 100 ms)
+run env GPUPACK_SIM_ENERGY_STEP_MS=20 $G mps exec --usage --usage-json "$T/usage.json" -- sh -c 'sleep 1; echo done'
+is "$rc" 0 "exec --usage: the command's exit status"
+is "$out" "done" "exec --usage: the command's stdout is its own"
+like "$err" "gpupack: mps exec: usage of sh:" "exec --usage: the usage on stderr at the end"
+like "$err" "wall +[0-9.]+ s +exact" "exec --usage: wall time, exact"
+like "$err" "CPU time +[0-9.]+ s +exact" "exec --usage: CPU time, exact"
+like "$err" "peak memory +- +unknown +the driver gives no per-process memory" \
+	"exec --usage: the simulated GPU lists no processes: memory unknown, no figure"
+like "$err" "GPU energy +[0-9.]+ J +estimate" "exec --usage: the GPU's energy, an estimate"
+is "$(jq -r '[.command, .exit_status, .wall_s.quality, .cpu_s.quality, .peak_memory_bytes.quality,
+	.peak_memory_bytes.value, .energy_j.quality] | map(tostring) | join(" ")' "$T/usage.json")" \
+	"sh 0 exact exact unknown null estimate" "exec --usage-json: each field with its quality"
+# the simulated GPU draws 70 to 700 W: joules over the life the wall time measured
+is "$(jq '.wall_s.value >= 1 and .energy_j.value >= 0.9 * 70 * 1 and
+	.energy_j.value <= 1.1 * 700 * .wall_s.value' "$T/usage.json")" true \
+	"exec --usage-json: joules between 70 W and 700 W over the command's wall time"
+# a life shorter than 10 counter updates: -, never 0
+run env GPUPACK_SIM_ENERGY_STEP_MS=1000 $G mps exec --usage-json - -- sh -c 'exit 4'
+is "$rc" 4 "exec --usage-json -: the command's exit status"
+is "$(printf '%s\n' "$out" | jq -r '[.exit_status, .energy_j.value, .energy_j.quality] | map(tostring) | join(" ")')" \
+	"4 null unknown" "a life under 10 counter updates: energy unknown, not 0"
+like "$(printf '%s\n' "$out" | jq -r .energy_j.how)" "resolution is not known|under 10 updates" "and it says why"
+run $G mps exec --usage-json "$T/no/such/dir/u.json" -- true
+is "$rc" 0 "an unwritable --usage-json: the command's status stands"
+like "$err" "--usage-json $T/no/such/dir/u.json: No such file or directory" "and it says why"
+run $G mps status --usage
+is "$rc" 2 "--usage is exec's only"
+no_state
+ok $? "nothing left after the usage runs"
+
 # ---- bad input: nothing started, the command not run -------------------------------
 for a in "--sm 101" "--sm 0" "--mem 12X"; do
 	# shellcheck disable=SC2086

@@ -21,7 +21,9 @@
  *   --streams S: min(1, S u) at 98%;  --batched P: min(1, P u).
  * --cpu-ms adds M ms a iteration that only the process itself waits for.
  * The times reported are the model's (t_end = t_start + modelled seconds);
- * the process does not sleep them, so that tests stay fast.
+ * the process does not sleep them, so that tests stay fast; FAKE_WORK_REAL=1
+ * makes it sleep them (a repeat as long as it says: the energy counter's
+ * windows are real time).
  *
  * Failures for tests: FAKE_WORK_FAIL_N=N fails (exit 1, "ok":false) when
  * --n is N; FAKE_WORK_FAIL_MODE=batched|streams|mps fails that mode only;
@@ -348,6 +350,8 @@ run_one(const struct args *a, int fd, double sm)
 
 		secs *= 1 + 0.3 * (double)((k++ * 2654435761u >> 7) & 1);
 	}
+	if (!fail && getenv("FAKE_WORK_REAL") && secs > 0)
+		usleep((useconds_t)(secs * 1e6));
 	printf("{\"mode\":\"matmul\",\"ok\":%s,\"pid\":%d,\"device\":\"%s\",\"uuid\":\"%s\","
 	    "\"n\":%ld,\"iters\":%ld,\"streams\":%ld,\"batched\":%ld,\"peers\":%d,\"mps\":%s,"
 	    "\"sm_pct\":%g,", fail || env_is("FAKE_WORK_BAD_SUM_N", a->n) ? "false" : "true",
