@@ -441,25 +441,6 @@ apply(struct farm *f, int n, double now)
 		}
 }
 
-/*
- * A fault on an MPS device: its driver is not asked anything (its last
- * readings stand) for FARM_FAULT_QUIET seconds after the fault and while
- * its server is known in FAULT. On an H200 (fault farm f3) gpupack's own
- * reading, taken while the driver tore an illegal address's clients down,
- * waited 60 s in the driver (state D, os_acquire_mutex), the 30 clients
- * beside it waiting there too; the same farm at -j 16, which reads
- * nothing, and GNU parallel's saw the clients gone within 2 s.
- */
-static int
-fault_quiet(const struct farm *f, struct group *g, double now)
-{
-	if (!g->mps)
-		return 0;
-	farm_mps_fault_news(g, farm_log_since(f, g), now);
-	return (g->h.fault_at > 0 && now - g->h.fault_at < FARM_FAULT_GRACE) ||
-	    (g->h.fault_last > 0 && now - g->h.fault_last < FARM_FAULT_QUIET);
-}
-
 void
 auto_tick(struct farm *f, double now)
 {
@@ -476,7 +457,7 @@ auto_tick(struct farm *f, double now)
 		au->running_since = now;
 	read_host(f, now, full);
 	for (int i = 0; i < f->ng; i++)
-		if (f->g[i].ctl && !fault_quiet(f, &f->g[i], now))
+		if (f->g[i].ctl && !farm_mps_quiet(&f->g[i], farm_log_since(f, &f->g[i]), now))
 			read_device(f, i, now, full);
 	n = gather(f, -1, NULL);
 	if (full) {

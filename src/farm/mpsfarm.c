@@ -147,6 +147,16 @@ farm_mps_fault_news(struct group *g, long since, double now)
 }
 
 int
+farm_mps_quiet(struct group *g, long since, double now)
+{
+	if (!g->mps)
+		return 0;
+	farm_mps_fault_news(g, since, now);
+	return (g->h.fault_at > 0 && now - g->h.fault_at < FARM_FAULT_GRACE) ||
+	    (g->h.fault_last > 0 && now - g->h.fault_last < FARM_FAULT_QUIET);
+}
+
+int
 farm_mps_culprit(const struct group *g, long off, pid_t pid)
 {
 	int r = mps_fault_culprit(g->mps, off, pid);

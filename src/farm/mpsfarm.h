@@ -29,6 +29,16 @@ int farm_mps_fault(const struct group *g, long off);
  * g->h.fault_last = now; 0 none.
  */
 int farm_mps_fault_news(struct group *g, long since, double now);
+/*
+ * Leave g's driver alone now (no NVML reading of its device): 1 within
+ * FARM_FAULT_QUIET seconds of a fault in its server's log (looked for
+ * first, from since) and while its server is known in FAULT. On an H200
+ * (fault farm f3) gpupack's own reading, taken while the driver tore an
+ * illegal address's clients down, waited 60 s in the driver (state D,
+ * os_acquire_mutex) with the 30 clients beside it; the same farm at -j 16,
+ * which read nothing, and GNU parallel's saw the clients gone within 2 s.
+ */
+int farm_mps_quiet(struct group *g, long since, double now);
 /* Does its server's log since off name pid as a fault's culprit? 1 yes, 0 others only, -1 none. */
 int farm_mps_culprit(const struct group *g, long off, pid_t pid);
 /* terminate_client every client in process group pgid (before it is signalled). */
