@@ -80,6 +80,15 @@ struct run;
 
 /* How long a silent gpupack stays a member (seconds; $GPUPACK_FARM_LOST). */
 #define NODES_LOST_DEFAULT 60.0
+/*
+ * Under Slurm, a member whose beat is this late ($GPUPACK_FARM_ASK seconds;
+ * 0: never) is asked about: Slurm may know its node is lost
+ * (nodes_slurm_ask), at most every NODES_ASK_EVERY seconds, scontrol given
+ * NODES_ASK_TIMEOUT seconds.
+ */
+#define NODES_ASK_DEFAULT 5.0
+#define NODES_ASK_EVERY 3.0
+#define NODES_ASK_TIMEOUT 3.0
 /* How often a member shows it is alive and looks at the others. */
 #define NODES_BEAT 1.0
 /* Whose beats a member reads each beat (in turn), and how often it lists the members (beats). */
@@ -169,6 +178,30 @@ void nodes_close(struct farm *f);
  * it), 0 when the farm can use it.
  */
 int nodes_mount_check(const char *mountinfo, const char *path, double lost_after, char *why, size_t size);
+
+/* nodes_slurm.c: what Slurm says of a member's node (pure but for nodes_slurm_ask) */
+
+/* The node of member owner (node.procid.pid[.rK]) into node; -1 not of that form. */
+int nodes_slurm_owner_node(const char *owner, char *node, size_t size);
+/* Does hostlist list (n[1-3,5],gpu07) name node? 1 yes, 0 no, -1 a form not understood. */
+int nodes_slurm_hostlist_has(const char *list, const char *node);
+/*
+ * `scontrol show node -o NODE`'s output: 1 when node's State says it is
+ * lost (DOWN, FAIL, NOT_RESPONDING or *, powered down), 0 when not (a
+ * draining node still runs its jobs), -1 no answer (not in the output).
+ */
+int nodes_slurm_node_lost(const char *out, const char *node);
+/*
+ * `scontrol show job -o JOBID`'s output: 1 when the job runs and its node
+ * list (each component's, for a heterogeneous job) no longer holds node,
+ * 0 when it does, -1 no answer (not running, a node list not understood).
+ */
+int nodes_slurm_job_lost(const char *out, const char *node);
+/*
+ * Ask scontrol (on PATH) both, each given timeout seconds: 1 node is lost,
+ * 0 it is not, -1 no answer (scontrol missing, failing or slow).
+ */
+int nodes_slurm_ask(const char *node, const char *jobid, double timeout);
 
 /* nodes_journal.c: the records of a chain of runs */
 
