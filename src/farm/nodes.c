@@ -554,13 +554,31 @@ nodes_setup(struct farm *f, uint64_t identity)
 	 * Killed with its node still up, this gpupack is marked lost by its
 	 * watchdog once its tasks are gone: the others take over at once.
 	 */
-	if (realpath(n->rundir, part) && strlen(part) + strlen(n->owner) + 7 < sizeof part) {
-		size_t len = strlen(part);
-
-		snprintf(part + len, sizeof part - len, "/lost/%s", n->owner);
+	if (f->guard.pid > 0 && nodes_lost_mark(f, part, sizeof part) == 0)
 		guard_mark_on_death(&f->guard, part, n->owner);
-	}
 	return 1;
+}
+
+int
+nodes_lost_mark(const struct farm *f, char *path, size_t size)
+{
+	const struct nodes *n = f->nodes;
+	char dir[PATH_MAX];
+
+	if (!n || !n->owner[0])
+		return -1;
+	/* the watchdog may not share our working directory's meaning: absolute */
+	if (n->rundir[0] == '/')
+		str_copy(dir, n->rundir, sizeof dir);
+	else if (!realpath(n->rundir, dir))
+		return -1;
+	return (size_t)snprintf(path, size, "%s/lost/%s", dir, n->owner) < size ? 0 : -1;
+}
+
+const char *
+nodes_owner(const struct farm *f)
+{
+	return f->nodes ? f->nodes->owner : "";
 }
 
 const char *

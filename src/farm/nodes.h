@@ -127,6 +127,15 @@ int nodes_setup(struct farm *f, uint64_t identity);
  */
 int nodes_take(struct farm *f, unsigned long long seq, int *attempt);
 
+/*
+ * The absolute path of this member's lost mark (RUN/lost/OWNER), which its
+ * watchdog creates, naming OWNER, when gpupack dies (farm/guard.h): the
+ * others take its inputs over at their next look. -1 when not known.
+ */
+int nodes_lost_mark(const struct farm *f, char *path, size_t size);
+/* This member's name in the run (node.procid.pid[.rK]). */
+const char *nodes_owner(const struct farm *f);
+
 /* The Host column of our records (the node's name). */
 const char *nodes_host(const struct farm *f);
 
