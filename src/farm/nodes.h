@@ -17,7 +17,7 @@
  *     log/OWNER                    OWNER's joblog (GNU parallel's columns)
  *     alive/OWNER                  its heartbeat: the file's mtime
  *     done/OWNER                   it is idle: every input it took has ended
- *     lost/OWNER                   another declared it lost (no heartbeat)
+ *     lost/OWNER -> WHO            another (WHO) declared it lost, or its watchdog (WHO: OWNER)
  *     merged                       who wrote FILE, the run's joblog, at the end
  *     status                       the farm's exit status, written at the end
  *
@@ -36,7 +36,10 @@
  * the one in the log of whoever holds its highest claim. When a node stops
  * beating for GPUPACK_FARM_LOST seconds (default 60), the others declare
  * it lost (it stops when it sees that) and run its unfinished inputs again
- * through the farm's rerun path (queue_rerun_own). FILE, the joblog users
+ * through the farm's rerun path (queue_rerun_own). Sooner where the loss
+ * is known: a gpupack killed on a node still up is marked lost by its
+ * watchdog (farm/guard.h) once its tasks are gone, and under Slurm a
+ * member GPUPACK_FARM_ASK seconds late is asked about (nodes_slurm.c). FILE, the joblog users
  * read, is written whole at the end; --resume reads the logs of the run's
  * chain of parents, so a rerun with any number of nodes runs only what no
  * node finished.
