@@ -49,7 +49,9 @@ trial() {
 	case $mode in
 	watchdog) kill -9 "$P1" ;;
 	slurm) kill -STOP "$P1" ;;
-	silent) kill -9 $(ps -o pid= --ppid "$P1") "$P1" ;;
+	silent)
+		# shellcheck disable=SC2046
+		kill -9 $(ps -o pid= --ppid "$P1") "$P1" ;;
 	esac
 	t0=$(now)
 	until [ -L "$R/lost/$owner" ]; do sleep 0.02; done
@@ -62,7 +64,8 @@ trial() {
 }
 
 echo "# $(uname -n), $(nproc) cores, $(git rev-parse --short HEAD); mode trial seconds_to_lost inputs_recorded_of_40"
-for mode in ${*:-watchdog slurm silent}; do
+[ $# -gt 0 ] || set -- watchdog slurm silent
+for mode in "$@"; do
 	for n in $(seq 1 "${TRIALS:-3}"); do
 		trial "$mode" "$n"
 	done
