@@ -61,6 +61,7 @@ struct nodes {
 	double lost_after;
 	double ask_after;        /* $GPUPACK_FARM_ASK: a beat this late, Slurm is asked (0: never) */
 	char jobid[64];          /* $SLURM_JOB_ID, "" outside Slurm: nothing to ask */
+	int asked_now;           /* Slurm was asked in this look already: one question a beat */
 	double next_beat;
 	struct timespec my_beat;
 	struct peer *peers;
@@ -706,12 +707,13 @@ saw_lost(struct nodes *n, const char *owner)
 	p->lost = 1;
 }
 
+static int declare_lost(struct nodes *n, struct peer *p);
+
 /*
  * Under Slurm: p's beat is late (by `late` s). Does Slurm already know its
  * node is lost? Asked at most every NODES_ASK_EVERY seconds per member; no
  * answer is no loss (the GPUPACK_FARM_LOST rule stays).
  */
-static int declare_lost(struct nodes *n, struct peer *p);
 
 static void
 ask_slurm(struct nodes *n, struct peer *p, double late)
@@ -719,10 +721,16 @@ ask_slurm(struct nodes *n, struct peer *p, double late)
 	char node[128];
 	double now = clock_mono();
 
-	if (!n->jobid[0] || n->ask_after <= 0 || late <= n->ask_after ||
+	/*
+	 * One member asked about a beat, so that a slurmctld that does not
+	 * answer holds our loop NODES_ASK_TIMEOUT twice at most, not once per
+	 * late member: the others are asked about at the next beats, in turn.
+	 */
+	if (!n->jobid[0] || n->ask_after <= 0 || late <= n->ask_after || n->asked_now ||
 	    (p->asked > 0 && now < p->asked + NODES_ASK_EVERY))
 		return;
 	p->asked = now;
+	n->asked_now = 1;
 	if (nodes_slurm_owner_node(p->owner, node, sizeof node) < 0 ||
 	    nodes_slurm_ask(node, n->jobid, NODES_ASK_TIMEOUT) != 1)
 		return;
@@ -800,6 +808,7 @@ watch(struct nodes *n)
 {
 	size_t looked = 0, i;
 
+	n->asked_now = 0;
 	if (n->npeers == 0 || n->watched % NODES_LIST == 0)
 		list_dir(n, "alive", saw_member);
 	if (n->restart > 0)
