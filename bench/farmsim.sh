@@ -21,7 +21,7 @@ run() {
 	# the farm's own warnings (a node declared lost) are counted, not printed
 	"$SIM" "$@" 2>"${TMPDIR:-/tmp}/farmsim.err.$$" || rc=1
 	echo "stderr lines: $(wc -l <"${TMPDIR:-/tmp}/farmsim.err.$$")"
-	grep -v 'went silent' "${TMPDIR:-/tmp}/farmsim.err.$$" | head -5
+	grep -v 'went silent\|was killed' "${TMPDIR:-/tmp}/farmsim.err.$$" | head -5
 	rm -f "${TMPDIR:-/tmp}/farmsim.err.$$"
 	echo
 }

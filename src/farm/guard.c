@@ -246,6 +246,7 @@ struct watched {
 	int n, cap;
 	char **uuids;
 	int nuuids;
+	char *mark, *mark_to;   /* the lost mark to create once the tasks are gone (guard_mark_on_death) */
 };
 
 static void
@@ -272,6 +273,17 @@ watch_line(struct watched *w, char *line)
 	} else if (line[0] == 'm' && line[1] == ' ' && line[2]) {
 		w->uuids = xrealloc(w->uuids, (size_t)(w->nuuids + 1) * sizeof *w->uuids);
 		w->uuids[w->nuuids++] = xstrdup(line + 2);
+	} else if (line[0] == 'l' && line[1] == ' ' && line[2]) {
+		/* "l TARGET PATH": TARGET has no space, PATH may */
+		char *sp = strchr(line + 2, ' ');
+
+		if (sp && sp[1] == '/') {
+			*sp = '\0';
+			free(w->mark);
+			free(w->mark_to);
+			w->mark_to = xstrdup(line + 2);
+			w->mark = xstrdup(sp + 1);
+		}
 	}
 }
 
@@ -298,6 +310,16 @@ watch_end(struct watched *w, const struct guard *g)
 		str_copy(name, g->token, sizeof name);
 		unlinkat(g->runs, name, 0);
 	}
+	/*
+	 * A farm over nodes: gpupack died with its node still up and its tasks
+	 * are gone now, so the others may take its claims over at once rather
+	 * than after GPUPACK_FARM_LOST of silence (farm/nodes.h). Only here,
+	 * at gpupack's death: a gpupack that is only slow never gets this mark
+	 * from its own watchdog. A failure (EEXIST: the others said so first)
+	 * leaves the others their own rules.
+	 */
+	if (w->mark && symlink(w->mark_to, w->mark) < 0)
+		errno = 0;
 }
 
 static void __attribute__((noreturn))
@@ -305,7 +327,7 @@ watchdog(int in, struct guard *g)
 {
 	static const int quiet[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
 	struct watched w = {0};
-	char buf[4096];
+	char buf[PATH_MAX + 512];
 	size_t have = 0;
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -420,6 +442,18 @@ guard_start(struct guard *g, int nslots, int *killed)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		warnx_("cannot become the subreaper of the tasks: %s", strerror(errno));
 	return 0;
+}
+
+void
+guard_mark_on_death(struct guard *g, const char *path, const char *target)
+{
+	char line[PATH_MAX + 200];
+
+	if (path[0] != '/' || strchr(target, ' ') || strchr(target, '\n') || strchr(path, '\n'))
+		return;
+	if ((size_t)snprintf(line, sizeof line, "l %s %s\n", target, path) >= sizeof line)
+		return;
+	tell(g, line);
 }
 
 void

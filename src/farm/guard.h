@@ -58,6 +58,13 @@ void guard_task_ended(struct guard *g, int slot, pid_t pgid);
 void guard_mps_started(struct guard *g, const char *uuid);
 /* The loop reaped pid: 1 when it was the watchdog (then it is gone: said once). */
 int guard_reaped(struct guard *g, pid_t pid);
+/*
+ * A farm over nodes: when gpupack dies (not at a normal end, guard_stop),
+ * the watchdog creates the symlink path (absolute) -> target once the
+ * run's tasks are gone: the lost mark that lets the farm's other members
+ * take gpupack's inputs over at once (farm/nodes.h).
+ */
+void guard_mark_on_death(struct guard *g, const char *path, const char *target);
 /* A normal end: the watchdog leaves without killing anything; the record goes. */
 void guard_stop(struct guard *g);
 

@@ -41,6 +41,7 @@ struct peer {
 	int done, lost;          /* seen so */
 	int swept;               /* lost, and its records read by the pass going on */
 	struct nodes_log *log;   /* a lost one's records, read when a pass starts */
+	double asked;            /* when Slurm was last asked about its node (clock_mono; 0 never) */
 };
 
 struct nodes {
@@ -58,6 +59,9 @@ struct nodes {
 	int resume_failed;
 	int pass;                /* 0: the first walk over the inputs; later: reruns of the lost */
 	double lost_after;
+	double ask_after;        /* $GPUPACK_FARM_ASK: a beat this late, Slurm is asked (0: never) */
+	char jobid[64];          /* $SLURM_JOB_ID, "" outside Slurm: nothing to ask */
+	int asked_now;           /* Slurm was asked in this look already: one question a beat */
 	double next_beat;
 	struct timespec my_beat;
 	struct peer *peers;
@@ -488,6 +492,10 @@ nodes_setup(struct farm *f, uint64_t identity)
 	n->resume_failed = o->resume_failed;
 	if (parse_double(env_or("GPUPACK_FARM_LOST", "60"), &n->lost_after) < 0 || n->lost_after <= 0)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_LOST=%s: want seconds", getenv("GPUPACK_FARM_LOST"));
+	if (parse_double(env_or("GPUPACK_FARM_ASK", "5"), &n->ask_after) < 0 || n->ask_after < 0)
+		return err_set(EXIT_USAGE, "GPUPACK_FARM_ASK=%s: want seconds (0: never ask Slurm)",
+		    getenv("GPUPACK_FARM_ASK"));
+	str_copy(n->jobid, env_or("SLURM_JOB_ID", ""), sizeof n->jobid);
 	if ((size_t)snprintf(n->dir, sizeof n->dir, "%s.farm", o->joblog) >= sizeof n->dir)
 		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
 	if (check_mount(n) < 0)
@@ -543,7 +551,35 @@ nodes_setup(struct farm *f, uint64_t identity)
 	    journal_open(&f->j, part, 0, 0, 0, identity) < 0)
 		return -1;
 	n->next_beat = clock_mono() + NODES_BEAT;
+	/*
+	 * Killed with its node still up, this gpupack is marked lost by its
+	 * watchdog once its tasks are gone: the others take over at once.
+	 */
+	if (f->guard.pid > 0 && nodes_lost_mark(f, part, sizeof part) == 0)
+		guard_mark_on_death(&f->guard, part, n->owner);
 	return 1;
+}
+
+int
+nodes_lost_mark(const struct farm *f, char *path, size_t size)
+{
+	const struct nodes *n = f->nodes;
+	char dir[PATH_MAX];
+
+	if (!n || !n->owner[0])
+		return -1;
+	/* the watchdog may not share our working directory's meaning: absolute */
+	if (n->rundir[0] == '/')
+		str_copy(dir, n->rundir, sizeof dir);
+	else if (!realpath(n->rundir, dir))
+		return -1;
+	return (size_t)snprintf(path, size, "%s/lost/%s", dir, n->owner) < size ? 0 : -1;
+}
+
+const char *
+nodes_owner(const struct farm *f)
+{
+	return f->nodes ? f->nodes->owner : "";
 }
 
 const char *
@@ -657,9 +693,50 @@ saw_lost(struct nodes *n, const char *owner)
 		return;
 	}
 	p = peer(n, owner);
-	if (!p->lost)
+	if (!p->lost) {
+		char path[PATH_MAX], by[128];
+
 		n->need_pass = 1;
+		/* its own name: its watchdog said so (farm/guard.h), as it died */
+		if (path_in(n, path, sizeof path, "lost/%s", owner) == 0 && read_link(path, by, sizeof by) == 0 &&
+		    strcmp(by, owner) == 0)
+			warnx_("%s was killed (its watchdog said so once its tasks were gone): "
+			    "its unfinished tasks run again elsewhere", owner);
+		err_clear();
+	}
 	p->lost = 1;
+}
+
+static int declare_lost(struct nodes *n, struct peer *p);
+
+/*
+ * Under Slurm: p's beat is late (by `late` s). Does Slurm already know its
+ * node is lost? Asked at most every NODES_ASK_EVERY seconds per member; no
+ * answer is no loss (the GPUPACK_FARM_LOST rule stays).
+ */
+
+static void
+ask_slurm(struct nodes *n, struct peer *p, double late)
+{
+	char node[128];
+	double now = clock_mono();
+
+	/*
+	 * One member asked about a beat, so that a slurmctld that does not
+	 * answer holds our loop NODES_ASK_TIMEOUT twice at most, not once per
+	 * late member: the others are asked about at the next beats, in turn.
+	 */
+	if (!n->jobid[0] || n->ask_after <= 0 || late <= n->ask_after || n->asked_now ||
+	    (p->asked > 0 && now < p->asked + NODES_ASK_EVERY))
+		return;
+	p->asked = now;
+	n->asked_now = 1;
+	if (nodes_slurm_owner_node(p->owner, node, sizeof node) < 0 ||
+	    nodes_slurm_ask(node, n->jobid, NODES_ASK_TIMEOUT) != 1)
+		return;
+	if (declare_lost(n, p) >= 0)
+		warnx_("%s: Slurm says its node %s is lost (its beat %.0f s late): its unfinished tasks run again "
+		    "elsewhere", p->owner, node, late);
 }
 
 static void
@@ -731,6 +808,7 @@ watch(struct nodes *n)
 {
 	size_t looked = 0, i;
 
+	n->asked_now = 0;
 	if (n->npeers == 0 || n->watched % NODES_LIST == 0)
 		list_dir(n, "alive", saw_member);
 	if (n->restart > 0)
@@ -749,8 +827,12 @@ watch(struct nodes *n)
 		if (p->lost || p->done)
 			continue;
 		looked++;
-		if (beat_of(n, p->owner, &t) < 0 || ts_diff(n->my_beat, t) <= n->lost_after)
+		if (beat_of(n, p->owner, &t) < 0)
 			continue;
+		if (ts_diff(n->my_beat, t) <= n->lost_after) {
+			ask_slurm(n, p, ts_diff(n->my_beat, t));
+			continue;
+		}
 		/* silent too long: lost, for all of us (the first to say so, says so) */
 		if (declare_lost(n, p) >= 0)
 			warnx_("%s went silent for %.0f s: its unfinished tasks run again elsewhere",

@@ -17,7 +17,7 @@
  *     log/OWNER                    OWNER's joblog (GNU parallel's columns)
  *     alive/OWNER                  its heartbeat: the file's mtime
  *     done/OWNER                   it is idle: every input it took has ended
- *     lost/OWNER                   another declared it lost (no heartbeat)
+ *     lost/OWNER -> WHO            another (WHO) declared it lost, or its watchdog (WHO: OWNER)
  *     merged                       who wrote FILE, the run's joblog, at the end
  *     status                       the farm's exit status, written at the end
  *
@@ -36,7 +36,10 @@
  * the one in the log of whoever holds its highest claim. When a node stops
  * beating for GPUPACK_FARM_LOST seconds (default 60), the others declare
  * it lost (it stops when it sees that) and run its unfinished inputs again
- * through the farm's rerun path (queue_rerun_own). FILE, the joblog users
+ * through the farm's rerun path (queue_rerun_own). Sooner where the loss
+ * is known: a gpupack killed on a node still up is marked lost by its
+ * watchdog (farm/guard.h) once its tasks are gone, and under Slurm a
+ * member GPUPACK_FARM_ASK seconds late is asked about (nodes_slurm.c). FILE, the joblog users
  * read, is written whole at the end; --resume reads the logs of the run's
  * chain of parents, so a rerun with any number of nodes runs only what no
  * node finished.
@@ -80,6 +83,15 @@ struct run;
 
 /* How long a silent gpupack stays a member (seconds; $GPUPACK_FARM_LOST). */
 #define NODES_LOST_DEFAULT 60.0
+/*
+ * Under Slurm, a member whose beat is this late ($GPUPACK_FARM_ASK seconds;
+ * 0: never) is asked about: Slurm may know its node is lost
+ * (nodes_slurm_ask), at most every NODES_ASK_EVERY seconds, scontrol given
+ * NODES_ASK_TIMEOUT seconds.
+ */
+#define NODES_ASK_DEFAULT 5.0
+#define NODES_ASK_EVERY 3.0
+#define NODES_ASK_TIMEOUT 3.0
 /* How often a member shows it is alive and looks at the others. */
 #define NODES_BEAT 1.0
 /* Whose beats a member reads each beat (in turn), and how often it lists the members (beats). */
@@ -117,6 +129,15 @@ int nodes_setup(struct farm *f, uint64_t identity);
  * already: a later pass), NODES_ERROR (err set).
  */
 int nodes_take(struct farm *f, unsigned long long seq, int *attempt);
+
+/*
+ * The absolute path of this member's lost mark (RUN/lost/OWNER), which its
+ * watchdog creates, naming OWNER, when gpupack dies (farm/guard.h): the
+ * others take its inputs over at their next look. -1 when not known.
+ */
+int nodes_lost_mark(const struct farm *f, char *path, size_t size);
+/* This member's name in the run (node.procid.pid[.rK]). */
+const char *nodes_owner(const struct farm *f);
 
 /* The Host column of our records (the node's name). */
 const char *nodes_host(const struct farm *f);
@@ -169,6 +190,30 @@ void nodes_close(struct farm *f);
  * it), 0 when the farm can use it.
  */
 int nodes_mount_check(const char *mountinfo, const char *path, double lost_after, char *why, size_t size);
+
+/* nodes_slurm.c: what Slurm says of a member's node (pure but for nodes_slurm_ask) */
+
+/* The node of member owner (node.procid.pid[.rK]) into node; -1 not of that form. */
+int nodes_slurm_owner_node(const char *owner, char *node, size_t size);
+/* Does hostlist list (n[1-3,5],gpu07) name node? 1 yes, 0 no, -1 a form not understood. */
+int nodes_slurm_hostlist_has(const char *list, const char *node);
+/*
+ * `scontrol show node -o NODE`'s output: 1 when node's State says it is
+ * lost (DOWN, FAIL, NOT_RESPONDING or *, powered down), 0 when not (a
+ * draining node still runs its jobs), -1 no answer (not in the output).
+ */
+int nodes_slurm_node_lost(const char *out, const char *node);
+/*
+ * `scontrol show job -o JOBID`'s output: 1 when the job runs and its node
+ * list (each component's, for a heterogeneous job) no longer holds node,
+ * 0 when it does, -1 no answer (not running, a node list not understood).
+ */
+int nodes_slurm_job_lost(const char *out, const char *node);
+/*
+ * Ask scontrol (on PATH) both, each given timeout seconds: 1 node is lost,
+ * 0 it is not, -1 no answer (scontrol missing, failing or slow).
+ */
+int nodes_slurm_ask(const char *node, const char *jobid, double timeout);
 
 /* nodes_journal.c: the records of a chain of runs */
 

@@ -113,8 +113,8 @@ is "$(echo $TWICE)" "" "none ran twice (A's and B's were held before their end)"
 for s in $BOPEN $AC; do [ -e "$T/count/$s" ] || echo "$s"; done >"$T/missing"
 is "$(cat "$T/missing" | tr '\n' ' ')" "" "B's and A's unfinished inputs ran elsewhere"
 is "$(tail -n +2 "$L" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" "the joblog has one record per input"
-like "$(cat "$T/err.S")" "warning: $OB went silent for [0-9]+ s: its unfinished tasks run again elsewhere" \
-	"S said B was lost"
+like "$(cat "$T/err.S")" "warning: $OB was killed \(its watchdog said so once its tasks were gone\): its unfinished tasks run again elsewhere" \
+	"S said B was lost (B's watchdog marked it as it died)"
 
 # ---- a survivor lost in the middle of its takeover -------------------------------------------
 fresh takeover
@@ -218,7 +218,10 @@ member A 1 "" $STEP; A=$LAST
 OS=S.0.$S OA=A.1.$A
 recorded() { [ "$(all_records)" -eq "$1" ]; }
 until_ recorded 12                           # 1-12 ended and were recorded; past 12, each waits
-kill -9 "$S" "$A"
+# Slurm ends every process of the step, the watchdogs (and tasks) with their gpupacks: they first,
+# so that no watchdog lives to mark its gpupack lost (the requeued run must know it by itself)
+KIDS=$(ps -o pid= --ppid "$S" --ppid "$A")
+kill -9 $KIDS "$S" "$A"
 wait "$S" "$A" 2>/dev/null
 release_past 12
 member S 0 "" $STEP SLURM_RESTART_COUNT=1; S1=$LAST
@@ -234,6 +237,97 @@ is "$(ls "$T/count" | wc -l):$(echo $(ran 2))" "$N:" "every input ran to its end
 is "$(tail -n +2 "$L" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" "the joblog has one record per input"
 like "$(cat "$T/err.S" "$T/err.U")" "warning: $OS was a member of this job's run before it was requeued \(this is restart 1\): what it left unfinished runs again" \
 	"they say why"
+
+# ---- killed on a node still up: its watchdog marks it lost at once --------------------------------
+# (GPUPACK_FARM_LOST is an hour: only the mark can make it lost within this test)
+fresh killed
+touch "$T/node.S" "$T/node.K"
+member S 0 killed GPUPACK_FARM_LOST=3600 FARM_TASK_HOLD="$T/node.S"; S=$LAST
+member K 1 killed GPUPACK_FARM_LOST=3600 FARM_TASK_HOLD="$T/node.K"; K=$LAST
+OS=S.0.$S OK=K.1.$K
+until_ busy 4
+KC=$(claims_of "$OK")
+TASKS=$(ps -o pid=,comm= --ppid "$K" | awk '$2 != "gpupack-guard" {print $1}')
+is "$(echo $TASKS | wc -w)" 2 "K runs two tasks"
+kill -9 "$K"
+wait "$K" 2>/dev/null
+until_ declared "$OK"
+is "$(readlink "$(R)/lost/$OK")" "$OK" "K's lost mark names K itself: its watchdog wrote it"
+# (a zombie is ended: whoever inherited it has not reaped it yet)
+is "$(for p in $TASKS; do ps -o stat= -p "$p" | grep -v '^Z'; done)" "" "after it ended K's tasks"
+rm "$T/node.S" "$T/node.K"
+wait "$S"
+is "$?" 0 "S finishes the farm (exit 0)"
+is "$(ls "$T/count" | wc -l):$(echo $(ran 2))" "$N:" "every input ran to its end, none twice (K's were ended before theirs)"
+is "$(tail -n +2 "$L" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" "the joblog has one record per input"
+like "$(cat "$T/err.S")" "warning: $OK was killed \(its watchdog said so once its tasks were gone\): its unfinished tasks run again elsewhere" \
+	"S says why"
+
+# ---- Slurm says the node is lost: taken over in seconds, not after GPUPACK_FARM_LOST ----------------
+# A fake scontrol (tests/tools/fake-scontrol.sh): what it answers is the test's. Z is stopped (SIGSTOP:
+# its watchdog sees nothing, as when the node hangs or its network is gone) and its beat set 10 s
+# back: late by more than GPUPACK_FARM_ASK (5 s), far from GPUPACK_FARM_LOST (an hour).
+mkdir -p "$T/bin" "$T/nobin"
+cp "$GPUPACK_SRC/tests/tools/fake-scontrol.sh" "$T/bin/scontrol"
+chmod +x "$T/bin/scontrol"
+ln -sf /bin/sh "$T/nobin/sh"
+# asked_about MODE [VAR=VALUE...]: Z stopped, late 10 s; S asks (FAKE_SCONTROL=MODE)
+asked_about() {
+	mode=$1
+	shift
+	fresh "ask-$mode"
+	rm -f "$T/asked"
+	touch "$T/node.S" "$T/node.Z"
+	member S 0 "ask-$mode" SLURM_JOB_ID=77 FAKE_SCONTROL="$mode" FAKE_SCONTROL_LOG="$T/asked" "$@" \
+		FARM_TASK_HOLD="$T/node.S"; S=$LAST
+	member Z 1 "ask-$mode" SLURM_JOB_ID=77 FAKE_SCONTROL="$mode" "$@" FARM_TASK_HOLD="$T/node.Z"; Z=$LAST
+	OS=S.0.$S OZ=Z.1.$Z
+	until_ busy 4
+	ZC=$(claims_of "$OZ")
+	kill -STOP "$Z"
+	touch -h -d @$(($(date +%s) - 10)) "$(R)/alive/$OZ"
+}
+# finish: Z goes on, sees it was declared lost, the farm ends on S
+finish() {
+	rm -f "$T/node.S" "$T/node.Z"
+	kill -CONT "$Z"
+	wait "$S"
+	is "$?" 0 "$1: S finishes the farm (exit 0)"
+	wait "$Z"
+	is "$?" 0 "$1: Z exits with the farm's status"
+	is "$(ls "$T/count" | wc -l):$(tail -n +2 "$L" | cut -f1 | sort -un | wc -l)" "$N:$N" \
+		"$1: every input ran to its end, one record each"
+}
+for mode in down gone; do
+	asked_about $mode PATH="$T/bin:$PATH" GPUPACK_FARM_LOST=3600
+	until_ declared "$OZ"
+	case $mode in
+	down) why="State=DOWN" ;;
+	gone) why="the job's NodeList without it" ;;
+	esac
+	like "$(cat "$T/err.S")" "warning: $OZ: Slurm says its node Z is lost \(its beat [0-9]+ s late\): its unfinished tasks run again elsewhere" \
+		"$why: S declares Z lost at once (GPUPACK_FARM_LOST is an hour)"
+	like "$(cat "$T/asked")" "show node -o Z" "S asked scontrol about Z's node"
+	finish "$why"
+done
+# scontrol failing, or missing: no answer, no loss; the GPUPACK_FARM_LOST rule (20 s here) stays
+for mode in fail missing; do
+	if [ $mode = fail ]; then
+		asked_about fail PATH="$T/bin:$PATH" GPUPACK_FARM_LOST=20
+		until_ sh -c "[ \$(grep -c 'show node' '$T/asked' 2>/dev/null) -ge 2 ]"
+		diag "scontrol failing: S asked $(grep -c 'show node -o Z' "$T/asked") times, no loss"
+	else
+		asked_about missing PATH="$T/nobin" GPUPACK_FARM_LOST=20
+		sleep 2
+	fi
+	declared "$OZ"
+	ok "$([ $? -ne 0 ] && echo 0 || echo 1)" "scontrol $mode: Z, 10 s late, is not declared lost"
+	touch -h -d @$(($(date +%s) - 100)) "$(R)/alive/$OZ"
+	until_ declared "$OZ"
+	like "$(cat "$T/err.S")" "warning: $OZ went silent for [0-9]+ s: its unfinished tasks run again elsewhere" \
+		"scontrol $mode: Z is lost by GPUPACK_FARM_LOST's rule"
+	finish "scontrol $mode"
+done
 
 # ---- the farm's status, on every node ---------------------------------------------------------
 fresh status

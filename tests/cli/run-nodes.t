@@ -98,8 +98,8 @@ is "$(tail -n +2 "$L" | wc -l):$(records)" "$N:$N" "one record per input"
 is "$(tail -n +2 "$L" | cut -f7,8 | sort -u | tr '\t' ' ')" "0 0" "all ended well"
 tail -n +2 "$L" | cut -f1 | sort -n -c 2>/dev/null
 ok $? "the merged joblog is in Seq order"
-like "$(cat "$T"/err.n0 "$T"/err.n1)" "warning: n2\\.2\\.$P2 went silent for [0-9]+ s: its unfinished tasks run again elsewhere" \
-	"the others said it was lost"
+like "$(cat "$T"/err.n0 "$T"/err.n1)" "warning: n2\\.2\\.$P2 was killed \\(its watchdog said so once its tasks were gone\\): its unfinished tasks run again elsewhere" \
+	"the others said it was lost (its watchdog marked it as it died)"
 RC=$(ls "$L.farm/lost/reclaim" | sed 's/\..*//' | sort -n)
 ok "$([ -n "$RC" ] && echo 0 || echo 1)" "they took over its unfinished inputs ($(echo "$RC" | wc -l))"
 TWICE=$(for f in "$T"/marks/*; do [ "$(wc -l <"$f")" -gt 1 ] && basename "$f"; done | sort -n)

@@ -18,8 +18,14 @@
  * (lost: none; twice: none). Exit 0 when that holds, 1 when not, 2 usage.
  *
  *   farmsim -n NODES -t TASKS [-s SLOTS] [--len S] [--spread F] [--slow K:F]
- *           [--kills K] [--lost S] [--ttl S] [--nocto] [--append-delay S]
- *           [--nolocks] [--seed N]
+ *           [--kills K] [--lost S] [--known S] [--ttl S] [--nocto]
+ *           [--append-delay S] [--nolocks] [--seed N]
+ *
+ * --known S: a killed node's loss is known S seconds after its kill, as
+ * when its watchdog marks it (gpupack killed on a node still up) or Slurm
+ * says its node is down at the survivors' next question: its lost mark is
+ * created then, as the watchdog creates it (nodes_lost_mark). Without it,
+ * only the GPUPACK_FARM_LOST rule (--lost) finds a killed node.
  */
 #include "farm/cost.h"
 #include "farm/journal.h"
@@ -44,13 +50,13 @@
 struct cfg {
 	int nodes, slots, kills;
 	unsigned long long tasks;
-	double len, spread, slow_factor, lost;
+	double len, spread, slow_factor, lost, known;
 	int slow_nodes;
 	uint64_t seed;
 	struct simfs_opts fs;
 };
 
-enum { EV_END, EV_TICK, EV_KILL };
+enum { EV_END, EV_TICK, EV_KILL, EV_MARK };
 
 struct ev {
 	double t;
@@ -430,6 +436,20 @@ on_kill(const struct ev *e)
 	drop_tasks(e->node);
 	n->alive = 0;
 	n->end = now_t;
+	if (cfg.known >= 0)
+		push((struct ev){now_t + cfg.known, EV_MARK, e->node, 0, 0});
+}
+
+/* A killed node's loss becomes known: its lost mark, as its watchdog writes it. */
+static void
+on_mark(const struct ev *e)
+{
+	struct node *n = &nd[e->node];
+	char path[512];
+
+	enter(e->node);
+	if (nodes_lost_mark(&n->f, path, sizeof path) == 0 && symlink(nodes_owner(&n->f), path) < 0 && errno != EEXIST)
+		fprintf(stderr, "farmsim: cannot create %s: %s\n", path, strerror(errno));
 }
 
 /* The farm is over here: its status, and the merged joblog by the first to get there. */
@@ -453,7 +473,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: farmsim -n NODES -t TASKS [-s SLOTS] [--len S] [--spread F] [--slow K:F] "
-	    "[--kills K] [--lost S] [--ttl S] [--nocto] [--append-delay S] [--nolocks] [--seed N]\n");
+	    "[--kills K] [--lost S] [--known S] [--ttl S] [--nocto] [--append-delay S] [--nolocks] [--seed N]\n");
 	return 2;
 }
 
@@ -461,7 +481,7 @@ static int
 parse(int argc, char **argv)
 {
 	cfg = (struct cfg){.nodes = 4, .slots = 4, .tasks = 10000, .len = 1.0, .slow_factor = 1.0, .lost = 60.0,
-	    .seed = 1};
+	    .known = -1, .seed = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -492,6 +512,8 @@ parse(int argc, char **argv)
 			cfg.kills = atoi(v);
 		else if (strcmp(a, "--lost") == 0)
 			cfg.lost = atof(v);
+		else if (strcmp(a, "--known") == 0)
+			cfg.known = atof(v);
 		else if (strcmp(a, "--ttl") == 0)
 			cfg.fs.ttl = atof(v);
 		else if (strcmp(a, "--append-delay") == 0)
@@ -630,8 +652,10 @@ main(int argc, char **argv)
 			on_end(&e);
 		else if (e.kind == EV_TICK)
 			on_tick(&e);
-		else
+		else if (e.kind == EV_KILL)
 			on_kill(&e);
+		else
+			on_mark(&e);
 	}
 	/* those declared lost end with the farm's status, once it is written */
 	for (int i = 0; i < cfg.nodes; i++) {
@@ -665,17 +689,17 @@ main(int argc, char **argv)
 		double makespan = last_end - 1000.0, cpu = proc_cpu() - wall0;
 		unsigned long long meta = simfs_meta(&simfs_server), calls = simfs_meta(&simfs_calls);
 
-		printf("nodes %d slots %d tasks %llu len %g spread %g slow %d:%g kills %d lost_after %g "
+		printf("nodes %d slots %d tasks %llu len %g spread %g slow %d:%g kills %d lost_after %g known %g "
 		    "ttl %g nocto %d append_delay %g nolocks %d seed %" PRIu64 "\n",
 		    cfg.nodes, cfg.slots, cfg.tasks, cfg.len, cfg.spread, cfg.slow_nodes, cfg.slow_factor, cfg.kills,
-		    cfg.lost, cfg.fs.ttl, cfg.fs.nocto, cfg.fs.append_delay, cfg.fs.nolocks, cfg.seed);
+		    cfg.lost, cfg.known, cfg.fs.ttl, cfg.fs.nocto, cfg.fs.append_delay, cfg.fs.nolocks, cfg.seed);
 		double ik = ideal_with_kills(total);
 
 		printf("makespan %.1f s  ideal %.1f s  ratio %.4f  farm_end %.1f s  tail %.2f s (last start to last end)\n",
 		    makespan, ideal, makespan / ideal, end - 1000.0, last_end - last_start);
 		if (cfg.kills > 0)
 			printf("ideal given the kills %.1f s  ratio %.4f  (the lost detection: %g s)\n", ik, makespan / ik,
-			    cfg.lost);
+			    cfg.known >= 0 && cfg.known < cfg.lost ? cfg.known : cfg.lost);
 		printf("meta_ops/task %.2f  server_ops/s %.0f  names/task %.3f  creates/task %.2f  "
 		    "failed_creates/task %.2f  lookups/task %.2f  syncs/task %.2f  calls/task %.2f (cached %.2f)\n",
 		    (double)meta / (double)cfg.tasks, (double)meta / makespan,
