@@ -20,6 +20,7 @@
 #include "farm/oom.h"
 #include "farm/remember.h"
 #include "farm/state.h"
+#include "farm/usagefarm.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/host.h"
@@ -600,6 +601,7 @@ auto_finish(struct farm *f, int remember)
 void
 auto_energy(struct farm *f, int end)
 {
+	usagefarm_mark(f, clock_mono());
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		uint64_t mj = 0;

@@ -23,7 +23,7 @@ int
 usage_interval(struct usage_dev *d, struct usage_seen *s, int n, double dt, double busy, double dj)
 {
 	double sum = 0;
-	int by_util = n > 0;
+	int by_util = n > 0, idle;
 
 	if (busy >= 0)
 		d->busy_s += busy * dt;
@@ -44,12 +44,15 @@ usage_interval(struct usage_dev *d, struct usage_seen *s, int n, double dt, doub
 		else
 			sum += s[i].util;
 	}
-	/* every task idle by its own samples: no basis to weigh them, split evenly */
-	if (!(sum > 0))
-		by_util = 0;
+	/*
+	 * every task idle by its own samples (starting up, between kernels):
+	 * the driver did say, so the basis stands; nothing to weigh by, so the
+	 * interval (its idle power, its busy share if any) is split evenly
+	 */
+	idle = by_util && !(sum > 0);
 	for (int i = 0; i < n; i++) {
 		struct usage_task *t = s[i].task;
-		double share = by_util ? s[i].util / sum : 1.0 / n;
+		double share = by_util && !idle ? s[i].util / sum : 1.0 / n;
 
 		t->intervals++;
 		t->even += !by_util;
@@ -67,7 +70,7 @@ usage_interval(struct usage_dev *d, struct usage_seen *s, int n, double dt, doub
 				t->mem_max = s[i].mem;
 		}
 	}
-	return by_util;
+	return idle ? 2 : by_util;
 }
 
 static void

@@ -10,8 +10,9 @@
  * How each figure is split (doc/run.md, "Per-task usage"):
  * - a task's share of an interval is its processes' utilization over the
  *   sum of the running tasks' (NVML's per-process samples) where the
- *   driver gave one for every running task; else 1/N of the N tasks
- *   running (under MPS the driver gives the server's, not its clients').
+ *   driver gave one for every running task (1/N where all were idle by
+ *   them); else 1/N of the N tasks running, said so in its basis (under
+ *   MPS the driver gives the server's samples, not its clients').
  * - GPU time: the device's busy time in the interval times the share.
  * - joules: the device's energy in the interval times the share; energy
  *   counted while no task of the farm ran is unattributed.
@@ -74,7 +75,8 @@ void usage_task_start(struct usage_task *t, long long seq, int dev, double t0);
  * One interval of dt seconds on one device, the tasks s[0..n-1] running
  * through it; busy: the device's busy share (< 0 unknown); dj: the joules
  * the device counted (NAN unknown). Returns the rule used: 1 per-process
- * utilization, 0 an even split, -1 no task ran.
+ * utilization, 2 every task idle by its samples (split evenly, the basis
+ * still theirs), 0 an even split for want of samples, -1 no task ran.
  */
 int usage_interval(struct usage_dev *d, struct usage_seen *s, int n, double dt, double busy, double dj);
 

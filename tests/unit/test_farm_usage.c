@@ -70,7 +70,21 @@ test_split_even(void)
 	/* all idle by their samples: no weights, an even split */
 	struct usage_seen z[2] = {{&a, 0, 0, 0}, {&b, 0, 0, 0}};
 
-	is_int(usage_interval(&d, z, 2, 1, 0, 50), 0, "every task at 0%%: an even split");
+	is_int(usage_interval(&d, z, 2, 1, 0, 50), 2, "every task at 0%% by its samples: split evenly");
+	{
+		struct usage_task p, q;
+		struct usage_dev e = {0};
+		struct usage_seen y[2] = {{&p, 0, 0, 0}, {&q, 0, 0, 0}};
+
+		usage_task_start(&p, 4, 0, 0);
+		usage_task_start(&q, 5, 0, 0);
+		usage_interval(&e, y, 2, 1, 0, 50);
+		y[0].util = 0.8;
+		usage_interval(&e, y, 2, 1, 0.8, 100);
+		usage_task_end(&p, 2, 0, 1, 1, &cpu, &mem, &gpu, &j);
+		ok(near(j.v, 125) && near(gpu.v, 0.8), "an idle interval split evenly, a busy one by use (%g J)", j.v);
+		is_str(j.how, "device energy split by per-process utilization", "the basis stays the driver's");
+	}
 }
 
 static void
