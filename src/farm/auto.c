@@ -303,6 +303,13 @@ read_device(struct farm *f, int gi, double now, int full)
 	d->oom = g->oom;
 	g->oom = 0;
 	d->energy = -1;
+	/*
+	 * The energy goal weighs the joules of the tasks that ended, each its
+	 * own share of the device (farm/usage.h), a MIG device's too; where a
+	 * task's are unknown, the device's counter over the farm.
+	 */
+	if (f->o->auto_energy && (d->energy = usagefarm_ended_j(f->usage, gi)) >= 0)
+		return;
 	/* a MIG device shares its GPU's counter: no measure of its own count */
 	if (!g->en.energy_shared && g->en.energy_ok == 1 && f->b && f->b->energy &&
 	    f->b->energy(f->b, g->gpu_index, &mj) == 0 && mj >= g->en.energy0)

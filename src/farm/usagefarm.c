@@ -56,6 +56,8 @@ struct farm_usage {
 	struct usage_task *live;  /* one per run slot (f->r[i]) */
 	struct usage_rec *rec;
 	int nrec, caprec;
+	int ngroup;
+	double *group_j;          /* per farm group: joules of its ended tasks; NAN once one's were unknown */
 	int cores;
 };
 
@@ -364,6 +366,18 @@ usagefarm_end(struct farm *f, struct run *r, double now, int status, const struc
 		u->rec = xrealloc(u->rec, (size_t)u->caprec * sizeof *u->rec);
 	}
 	u->rec[u->nrec++] = rec;
+	{
+		int gi = (int)(r->g - f->g);
+
+		if (u->ngroup < f->ng) {
+			u->group_j = xrealloc(u->group_j, (size_t)f->ng * sizeof *u->group_j);
+			for (int k = u->ngroup; k < f->ng; k++)
+				u->group_j[k] = 0;
+			u->ngroup = f->ng;
+		}
+		if (gi >= 0 && gi < u->ngroup)
+			u->group_j[gi] += rec.j.v;  /* NAN stays NAN */
+	}
 	write_results(&rec, r);
 }
 
@@ -483,11 +497,22 @@ usagefarm_summary(const struct farm_usage *u, FILE *out, double makespan)
 	heaviest(u, out, "energy (J)", 2);
 }
 
+double
+usagefarm_ended_j(const struct farm_usage *u, int group)
+{
+	if (!u || group < 0)
+		return -1;
+	if (group >= u->ngroup)
+		return 0;
+	return isnan(u->group_j[group]) ? -1 : u->group_j[group];
+}
+
 void
 usagefarm_free(struct farm_usage *u)
 {
 	if (!u)
 		return;
+	free(u->group_j);
 	free(u->live);
 	free(u->rec);
 	free(u);

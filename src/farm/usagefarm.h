@@ -31,6 +31,12 @@ void usagefarm_end(struct farm *f, struct run *r, double now, int status, const 
 void usagefarm_json(const struct farm_usage *u, struct json *j, double makespan);
 /* The summary: the bound beside the makespan, the 3 heaviest tasks by memory, GPU time, J. */
 void usagefarm_summary(const struct farm_usage *u, FILE *out, double makespan);
+/*
+ * -j auto:energy: the joules of the tasks that ended on the farm's group
+ * (device) so far, by their records; -1 once one of them had its joules
+ * unknown (a life too short for the counter) or with no records kept.
+ */
+double usagefarm_ended_j(const struct farm_usage *u, int group);
 void usagefarm_free(struct farm_usage *u);
 
 #endif
