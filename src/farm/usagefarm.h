@@ -23,7 +23,8 @@ struct farm_usage;
 void usagefarm_tick(struct farm *f, double now);
 /* Sample now whatever the time since the last (the farm's start and end: auto_energy). */
 void usagefarm_mark(struct farm *f, double now);
-/* When the loop should wake for the next sample (monotonic); 0: no task runs, no need. */
+/* When the loop should wake for the next sample (monotonic); 0: no need (no task runs, or the
+ * backend gives nothing per process). */
 double usagefarm_due(struct farm *f);
 /* An attempt's process was reaped at now with this status and rusage (before it is marked exited): its record. */
 void usagefarm_end(struct farm *f, struct run *r, double now, int status, const struct rusage *ru);
