@@ -115,7 +115,7 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LI
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
 # the farm's lifecycle on a fake clock with fake processes: the link wraps what touches processes and time
-LIFE_WRAPS := spawn_task kill waitpid poll clock_mono guard_start guard_task_started guard_task_ended \
+LIFE_WRAPS := spawn_task kill waitpid wait4 poll clock_mono guard_start guard_task_started guard_task_ended \
               guard_mps_started guard_reaped guard_stop guard_sweep
 $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)

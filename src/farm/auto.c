@@ -21,6 +21,7 @@
 #include "farm/oom.h"
 #include "farm/remember.h"
 #include "farm/state.h"
+#include "farm/usagefarm.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/host.h"
@@ -303,6 +304,13 @@ read_device(struct farm *f, int gi, double now, int full)
 	d->oom = g->oom;
 	g->oom = 0;
 	d->energy = -1;
+	/*
+	 * The energy goal weighs the joules of the tasks that ended, each its
+	 * own share of the device (farm/usage.h), a MIG device's too; where a
+	 * task's are unknown, the device's counter over the farm.
+	 */
+	if (f->o->auto_energy && (d->energy = usagefarm_ended_j(f->usage, gi)) >= 0)
+		return;
 	/* a MIG device shares its GPU's counter: no measure of its own count */
 	if (!g->en.energy_shared && g->en.energy_ok == 1 && f->b && f->b->energy &&
 	    f->b->energy(f->b, g->gpu_index, &mj) == 0 && mj >= g->en.energy0)
@@ -603,6 +611,7 @@ auto_finish(struct farm *f, int remember)
 void
 auto_energy(struct farm *f, int end)
 {
+	usagefarm_mark(f, clock_mono());
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		uint64_t mj = 0;

@@ -8,6 +8,7 @@
 #include "farm/auto.h"
 #include "farm/cost.h"
 #include "farm/state.h"
+#include "farm/usagefarm.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/fs.h"
@@ -119,15 +120,17 @@ reap(struct farm *f, double now)
 {
 	struct run **ended = xmalloc((size_t)(f->nr + 1) * sizeof *ended);
 	int n = 0, status;
+	struct rusage ru;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		struct run *r = find_pid(f, pid);
 
 		if (!r) {
 			guard_reaped(&f->guard, pid);
 			continue;
 		}
+		usagefarm_end(f, r, now, status, &ru);
 		r->exited = 1;
 		r->status = status;
 		r->ended_at = now;
@@ -250,6 +253,7 @@ poll_timeout(struct farm *f, double now)
 			sooner(&next, now + 0.2);
 	if (f->prog.mode != PROGRESS_NONE)
 		sooner(&next, now + 0.5);
+	sooner(&next, usagefarm_due(f));
 	/* a start that found no process or descriptor to spare: try again then */
 	if (f->sh.short_until > 0 && f->stop == 0)
 		sooner(&next, f->sh.short_until);
@@ -301,6 +305,7 @@ wait_events(struct farm *f)
 		if (p[0].revents)
 			on_signals(f, clock_mono());
 	}
+	usagefarm_tick(f, clock_mono());
 	reap(f, clock_mono());
 	deadlines(f, clock_mono());
 	nodes_tick(f, clock_mono());

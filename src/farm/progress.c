@@ -7,6 +7,7 @@
 #include "farm/control.h"
 #include "farm/farm.h"
 #include "util/fs.h"
+#include "farm/usagefarm.h"
 #include "util/json.h"
 #include "util/str.h"
 
@@ -419,6 +420,7 @@ progress_summary(const struct farm_stats *s, const struct group *g, int ng, FILE
 		fprintf(f, " %s:%.0f%%", label, 100 * progress_busy_share(&g[i], s));
 	}
 	fprintf(f, "\n");
+	usagefarm_summary(s->usage, f, m);
 }
 
 int
@@ -482,6 +484,7 @@ progress_json(const struct farm_stats *s, const struct group *g, int ng, FILE *f
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	usagefarm_json(s->usage, &j, m);
 	json_obj_end(&j);
 	rc = json_print(&j, f);
 	json_free(&j);

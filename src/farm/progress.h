@@ -16,6 +16,8 @@
 #include "farm/slot.h"
 #include "util/str.h"
 
+struct farm_usage;
+
 struct farm_stats {
 	unsigned long long inputs;   /* tasks read so far */
 	int inputs_done;             /* the input is exhausted: inputs is the total */
@@ -36,6 +38,7 @@ struct farm_stats {
 	int interrupted;             /* stopped by a signal or --halt */
 	long max_rss_kib;            /* gpupack's own peak memory */
 	int simulated;               /* the devices were simulated (--sim): said in the summary */
+	const struct farm_usage *usage; /* per-task usage and the bound (farm/usagefarm.h); NULL none */
 };
 
 enum { PROGRESS_NONE, PROGRESS_BAR, PROGRESS_ETA, PROGRESS_PLAIN };

@@ -325,6 +325,13 @@ resdir_forget(struct run *r)
 	unlink(p->tmp[0]);
 	unlink(p->tmp[1]);
 	unlink(p->out);
+	if (p->dir) {
+		/* its usage (farm/usagefarm.c) says it ran too */
+		char *u = xasprintf("%s%susage.json", p->dir, *p->dir ? "/" : "");
+
+		unlink(u);
+		free(u);
+	}
 }
 
 void

@@ -11,6 +11,7 @@
 #include "farm/mpsfarm.h"
 #include "farm/shell.h"
 #include "farm/state.h"
+#include "farm/usagefarm.h"
 #include "gpu/select.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -508,6 +509,9 @@ setup_cleanup(struct farm *f)
 	 * loop ends only once none runs (farm_run); each was released as it ended.
 	 */
 	queue_free(f);
+	usagefarm_free(f->usage);
+	f->usage = NULL;
+	f->st.usage = NULL;
 	free(f->ou.color_eol);
 	free(f->ou.color_reset);
 	journal_failed_free(f->rfq.rf, f->rfq.nrf);

@@ -186,6 +186,7 @@ struct farm {
 	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
 	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
 	struct results_file resfile; /* that file, once open (path non-NULL) */
+	struct farm_usage *usage; /* what each task used (farm/usagefarm.h); NULL until sampled */
 };
 
 /* queue.c: tasks waiting to run */

@@ -121,6 +121,13 @@ struct gpu_sample {
 	struct gpu_proc_mem procs[GPU_SAMPLE_PROCS];
 };
 
+/* One process's share of a GPU's SMs, from the driver's per-process samples. */
+struct gpu_proc_util {
+	pid_t pid;
+	double sm;            /* 0..1: the mean of its samples in the span asked for */
+	int samples;
+};
+
 struct gpu_system {
 	char backend[300];      /* "nvml" or "sim:<file>" */
 	char driver_version[32];
@@ -165,6 +172,16 @@ struct gpu_backend {
 	 * NULL where the backend has no such reading.
 	 */
 	int (*energy)(struct gpu_backend *b, int gpu, uint64_t *mj);
+	/*
+	 * The processes with a utilization sample on GPU gpu (driver index)
+	 * newer than *since_us (the driver's timestamps, microseconds; 0: all
+	 * it keeps), at most max of them into u; *since_us becomes the newest
+	 * seen. Returns how many (0: no process had a sample). -1 (err set)
+	 * where the driver keeps none (a MIG-enabled GPU, an old driver).
+	 * Under MPS the driver gives the server's samples, not its clients'.
+	 * NULL where the backend has no such reading.
+	 */
+	int (*proc_util)(struct gpu_backend *b, int gpu, uint64_t *since_us, struct gpu_proc_util *u, int max);
 	void (*close)(struct gpu_backend *b);
 };
 

@@ -65,6 +65,7 @@ gpu_nvml_open(struct gpu_backend **out)
 	b->sample = nvml_sample;
 	b->sample_procs = nvml_sample_procs;
 	b->energy = nvml_energy;
+	b->proc_util = nvml_proc_util;
 	b->close = nvml_close;
 	*out = b;
 	return 0;

@@ -155,6 +155,20 @@ typedef struct nvmlProcessInfo_v2_st {
 } nvmlProcessInfo_v2_t;
 
 /*
+ * What nvmlDeviceGetProcessUtilization fills: one sample per process and
+ * driver period, timeStamp in microseconds (the CPU's clock), the shares
+ * in percent of that period.
+ */
+typedef struct nvmlProcessUtilizationSample_st {
+	unsigned int pid;
+	unsigned long long timeStamp;
+	unsigned int smUtil;
+	unsigned int memUtil;
+	unsigned int encUtil;
+	unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/*
  * GPM (GPU performance monitoring, Hopper and later): a sample is a snapshot
  * of the device's counters; nvmlGpmMetricsGet turns two samples into rates
  * over the time between them. The metric array is sized for CUDA 13's
@@ -315,6 +329,9 @@ typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3))(nvmlDev
     nvmlProcessInfo_v2_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3))(nvmlDevice_t, unsigned int *,
     nvmlProcessInfo_v2_t *);
+/* samples newer than the last argument (0: every one kept); NOT_FOUND: none newer */
+typedef nvmlReturn_t (*NVML_FN(nvmlDeviceGetProcessUtilization))(nvmlDevice_t, nvmlProcessUtilizationSample_t *,
+    unsigned int *, unsigned long long);
 typedef nvmlReturn_t (*NVML_FN(nvmlGpmQueryDeviceSupport))(nvmlDevice_t, nvmlGpmSupport_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlGpmSampleAlloc))(nvmlGpmSample_t *);
 typedef nvmlReturn_t (*NVML_FN(nvmlGpmSampleFree))(nvmlGpmSample_t);

@@ -49,6 +49,7 @@ static const struct nvml_sym syms[] = {
 	SYM(GetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", 0),
 	SYM(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", 0),
 	SYM(GetMPSComputeRunningProcesses, "nvmlDeviceGetMPSComputeRunningProcesses_v3", 0),
+	SYM(GetProcessUtilization, "nvmlDeviceGetProcessUtilization", 0),
 	SYM(GpmQueryDeviceSupport, "nvmlGpmQueryDeviceSupport", 0),
 	SYM(GpmSampleAlloc, "nvmlGpmSampleAlloc", 0),
 	SYM(GpmSampleFree, "nvmlGpmSampleFree", 0),

@@ -43,6 +43,7 @@ struct nvml {
 	NVML_FN(nvmlDeviceGetTotalEnergyConsumption) GetTotalEnergyConsumption;
 	NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3) GetComputeRunningProcesses;
 	NVML_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3) GetMPSComputeRunningProcesses;
+	NVML_FN(nvmlDeviceGetProcessUtilization) GetProcessUtilization;
 	NVML_FN(nvmlGpmQueryDeviceSupport) GpmQueryDeviceSupport;
 	NVML_FN(nvmlGpmSampleAlloc) GpmSampleAlloc;
 	NVML_FN(nvmlGpmSampleFree) GpmSampleFree;
@@ -105,6 +106,8 @@ int nvml_sample(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s)
 int nvml_sample_procs(struct gpu_backend *b, int gpu, int gi_id, struct gpu_sample *s);
 /* The GPU's energy counter, millijoules since the driver loaded. */
 int nvml_energy(struct gpu_backend *b, int gpu, uint64_t *mj);
+/* Per-process SM utilization since *since_us (backend.h: proc_util). */
+int nvml_proc_util(struct gpu_backend *b, int gpu, uint64_t *since_us, struct gpu_proc_util *u, int max);
 /* Free the GPM samples kept between calls. */
 void nvml_sample_free(struct nvml *n);
 

@@ -265,3 +265,60 @@ nvml_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
 	*mj = v;
 	return 0;
 }
+
+int
+nvml_proc_util(struct gpu_backend *b, int gpu, uint64_t *since_us, struct gpu_proc_util *u, int max)
+{
+	struct nvml *n = b->priv;
+	nvmlProcessUtilizationSample_t *v = NULL;
+	nvmlDevice_t h;
+	unsigned count = 0;
+	nvmlReturn_t rc;
+	int nu = 0;
+
+	if (!n->GetProcessUtilization)
+		return nvml_missing("nvmlDeviceGetProcessUtilization");
+	if (nvml_handle(n, gpu, &h) < 0)
+		return -1;
+	/* the count first (a NULL buffer), then room for samples that arrive meanwhile */
+	rc = n->GetProcessUtilization(h, NULL, &count, *since_us);
+	if (rc == NVML_ERROR_NOT_FOUND)
+		return 0;
+	for (int tries = 0; tries < 4 && (rc == NVML_ERROR_INSUFFICIENT_SIZE || rc == NVML_SUCCESS); tries++) {
+		unsigned want = count + 16;
+
+		v = xrealloc(v, (size_t)want * sizeof *v);
+		memset(v, 0, (size_t)want * sizeof *v);
+		count = want;
+		rc = n->GetProcessUtilization(h, v, &count, *since_us);
+		if (rc != NVML_ERROR_INSUFFICIENT_SIZE)
+			break;
+	}
+	if (rc == NVML_ERROR_NOT_FOUND) {
+		free(v);
+		return 0;
+	}
+	if (rc != NVML_SUCCESS) {
+		free(v);
+		return nvml_fail(n, "nvmlDeviceGetProcessUtilization", gpu, rc, FAIL_READ);
+	}
+	for (unsigned i = 0; i < count; i++) {
+		int j;
+
+		if (v[i].timeStamp > *since_us)
+			*since_us = v[i].timeStamp;
+		for (j = 0; j < nu; j++)
+			if (u[j].pid == (pid_t)v[i].pid)
+				break;
+		if (j == nu) {
+			if (nu >= max)
+				continue;
+			u[nu++] = (struct gpu_proc_util){(pid_t)v[i].pid, 0, 0};
+		}
+		/* a running mean of the process's samples */
+		u[j].samples++;
+		u[j].sm += ((v[i].smUtil > 100 ? 100 : v[i].smUtil) / 100.0 - u[j].sm) / u[j].samples;
+	}
+	free(v);
+	return nu;
+}

@@ -88,7 +88,8 @@ norm_tree() {
 	# the files the case left (new ones, changed fixtures): joblogs by their stable columns, others whole
 	(cd "$1" && { find . -type f -newermt 2001-01-02; find . -type f | LC_ALL=C sort | LC_ALL=C comm -23 - "$T/fix.list"; } |
 		LC_ALL=C sort -u | while read -r f; do
-		case $f in *.gpupack | */.parallel/tmp/*) continue ;; esac
+		# usage.json: gpupack's own per-task usage (doc/run.md); parallel writes none
+		case $f in *.gpupack | */.parallel/tmp/* | */usage.json) continue ;; esac
 		if head -n 1 "$f" | grep -q '^Seq	Host	Starttime	JobRuntime	Send	Receive	Exitval	Signal	Command$'; then
 			printf '== %s (joblog)\n' "$f"
 			awk -F'\t' 'NR > 1 { print $1 "\t" $6 "\t" $7 "\t" $8 "\t" $9 }' "$f" | LC_ALL=C sort -n

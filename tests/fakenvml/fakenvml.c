@@ -19,6 +19,12 @@
  *   FAKENVML_CUDA     the driver's CUDA version as NVML gives it (default 13000).
  *   FAKENVML_NPROCS   processes on each GPU without MIG (default 2): the first
  *                     is the caller itself, the others dead pids.
+ *   FAKENVML_ENERGY_STEP_MS  the energy counter moves only every that many ms,
+ *                     as real drivers update it (default: on every read).
+ *   FAKENVML_PROC_UTIL  nvmlDeviceGetProcessUtilization's answers: "each"
+ *                     (default) a sample per process, "mps" the MPS server's
+ *                     alone (what the driver gives under MPS), "none"
+ *                     NOT_SUPPORTED (a driver with no per-process data).
  *   FAKENVML_DEVICE   a simulated device's directory (tests/tools/fakedev.h):
  *                     GPU 0 then reports what fake-work's farm tasks do on it:
  *                     busy while any is on the GPU, GPM SM activity for their
@@ -843,28 +849,118 @@ nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count, nvmlPro
 }
 #endif
 
+/* FAKENVML_ENERGY_STEP_MS: the energy counter moves only every that many ms (0: on every read). */
+OLD_ABI_UNUSED static double
+energy_step_ms(void)
+{
+	const char *v = getenv("FAKENVML_ENERGY_STEP_MS");
+
+	return v ? atof(v) : 0;
+}
+
 #ifndef FAKENVML_OLD_ABI
+static unsigned long long energy_now(struct fgpu *g);
+
 EXPORT nvmlReturn_t
 nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
 {
 	struct fgpu *g = as_gpu(d);
-	struct fakedev_conf c;
-	struct timespec ts;
 
 	NEED_INIT();
 	INJECT("nvmlDeviceGetTotalEnergyConsumption");
 	if (!g || !mj)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (energy_step_ms() > 0) {
+		/* a driver that updates the counter every step: the value read at the start of this step */
+		static long long bucket = -1;
+		static unsigned long long held;
+		long long now = (long long)(fakedev_now() * 1000.0 / energy_step_ms());
+
+		if (now != bucket) {
+			bucket = now;
+			held = energy_now(g);
+		}
+		*mj = held;
+		return NVML_SUCCESS;
+	}
+	*mj = energy_now(g);
+	return NVML_SUCCESS;
+}
+
+static unsigned long long
+energy_now(struct fgpu *g)
+{
+	struct fakedev_conf c;
+	struct timespec ts;
+
 	if (model(g, &c, &model_state)) {
 		double sm, busy, t;
 
 		/* idle power all along (a counter from the clock's epoch), the rest as its SMs were active */
 		fakedev_integrals(&c, &model_state, &sm, &busy, &t);
-		*mj = (unsigned long long)(1000.0 * (c.idle_w * t + (c.busy_w - c.idle_w) * sm));
-		return NVML_SUCCESS;
+		return (unsigned long long)(1000.0 * (c.idle_w * t + (c.busy_w - c.idle_w) * sm));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*mj = (unsigned long long)ts.tv_sec * 100000ull + (unsigned long long)ts.tv_nsec / 10000ull;
+	return (unsigned long long)ts.tv_sec * 100000ull + (unsigned long long)ts.tv_nsec / 10000ull;
+}
+
+/*
+ * Per-process utilization, one sample per process and call, stamped now.
+ * FAKENVML_PROC_UTIL: unset or "each": every process on the GPU has its
+ * own (under FAKENVML_DEVICE the tasks on the GPU share it evenly);
+ * "mps": what the driver gives under MPS, the server's sample alone (a
+ * pid no task has, at the device's busy share), none of its clients';
+ * "none": NOT_SUPPORTED, as on a MIG-enabled GPU (which answers so too).
+ */
+EXPORT nvmlReturn_t
+nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *u, unsigned *count,
+    unsigned long long last_seen)
+{
+	struct fgpu *g = as_gpu(d);
+	const char *mode = getenv("FAKENVML_PROC_UTIL");
+	unsigned long long now = (unsigned long long)(fakedev_now() * 1e6);
+	struct fakedev_conf c;
+	unsigned pid[FAKEDEV_TASKS + 8], sm[FAKEDEV_TASKS + 8], n = 0, have;
+
+	NEED_INIT();
+	INJECT("nvmlDeviceGetProcessUtilization");
+	if (!g || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if ((mode && strcmp(mode, "none") == 0) || g->mig_current == NVML_DEVICE_MIG_ENABLE)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (now <= last_seen)
+		return NVML_ERROR_NOT_FOUND;
+	if (model(g, &c, &model_state)) {
+		int on = fakedev_on_gpu(&model_state);
+
+		if (mode && strcmp(mode, "mps") == 0) {
+			if (on > 0) {
+				pid[n] = 0x3fffffe0u;
+				sm[n++] = 99;
+			}
+		} else
+			for (int i = 0; i < model_state.n && n < FAKEDEV_TASKS; i++)
+				if (model_state.task[i].phase == 1) {
+					pid[n] = (unsigned)model_state.task[i].pid;
+					sm[n++] = (unsigned)(100 / on);
+				}
+	} else if (mode && strcmp(mode, "mps") == 0) {
+		pid[n] = 0x3fffffe0u;
+		sm[n++] = 42;
+	} else {
+		pid[n] = (unsigned)getpid();
+		sm[n++] = 30;
+		pid[n] = 0x3ffffff2u;
+		sm[n++] = 10;
+	}
+	if (n == 0)
+		return NVML_ERROR_NOT_FOUND;
+	have = *count;
+	*count = n;
+	if (!u || n > have)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	for (unsigned i = 0; i < n; i++)
+		u[i] = (nvmlProcessUtilizationSample_t){pid[i], now, sm[i], sm[i] / 2, 0, 0};
 	return NVML_SUCCESS;
 }
 #endif

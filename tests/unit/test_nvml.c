@@ -596,6 +596,70 @@ test_sample(void)
 	gpu_close(b);
 }
 
+/* Per-process utilization (nvmlDeviceGetProcessUtilization) and the energy counter's steps. */
+static void
+test_proc_util(void)
+{
+	struct gpu_backend *b;
+	struct gpu_system sys;
+	struct gpu_proc_util u[8];
+	uint64_t since = 0, since2, mj0 = 0, mj1 = 0;
+	int n;
+
+	setup(NULL, NULL, NULL, NULL);
+	unsetenv("FAKENVML_PROC_UTIL");
+	if (!ok(snap(&b, &sys, 0) == 0, "h200: open for per-process samples"))
+		return;
+	gpu_system_free(&sys);
+	if (!ok(b->proc_util != NULL, "the NVML backend reads per-process utilization"))
+		return;
+	n = b->proc_util(b, 0, &since, u, 8);
+	is_int(n, 2, "a sample for each process");
+	ok(n >= 1 && u[0].pid == getpid() && u[0].sm > 0.299 && u[0].sm < 0.301 && u[0].samples == 1,
+	    "this process at 30%% of the SMs");
+	ok(since > 0, "the newest timestamp is kept for the next read");
+	since2 = since;
+	ok(b->proc_util(b, 0, &since2, u, 1) == 1 && since2 >= since, "room for one: one, no overflow");
+	setenv("FAKENVML_PROC_UTIL", "mps", 1);
+	n = b->proc_util(b, 0, &since, u, 8);
+	ok(n == 1 && u[0].pid != getpid(), "under MPS: the server's sample alone, none of its clients'");
+	setenv("FAKENVML_PROC_UTIL", "none", 1);
+	err_clear();
+	ok(b->proc_util(b, 0, &since, u, 8) < 0 && err_msg()[0], "a driver with none: an error, not 0 (%s)",
+	    err_msg());
+	err_clear();
+	unsetenv("FAKENVML_PROC_UTIL");
+	ok(b->proc_util(b, 5, &since, u, 8) < 0, "no GPU 5: an error");
+	err_clear();
+
+	/* a counter that the driver updates every second: of three pairs of reads back to back, at most
+	 * one can straddle an update however slow the machine is */
+	setenv("FAKENVML_ENERGY_STEP_MS", "1000", 1);
+	{
+		int same = 0;
+
+		for (int i = 0; i < 3; i++) {
+			b->energy(b, 0, &mj0);
+			b->energy(b, 0, &mj1);
+			same += mj0 == mj1;
+		}
+		ok(same >= 2, "FAKENVML_ENERGY_STEP_MS: the counter holds between its updates (%d of 3)", same);
+		usleep(1100 * 1000);
+		b->energy(b, 0, &mj1);
+		ok(mj1 > mj0, "and moves after one (%llu > %llu)", (unsigned long long)mj1, (unsigned long long)mj0);
+	}
+	unsetenv("FAKENVML_ENERGY_STEP_MS");
+	gpu_close(b);
+
+	setup("h100-mig", NULL, NULL, NULL);
+	if (ok(snap(&b, &sys, 0) == 0, "h100-mig: open")) {
+		ok(b->proc_util(b, 0, &since, u, 8) < 0, "a MIG-enabled GPU: no per-process utilization");
+		err_clear();
+		gpu_system_free(&sys);
+		gpu_close(b);
+	}
+}
+
 int
 main(void)
 {
@@ -618,5 +682,6 @@ main(void)
 	test_missing_symbols();
 	test_snapshots_leave_nothing_open();
 	test_sample();
+	test_proc_util();
 	return done_testing();
 }
