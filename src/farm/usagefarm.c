@@ -10,6 +10,7 @@
  * previous read goes to usage_interval with the tasks that ran through it.
  */
 #include "farm/usagefarm.h"
+#include "farm/mpsfarm.h"
 #include "farm/state.h"
 #include "farm/usage.h"
 #include "gpu/backend.h"
@@ -44,6 +45,7 @@ struct usage_gpu {
 	int e_ok;                 /* last_mj is a reading */
 	uint64_t last_mj;
 	uint64_t since_us;        /* the newest per-process utilization sample read */
+	double held;              /* seconds not sampled beside an MPS fault, for the next sample */
 	struct gpu_energy_meter meter;
 	struct usage_dev dev;
 };
@@ -162,6 +164,14 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 	uint64_t mj;
 	int n = 0, npu = -1;
 
+	/* beside an MPS fault the driver is left alone (farm_mps_quiet); the next sample spans the gap */
+	for (int gi = 0; gi < f->ng; gi++)
+		if (f->g[gi].gpu_index == g->index && farm_mps_quiet(&f->g[gi], farm_log_since(f, &f->g[gi]), now)) {
+			g->held += dt;
+			return;
+		}
+	dt += g->held;
+	g->held = 0;
 	if (f->b->energy && g->meter.seen == 0)
 		measure_step(f, g);
 	if (f->b->energy && f->b->energy(f->b, g->index, &mj) == 0) {
