@@ -178,7 +178,9 @@ hang_check(struct farm *f, struct group *g, double now)
 		struct run *r = &f->r[i];
 		double cpu, wait;
 
-		if (r->g != g || !r->task || r->exited || r->lost || r->terminated || r->start >= g->h.hang_from)
+		/* and those started in the moments after it (on an H200 one started then never connected) */
+		if (r->g != g || !r->task || r->exited || r->lost || r->terminated ||
+		    r->start >= g->h.hang_from + FARM_FAULT_QUIET)
 			continue;
 		/* stopped at the GPU's door: no CPU, by our doing; watched afresh once it goes on */
 		if (r->paused) {
@@ -206,7 +208,8 @@ hang_check(struct farm *f, struct group *g, double now)
 		warnx_("MPS on %s: %d task%s that ran beside a fault used no CPU for %.0f s: hung by it; "
 		    "ended, run%s again", g->t.uuid, hung, hung == 1 ? "" : "s", hang_after(),
 		    hung == 1 ? "s" : "");
-	if (watched == 0 || now - g->h.hang_from > FARM_FAULT_WATCH)
+	/* kept for those that start in the moments after the fault */
+	if ((watched == 0 && now - g->h.hang_from > FARM_FAULT_QUIET) || now - g->h.hang_from > FARM_FAULT_WATCH)
 		g->h.hang_from = 0;
 }
 

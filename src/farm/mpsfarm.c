@@ -138,8 +138,14 @@ int
 farm_mps_fault_news(struct group *g, long since, double now)
 {
 	long off = g->h.fault_log_off > 0 ? g->h.fault_log_off : since;
+	int hit;
 
-	if (!g->mps || off < 0 || !farm_mps_fault(g, off))
+	/* the log only: asking the daemon runs its control program, which a silent daemon holds 10 s */
+	if (!g->mps || off < 0)
+		return 0;
+	if ((hit = mps_log_fatal_since(g->mps, off)) < 0)
+		err_clear();
+	if (hit != 1)
 		return 0;
 	g->h.fault_last = now;
 	g->h.fault_log_off = farm_mps_log_offset(g);

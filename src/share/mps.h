@@ -173,6 +173,8 @@ int mps_client_env(const struct mps_daemon *d, double sm_pct, uint64_t mem_bytes
  */
 long mps_log_offset(const struct mps_daemon *d);
 int mps_fault_since(const struct mps_daemon *d, long log_offset);
+/* Only the log's part of that (no control program run): a fatal line since log_offset. 1, 0, -1. */
+int mps_log_fatal_since(const struct mps_daemon *d, long log_offset);
 /*
  * Does server.log past log_offset name pid as a fault's culprit ("Client
  * {PID: PID, Context: N} encountered a fatal GPU error", driver 580)? 1

@@ -208,8 +208,8 @@ log_since(const struct mps_daemon *d, long offset, char **data)
 	return 0;
 }
 
-static int
-log_fatal_since(const struct mps_daemon *d, long offset)
+int
+mps_log_fatal_since(const struct mps_daemon *d, long offset)
 {
 	char *data, *save = NULL;
 	int hit = 0;
@@ -242,7 +242,7 @@ int
 mps_fault_since(const struct mps_daemon *d, long log_offset)
 {
 	struct mps_server *s = NULL;
-	int ns = 0, hit = log_fatal_since(d, log_offset);
+	int ns = 0, hit = mps_log_fatal_since(d, log_offset);
 
 	if (hit != 0)
 		return hit;

@@ -117,6 +117,33 @@ is "$(grep -c '^[ab]$' hang.runs) $(grep -c '^c$' hang.runs)" "4 1" "each hung t
 like "$err" "2 tasks that ran beside a fault used no CPU for 1 s: hung by it; ended, run again" "and it says why"
 is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent on them"
 
+# a task started in the moments after such a fault that never gets going (on an H200 one started
+# as the server tore a device-side assert down never connected, no CPU, until the farm's limit):
+# watched as those from before it are (here d, started once f's slot is free, sleeps its first run)
+cat >late.sh <<'SH'
+echo "$1" >>late.runs
+case $1 in
+f)
+	i=0
+	until [ "$(echo ps | "$GPUPACK_MPS_CONTROL" | grep -c '^[0-9]')" -ge 1 ] || [ $i -ge 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo x_fault_own_hang 200 | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1 ;;
+d)
+	[ "$(grep -cx d late.runs)" -gt 1 ] && exit 0
+	exec sleep 40 ;;
+esac
+[ "$(grep -cx "$1" late.runs)" -gt 1 ] && exec "$CLIENT" --ms 200
+exec "$CLIENT" --ms 30000
+SH
+GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 35 $G run --gpus 0 -j 2 --json --joblog late.jl \
+	sh late.sh ::: a f d
+is "$rc" 1 "a task that hangs from its start just after a fault: the farm ends (the faulting task failed)"
+is "$(awk -F'\t' 'NR > 1 && $7 == 0' late.jl | wc -l | tr -d ' ')" 2 "the hung task from before and the late one end done"
+is "$(grep -c '^d$' late.runs)" 2 "the late one ran twice"
+
 # the same when the server's log says nothing (a device-side assert on an H200 left no line
 # there): the failed task's stderr names the fault, and its neighbours are watched as well
 cat >quiet.sh <<'SH'
