@@ -34,6 +34,7 @@
 #include <slurm/slurm.h>
 
 #include "slurm/jobmps.h"
+#include "slurm/jobusage.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -301,6 +302,10 @@ slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	}
 	this_node = j.node;
 	jobmps_set_running_check(slurm_runs_here);
+	if (jobusage_start(&conf, &j) < 0) {
+		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
+		err_clear();
+	}
 	w = wanted(sp, &spec);
 	if (w == 0) {
 		int n = jobmps_sweep(&conf, &j);
@@ -335,6 +340,8 @@ int
 slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	struct jobmps_job j;
+	char usage[2048];
+	int rc;
 
 	if (load_conf(ac, av) < 0)
 		return 0; /* logged; nothing can have started */
@@ -342,6 +349,12 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		slurm_error(PREFIX "%s", err_msg());
 		return 0;
 	}
+	rc = jobusage_stop(&conf, &j, usage, sizeof usage);
+	if (rc == 0)
+		slurm_info(PREFIX "job %lu on %s: GPU usage: %s", j.jobid, j.node, usage);
+	else if (rc < 0)
+		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
+	err_clear();
 	if (jobmps_epilog(&conf, &j) < 0)
 		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
 	return 0; /* never drain a node for this: whatever is left, the next prolog cleans */
