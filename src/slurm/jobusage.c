@@ -33,6 +33,7 @@
 #define SAMPLE_PROCS_S 0.1
 #define READY_TIMEOUT_S 30.0
 #define STOP_TIMEOUT_S 10.0
+#define NOW_TIMEOUT_S 3.0
 
 struct dev {
 	char id[GPU_UUID_LEN];     /* as Slurm names it */
@@ -95,13 +96,15 @@ devices(const struct jobmps_job *j, struct gpu_backend *b, struct dev *d, int ma
 
 /* ---- the sampler --------------------------------------------------------- */
 
-static volatile sig_atomic_t stop_asked;
+static volatile sig_atomic_t stop_asked, now_asked;
 
 static void
 on_stop(int sig)
 {
-	(void)sig;
-	stop_asked = 1;
+	if (sig == SIGUSR1)
+		now_asked = 1;
+	else
+		stop_asked = 1;
 }
 
 static char job_entry[64];  /* "SLURM_JOB_ID=<job>" */
@@ -224,7 +227,7 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 {
 	struct gpu_backend *b = NULL;
 	struct dev *d = calloc(JOBMPS_MAX_GPUS, sizeof *d);
-	char path[600], pidpath[600];
+	char path[600], pidpath[600], nowpath[600];
 	struct sigaction sa;
 	double next_procs = 0;
 	int n;
@@ -236,12 +239,13 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 	if (c->sim[0])
 		setenv("GPUPACK_SIM", c->sim, 1);
 	if (file_path(c, j, "usage", path, sizeof path) < 0 || file_path(c, j, "sampler", pidpath, sizeof pidpath) < 0 ||
-	    gpu_open(NULL, 0, &b) < 0 || (n = devices(j, b, d, JOBMPS_MAX_GPUS)) < 0)
+	    file_path(c, j, "usage-now", nowpath, sizeof nowpath) < 0 || gpu_open(NULL, 0, &b) < 0 || (n = devices(j, b, d, JOBMPS_MAX_GPUS)) < 0)
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	for (int i = 0; i < n; i++)
 		read_energy(b, &d[i]);
 	if (!(f = fopen(pidpath, "w")))
@@ -258,6 +262,12 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 			for (int i = 0; i < n; i++)
 				read_procs(b, &d[i]);
 			next_procs = clock_mono() + SAMPLE_PROCS_S;
+		}
+		if (now_asked) {
+			/* the figures so far, for a step's end (jobusage_now) */
+			now_asked = 0;
+			if (write_result(nowpath, d, n) < 0)
+				err_clear();
 		}
 		nanosleep(&(struct timespec){0, (long)(SAMPLE_ENERGY_S * 1e9)}, NULL);
 	}
@@ -345,9 +355,12 @@ human_bytes(double v, char *out, size_t size)
 		snprintf(out, size, "%.0f MiB", v / (1024.0 * 1024));
 }
 
-/* "gpu ID (UUID): energy 12.3 J exact, peak memory 1.2 GiB estimate" from one line of the file */
+/*
+ * "gpu ID (UUID): energy 12.3 J exact, peak memory 1.2 GiB estimate (why)"
+ * from one line of the file; brief: "gpu ID 12.3J exact 1.2GiB estimate".
+ */
 static int
-describe(char *fileline, char *out, size_t size)
+describe(char *fileline, int brief, char *out, size_t size)
 {
 	char *f[9], *save = NULL, *s = fileline, ev[32], mv[32];
 	int n = 0;
@@ -365,6 +378,10 @@ describe(char *fileline, char *out, size_t size)
 		snprintf(mv, sizeof mv, "-");
 	else
 		human_bytes(strtod(f[6], NULL), mv, sizeof mv);
+	if (brief) {
+		snprintf(out, size, "gpu %s %s%s %s %s %s", f[1], f[3], strcmp(f[3], "-") ? "J" : "", f[4], mv, f[7]);
+		return 0;
+	}
 	snprintf(out, size, "gpu %s (%s): energy %s %s%s%s%s, peak memory %s %s%s%s%s", f[1], f[2], ev, f[4],
 	    strcmp(f[4], "exact") ? " (" : "", strcmp(f[4], "exact") ? f[5] : "", strcmp(f[4], "exact") ? ")" : "",
 	    mv, f[7], strcmp(f[7], "exact") ? " (" : "", strcmp(f[7], "exact") ? f[8] : "",
@@ -372,42 +389,35 @@ describe(char *fileline, char *out, size_t size)
 	return 0;
 }
 
-int
-jobusage_stop(const struct jobmps_conf *c, const struct jobmps_job *j, char *line, size_t size)
+/* The sampler's pid and start time from <job>.sampler: 0; 1 no such file; -1 with err set. */
+static int
+sampler_pid(const char *pidpath, long *pid, unsigned long long *start)
 {
-	char path[600], pidpath[600], buf[1024], one[800];
-	unsigned long long start = 0;
-	long pid = 0;
+	FILE *f = fopen(pidpath, "r");
+
+	*pid = 0;
+	if (!f)
+		return errno == ENOENT ? 1 : err_sys(EXIT_ENV, "reading %s", pidpath);
+	if (fscanf(f, "%ld %llu", pid, start) != 2 || *pid <= 1)
+		*pid = 0;
+	fclose(f);
+	return 0;
+}
+
+/* The figures of the file at path, one line; unlinks it. */
+static int
+read_figures(const struct jobmps_job *j, const char *path, int brief, char *line, size_t size)
+{
+	char buf[1024], one[800];
 	size_t len = 0;
 	int gpus = 0;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	if (file_path(c, j, "usage", path, sizeof path) < 0 || file_path(c, j, "sampler", pidpath, sizeof pidpath) < 0)
-		return -1;
-	if (!(f = fopen(pidpath, "r")))
-		return errno == ENOENT ? 1 : err_sys(EXIT_ENV, "reading %s", pidpath);
-	if (fscanf(f, "%ld %llu", &pid, &start) != 2 || pid <= 1)
-		pid = 0;
-	fclose(f);
-	if (pid > 0 && proc_is((pid_t)pid, start)) {
-		double deadline = clock_mono() + STOP_TIMEOUT_S;
-
-		kill((pid_t)pid, SIGTERM);
-		while (proc_is((pid_t)pid, start) && clock_mono() < deadline)
-			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-		if (proc_is((pid_t)pid, start))
-			kill((pid_t)pid, SIGKILL);
-	}
-	unlink(pidpath);
-	if (!(f = fopen(path, "r"))) {
-		int e = errno;
-
-		return err_set(EXIT_ENV, "GPU usage of job %lu: no figures (%s: %s): the sampler %s", j->jobid, path,
-		    strerror(e), pid > 0 ? "ended without writing them" : "left no process id");
-	}
+	if (!f)
+		return err_sys(EXIT_ENV, "GPU usage of job %lu: reading %s", j->jobid, path);
 	line[0] = '\0';
 	while (fgets(buf, sizeof buf, f)) {
-		if (describe(buf, one, sizeof one) < 0)
+		if (describe(buf, brief, one, sizeof one) < 0)
 			continue;
 		len += (size_t)snprintf(line + len, len < size ? size - len : 0, "%s%s", gpus ? "; " : "", one);
 		gpus++;
@@ -419,4 +429,64 @@ jobusage_stop(const struct jobmps_conf *c, const struct jobmps_job *j, char *lin
 	if (gpus == 0)
 		return err_set(EXIT_ENV, "GPU usage of job %lu: %s holds no GPU's figures", j->jobid, path);
 	return 0;
+}
+
+int
+jobusage_now(const struct jobmps_conf *c, const struct jobmps_job *j, char *line, size_t size)
+{
+	char path[600], pidpath[600];
+	unsigned long long start = 0;
+	double deadline;
+	long pid;
+	int rc;
+
+	if (file_path(c, j, "usage-now", path, sizeof path) < 0 ||
+	    file_path(c, j, "sampler", pidpath, sizeof pidpath) < 0)
+		return -1;
+	if ((rc = sampler_pid(pidpath, &pid, &start)) != 0)
+		return rc;
+	if (pid == 0 || !proc_is((pid_t)pid, start))
+		return err_set(EXIT_ENV, "GPU usage of job %lu: its sampler is gone", j->jobid);
+	unlink(path);
+	kill((pid_t)pid, SIGUSR1);
+	deadline = clock_mono() + NOW_TIMEOUT_S;
+	while (access(path, F_OK) < 0 && proc_is((pid_t)pid, start) && clock_mono() < deadline)
+		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+	if (access(path, F_OK) < 0)
+		return err_set(EXIT_ENV, "GPU usage of job %lu: its sampler gave no figures within %.0f s", j->jobid,
+		    NOW_TIMEOUT_S);
+	return read_figures(j, path, 1, line, size);
+}
+
+int
+jobusage_stop(const struct jobmps_conf *c, const struct jobmps_job *j, char *line, size_t size)
+{
+	char path[600], pidpath[600];
+	unsigned long long start = 0;
+	long pid = 0;
+	int rc;
+
+	if (file_path(c, j, "usage", path, sizeof path) < 0 || file_path(c, j, "sampler", pidpath, sizeof pidpath) < 0)
+		return -1;
+	if ((rc = sampler_pid(pidpath, &pid, &start)) != 0)
+		return rc;
+	if (pid > 0 && proc_is((pid_t)pid, start)) {
+		double deadline = clock_mono() + STOP_TIMEOUT_S;
+
+		kill((pid_t)pid, SIGTERM);
+		while (proc_is((pid_t)pid, start) && clock_mono() < deadline)
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+		if (proc_is((pid_t)pid, start))
+			kill((pid_t)pid, SIGKILL);
+	}
+	unlink(pidpath);
+	if (file_path(c, j, "usage-now", pidpath, sizeof pidpath) == 0)
+		unlink(pidpath);  /* a step's figures asked for too late */
+	if (access(path, F_OK) < 0) {
+		int e = errno;
+
+		return err_set(EXIT_ENV, "GPU usage of job %lu: no figures (%s: %s): the sampler %s", j->jobid, path,
+		    strerror(e), pid > 0 ? "ended without writing them" : "left no process id");
+	}
+	return read_figures(j, path, 0, line, size);
 }

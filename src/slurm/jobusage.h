@@ -31,4 +31,11 @@ int jobusage_start(const struct jobmps_conf *c, const struct jobmps_job *j);
  */
 int jobusage_stop(const struct jobmps_conf *c, const struct jobmps_job *j, char *line, size_t size);
 
+/*
+ * The figures so far, brief ("gpu 0 12.3J exact 512MiB estimate; ..."),
+ * while the sampler runs on (a step's end). 0 done; 1 no sampler for the
+ * job here; -1 with err set.
+ */
+int jobusage_now(const struct jobmps_conf *c, const struct jobmps_job *j, char *line, size_t size);
+
 #endif

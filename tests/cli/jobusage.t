@@ -29,6 +29,12 @@ is "$rc:$out" "0:ok" "usage-start: the sampler started for GPUs 0,1"
 ok "$([ -s "$R/n1/9.sampler" ] && kill -0 "$(cut -d' ' -f1 "$R/n1/9.sampler")" && echo 0 || echo 1)" \
 	"the sampler runs, its pid recorded"
 sleep 1
+# a step's end: the figures so far, brief, and the sampler runs on
+run "$DRV" usage-now --job 9 --node n1 -- $ARGS
+is "$rc" 0 "usage-now: done"
+like "$out" "^gpu 0 [0-9]+\\.[0-9]+J estimate - unknown; gpu 1 [0-9]+\\.[0-9]+J estimate - unknown\$" \
+	"usage-now: the figures so far, one brief line (what AdminComment gets)"
+ok "$(kill -0 "$(cut -d' ' -f1 "$R/n1/9.sampler")" && echo 0 || echo 1)" "the sampler runs on after usage-now"
 run "$DRV" usage-stop --job 9 --node n1 -- $ARGS
 is "$rc" 0 "usage-stop: done"
 like "$out" "^gpu 0 \\($U0\\): energy [0-9]+\\.[0-9]+ J estimate \\(the device's energy counter over its life; whether others used the device is not known\\)" \
@@ -43,6 +49,8 @@ ok "$(echo "$J0" | awk '{ exit !($1 >= 70 * 0.9 && $1 <= 700 * 30) }' && echo 0 
 is "$(ls "$R/n1")" "" "the sampler's files are removed"
 run "$DRV" usage-stop --job 9 --node n1 -- $ARGS
 is "$rc:$out" "0:none" "a second usage-stop: no sampler, nothing logged"
+run "$DRV" usage-now --job 9 --node n1 -- $ARGS
+is "$rc:$out" "0:none" "usage-now after the end: no sampler, nothing"
 
 # ---- a job shorter than 10 updates of the counter: energy unknown, never 0 ---------------
 run env GPUPACK_SIM_ENERGY_STEP_MS=1000 "$DRV" usage-start --job 10 --node n1 --gpus 0 -- $ARGS
@@ -61,6 +69,9 @@ is "$(ls "$R/n1")" "" "and nothing is left running or written"
 run env GPUPACK_SIM_ENERGY_STEP_MS=5 "$DRV" usage-start --job 13 --node n1 --gpus 0 -- $ARGS
 kill -9 "$(cut -d' ' -f1 "$R/n1/13.sampler")"
 sleep 0.2
+run "$DRV" usage-now --job 13 --node n1 -- $ARGS
+is "$rc" 3 "usage-now with the sampler gone: an error"
+like "$err" "GPU usage of job 13: its sampler is gone" "saying so"
 run "$DRV" usage-stop --job 13 --node n1 -- $ARGS
 is "$rc" 3 "a sampler killed before the epilog: an error"
 like "$err" "GPU usage of job 13: no figures .*the sampler ended without writing them" "saying what happened"

@@ -33,7 +33,7 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog|sweep|usage-start|usage-stop --job ID [--user NAME] [--node NAME] "
+	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog|sweep|usage-start|usage-now|usage-stop --job ID [--user NAME] [--node NAME] "
 	    "[--gpus LIST] [--visible LIST] [--step LIST] [--spec SPEC] [-- PLUGIN-ARGS...]\n");
 	return EXIT_USAGE;
 }
@@ -98,10 +98,10 @@ main(int argc, char **argv)
 			puts("none");
 			return 0;
 		}
-	} else if (strcmp(what, "usage-stop") == 0) {
+	} else if (strcmp(what, "usage-stop") == 0 || strcmp(what, "usage-now") == 0) {
 		char line[2048];
 
-		rc = jobusage_stop(&c, &j, line, sizeof line);
+		rc = what[6] == 's' ? jobusage_stop(&c, &j, line, sizeof line) : jobusage_now(&c, &j, line, sizeof line);
 		if (rc == 1) {
 			puts("none");
 			return 0;
