@@ -18,6 +18,8 @@
 #include "util/proc.h"
 #include "util/str.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -279,6 +281,68 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 	return write_result(path, d, n);
 }
 
+static int sampler_pid(const char *pidpath, long *pid, unsigned long long *start);
+
+/* End the sampler of job jobid in root (if any) and remove its files: a run that had no epilog. */
+static int
+end_sampler(const char *root, unsigned long jobid)
+{
+	static const char *const ext[] = {"sampler", "usage", "usage-now", "usage.tmp", "usage-now.tmp"};
+	char path[600];
+	unsigned long long start = 0;
+	long pid = 0;
+	int ended = 0;
+
+	snprintf(path, sizeof path, "%s/%lu.sampler", root, jobid);
+	if (sampler_pid(path, &pid, &start) == 0 && pid > 0 && proc_is((pid_t)pid, start)) {
+		kill((pid_t)pid, SIGKILL);
+		ended = 1;
+	}
+	err_clear();
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		snprintf(path, sizeof path, "%s/%lu.%s", root, jobid, ext[i]);
+		unlink(path);
+	}
+	return ended;
+}
+
+static jobdir_running_fn usage_running;
+
+void
+jobusage_set_running_check(jobdir_running_fn fn)
+{
+	usage_running = fn;
+}
+
+/*
+ * Samplers of jobs that are over (their epilog never ran here: the node
+ * went down, slurmd was restarted) and this job's own from an earlier run
+ * (a requeue): ended, their files removed.
+ */
+static void
+sweep(const char *root, const struct jobmps_job *j)
+{
+	DIR *dir = opendir(root);
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		char *end;
+		unsigned long id;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		errno = 0;
+		id = strtoul(e->d_name, &end, 10);
+		if (errno || strcmp(end, ".sampler") != 0)
+			continue;
+		if (id == j->jobid || (usage_running && usage_running(id) == 0))
+			end_sampler(root, id);
+	}
+	closedir(dir);
+}
+
 int
 jobusage_start(const struct jobmps_conf *c, const struct jobmps_job *j)
 {
@@ -291,6 +355,7 @@ jobusage_start(const struct jobmps_conf *c, const struct jobmps_job *j)
 		return 1;
 	if (jobmps_state_root(c, j->node, root, sizeof root) < 0 || jobdir_root(root) < 0)
 		return err_prefix("GPU usage of job %lu", j->jobid);
+	sweep(root, j);
 	if (pipe(p) < 0)
 		return err_sys(EXIT_ENV, "pipe");
 	fflush(NULL);

@@ -20,6 +20,13 @@
 #include "slurm/jobconf.h"
 #include "slurm/jobmps.h"
 
+/*
+ * How jobusage_start asks whether Slurm still runs a job here (jobdir.h):
+ * it first ends the samplers of jobs that are over (no epilog ran) and an
+ * earlier run's of this job (a requeue). Unset: only this job's.
+ */
+void jobusage_set_running_check(jobdir_running_fn fn);
+
 /* Start the job's sampler (root's prolog). 0 started; 1 no GPU here; -1 with err set. */
 int jobusage_start(const struct jobmps_conf *c, const struct jobmps_job *j);
 

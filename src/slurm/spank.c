@@ -302,6 +302,7 @@ slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	}
 	this_node = j.node;
 	jobmps_set_running_check(slurm_runs_here);
+	jobusage_set_running_check(slurm_runs_here);
 	if (jobusage_start(&conf, &j) < 0) {
 		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
 		err_clear();

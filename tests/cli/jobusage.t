@@ -76,6 +76,19 @@ run "$DRV" usage-stop --job 13 --node n1 -- $ARGS
 is "$rc" 3 "a sampler killed before the epilog: an error"
 like "$err" "GPU usage of job 13: no figures .*the sampler ended without writing them" "saying what happened"
 
+# ---- a requeued job (no epilog ran here): its earlier run's sampler is ended ----------------
+run "$DRV" usage-start --job 30 --node n1 --gpus 0 -- $ARGS
+P30=$(cut -d' ' -f1 "$R/n1/30.sampler")
+run "$DRV" usage-start --job 30 --node n1 --gpus 0 -- $ARGS
+is "$rc:$out" "0:ok" "job 30 again: its sampler starts"
+Q30=$(cut -d' ' -f1 "$R/n1/30.sampler")
+sleep 0.1
+st30=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$P30/stat" 2>/dev/null)
+ok "$([ "$Q30" != "$P30" ] && { [ -z "$st30" ] || [ "$st30" = Z ]; } && kill -0 "$Q30" && echo 0 || echo 1)" \
+	"the first run's sampler is gone, the second run has its own"
+run "$DRV" usage-stop --job 30 --node n1 -- $ARGS
+is "$rc" 0 "and its epilog reads the second run's figures"
+
 # ---- the NVML double: per-process memory, the job alone or not ------------------------------
 FAKE="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1"
 ARGS="state=$R/%n"
