@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -366,9 +367,20 @@ jobusage_start(const struct jobmps_conf *c, const struct jobmps_job *j)
 		return err_sys(EXIT_ENV, "fork");
 	}
 	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
 		close(p[0]);
 		reset_signals();
 		setsid();
+		/* hold none of slurmstepd's descriptors: only the pipe, and /dev/null on 0-2 */
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != p[1])
+				close(fd);
 		pid = fork();
 		if (pid != 0)
 			_exit(pid < 0);
