@@ -34,6 +34,7 @@
 #include <slurm/slurm.h>
 
 #include "slurm/jobmps.h"
+#include "slurm/jobusage.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -301,6 +302,11 @@ slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	}
 	this_node = j.node;
 	jobmps_set_running_check(slurm_runs_here);
+	jobusage_set_running_check(slurm_runs_here);
+	if (jobusage_start(&conf, &j) < 0) {
+		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
+		err_clear();
+	}
 	w = wanted(sp, &spec);
 	if (w == 0) {
 		int n = jobmps_sweep(&conf, &j);
@@ -335,6 +341,8 @@ int
 slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	struct jobmps_job j;
+	char usage[2048];
+	int rc;
 
 	if (load_conf(ac, av) < 0)
 		return 0; /* logged; nothing can have started */
@@ -342,6 +350,12 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		slurm_error(PREFIX "%s", err_msg());
 		return 0;
 	}
+	rc = jobusage_stop(&conf, &j, usage, sizeof usage);
+	if (rc == 0)
+		slurm_info(PREFIX "job %lu on %s: GPU usage: %s", j.jobid, j.node, usage);
+	else if (rc < 0)
+		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
+	err_clear();
 	if (jobmps_epilog(&conf, &j) < 0)
 		slurm_error(PREFIX "job %lu on %s: %s", j.jobid, j.node, err_msg());
 	return 0; /* never drain a node for this: whatever is left, the next prolog cleans */
@@ -441,5 +455,76 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 		spank_setenv(sp, e.set[i], eq + 1, 1);
 	}
 	jobmps_env_free(&e);
+	return 0;
+}
+
+/* ---- each step's end: the job's GPU figures so far into its AdminComment ---- */
+
+static const char *
+step_name(uint32_t stepid, char *buf, size_t size)
+{
+	if (stepid == SLURM_BATCH_SCRIPT)
+		return "batch";
+	if (stepid == SLURM_EXTERN_CONT)
+		return "extern";
+	snprintf(buf, size, "%u", (unsigned)stepid);
+	return buf;
+}
+
+/*
+ * slurmstepd (remote context, root), once per step and node, after its
+ * tasks: the sampler's figures so far become the job's AdminComment, which
+ * `scontrol show job` and `sacct -o AdminComment` show. Only here: the
+ * epilog's update is refused ("Job has already finished"). One comment per
+ * job: on several nodes, the last step to end writes it (every node's
+ * epilog logs its own line). Nothing fails for this.
+ */
+int
+slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	void (*init_desc)(job_desc_msg_t *);
+	int (*update)(job_desc_msg_t *);
+	int (*get_errno)(void);
+	char *(*strerr)(int);
+	uint32_t id = 0, stepid = 0;
+	char node[256] = "", line[1500], comment[1800], sbuf[16];
+	struct jobmps_job j;
+	job_desc_msg_t d;
+	int rc;
+
+	if (spank_context() != S_CTX_REMOTE || load_conf(ac, av) < 0)
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+		return 0;
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS)
+		str_copy(node, env_or("SLURMD_NODENAME", ""), sizeof node);
+	memset(&j, 0, sizeof j);
+	j.jobid = id;
+	j.node = node;
+	rc = jobusage_now(&conf, &j, line, sizeof line);
+	if (rc != 0) {
+		if (rc < 0)
+			slurm_info(PREFIX "job %u step %s on %s: %s", (unsigned)id, step_name(stepid, sbuf, sizeof sbuf),
+			    node, err_msg());
+		err_clear();
+		return 0;
+	}
+	snprintf(comment, sizeof comment, "gpupack %s to step %s: %s", node, step_name(stepid, sbuf, sizeof sbuf),
+	    line);
+	*(void **)&init_desc = dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg");
+	*(void **)&update = dlsym(RTLD_DEFAULT, "slurm_update_job");
+	*(void **)&get_errno = dlsym(RTLD_DEFAULT, "slurm_get_errno");
+	*(void **)&strerr = dlsym(RTLD_DEFAULT, "slurm_strerror");
+	if (!init_desc || !update || !get_errno || !strerr) {
+		slurm_info(PREFIX "job %u: AdminComment not set: slurm_update_job is not in this process", (unsigned)id);
+		return 0;
+	}
+	init_desc(&d);
+	d.job_id = id;
+	d.admin_comment = comment;
+	if (update(&d) != 0)
+		slurm_info(PREFIX "job %u: setting AdminComment to the GPU usage: %s", (unsigned)id,
+		    strerr(get_errno()));
 	return 0;
 }

@@ -88,8 +88,17 @@ J=$(submit -N1 -n1 --gres=gpu:2 --wrap "srun -n1 $PROBE")
 job_wait "$J"
 like "$(cat "$O/task-$J.0.0" 2>/dev/null)" "pipe= mpsdir=" "a job without --gpupack-mps: no MPS variables"
 like "$(cat "$O/task-$J.0.0" 2>/dev/null)" "client .*mps=0" "its task is no MPS client"
-is "$(cat "$SL_DIR"/log/slurmd-n*.log | grep -c "gpupack: spank: job $J[: ]")" 0 \
-	"the plugin did nothing for it (no log line)"
+is "$(cat "$SL_DIR"/log/slurmd-n*.log | grep -v ': GPU usage: ' | grep -c "gpupack: spank: job $J[: ]")" 0 \
+	"the plugin did nothing for it but its GPU usage (no other log line)"
+# every GPU job's usage: one line per node in slurmd's log, the figures in its AdminComment
+is "$(cat "$SL_DIR"/log/slurmd-n*.log | grep -c "gpupack: spank: job $J on n[0-9]*: GPU usage: gpu [0-9]* (GPU-")" 1 \
+	"the epilog logs the job's GPU usage, one line"
+like "$(cat "$SL_DIR"/log/slurmd-n*.log | grep "gpupack: spank: job $J on n[0-9]*: GPU usage: ")" \
+	"energy ([0-9.]+ J|-) (exact|estimate|unknown).*, peak memory ([0-9.]+ [MG]iB|-) (exact|estimate|unknown)" \
+	"each GPU's energy and peak memory, each with its quality"
+like "$(scontrol show job "$J" | grep -o 'AdminComment=.*')" \
+	"^AdminComment=gpupack n[0-9]+ to step (batch|0): gpu [0-9]+ ([0-9.]+J|-) (exact|estimate|unknown) " \
+	"scontrol show job: AdminComment has the figures at the last step's end"
 
 # ---- nothing left after scancel, a killed task, a killed step --------------------
 S=$(job_script long.sh <<EOF

@@ -19,6 +19,7 @@
  * when the job has no MPS there. --user defaults to the caller.
  */
 #include "slurm/jobmps.h"
+#include "slurm/jobusage.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -32,7 +33,7 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog|sweep --job ID [--user NAME] [--node NAME] "
+	fprintf(stderr, "usage: jobmps-driver prolog|task|epilog|sweep|usage-start|usage-now|usage-stop --job ID [--user NAME] [--node NAME] "
 	    "[--gpus LIST] [--visible LIST] [--step LIST] [--spec SPEC] [-- PLUGIN-ARGS...]\n");
 	return EXIT_USAGE;
 }
@@ -91,6 +92,25 @@ main(int argc, char **argv)
 		rc = jobmps_sweep(&c, &j) < 0 ? -1 : 0;
 	else if (strcmp(what, "epilog") == 0)
 		rc = jobmps_epilog(&c, &j);
+	else if (strcmp(what, "usage-start") == 0) {
+		rc = jobusage_start(&c, &j);
+		if (rc == 1) {
+			puts("none");
+			return 0;
+		}
+	} else if (strcmp(what, "usage-stop") == 0 || strcmp(what, "usage-now") == 0) {
+		char line[2048];
+
+		rc = what[6] == 's' ? jobusage_stop(&c, &j, line, sizeof line) : jobusage_now(&c, &j, line, sizeof line);
+		if (rc == 1) {
+			puts("none");
+			return 0;
+		}
+		if (rc == 0) {
+			puts(line);
+			return 0;
+		}
+	}
 	else if (strcmp(what, "task") == 0) {
 		struct jobmps_env e;
 
