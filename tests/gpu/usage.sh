@@ -116,8 +116,10 @@ elif [ -n "$DRY" ] || [ -x "$W" ]; then
 		farm mem timeslice 4 sh -c "'sleep 0.3'" x ::: $(seq "$N")
 		farm matmul timeslice 4 sh -c "'sleep 0.3'" x ::: $(seq "$N")
 	else
-		farm mem timeslice 4 "$W" alloc --mib 16384 --hold-ms 3000 ::: $(seq "$N")
-		farm matmul timeslice 4 "$W" matmul --n 4096 --iters 400 ::: $(seq "$N")
+		# the input goes to sh as $1, unused (gpupack-work takes no stray argument: the H200 run
+		# of 2026-12-03 failed all 12 with a usage error)
+		farm mem timeslice 4 sh -c "'\"\$0\" alloc --mib 16384 --hold-ms 3000'" "$W" ::: $(seq "$N")
+		farm matmul timeslice 4 sh -c "'\"\$0\" matmul --n 4096 --iters 400'" "$W" ::: $(seq "$N")
 	fi
 	verdicts < <(judge mem 0 | grep '^INFO')
 	verdicts < <(judge matmul 0)
