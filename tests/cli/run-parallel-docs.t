@@ -33,9 +33,10 @@ both() {
 	got="exit $? $(LC_ALL=C sort "$T/both.out")"
 	is "$got" "$want" "$name"
 }
-# tree DIR: the files under DIR and their contents
+# tree DIR: the files under DIR and their contents (but gpupack's own usage.json: doc/run.md's
+# documented differences)
 tree() {
-	(cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do printf '== %s\n' "$f"; cat "$f"; echo; done)
+	(cd "$1" && find . -type f ! -name usage.json | LC_ALL=C sort | while read -r f; do printf '== %s\n' "$f"; cat "$f"; echo; done)
 }
 
 # --- 1. -N0 and perl expressions (man parallel: -N; parallel_examples: "Save output in ISO8601 dirs")
