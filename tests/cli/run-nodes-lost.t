@@ -58,6 +58,12 @@ lose() {
 	wait "$2" 2>/dev/null
 	touch -h -d @1000000000 "$(R)/alive/$1"
 }
+# killed OWNER PID: kill it and leave its heartbeat alone: its watchdog marks it lost as it dies
+# (backdating the heartbeat too would race the watchdog: a look first says "went silent")
+killed() {
+	kill -9 "$2" 2>/dev/null
+	wait "$2" 2>/dev/null
+}
 declared() { [ -L "$(R)/lost/$1" ]; }
 # ran N: the inputs that ran to their end N or more times
 ran() { for f in "$T"/count/*; do [ "$(wc -l <"$f")" -ge "$1" ] && basename "$f"; done | sort -n; }
@@ -99,8 +105,8 @@ BR=$(records "$OB")
 BC=$(claims_of "$OB")
 LATER=$(for s in $BR; do [ "$s" -gt "$(echo $AC | tr ' ' '\n' | tail -n 1)" ] && echo "$s"; done | wc -l)
 diag "B finished $(echo $BR | wc -w) inputs, $LATER of them beyond where S's pass stands"
-lose "$OB" "$B"
-until_ declared "$OB"                        # S declares B lost in the middle of its pass
+killed "$OB" "$B"
+until_ declared "$OB"                        # B is lost in the middle of S's pass
 for s in $AC; do rm "$T/hold/$s"; done
 wait "$S"
 is "$?" 0 "S finishes the farm (exit 0)"
