@@ -19,6 +19,33 @@ usage_task_start(struct usage_task *t, long long seq, int dev, double t0)
 	t->cpu_s = -1;
 }
 
+void
+usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps)
+{
+	int matched = 0;
+
+	for (int i = 0; i < n; i++)
+		s[i].util = np < 0 ? -1 : 0;
+	for (int k = 0; k < np; k++)
+		if (p[k].task >= 0 && p[k].task < n) {
+			s[p[k].task].util += p[k].sm;
+			matched++;
+		}
+	if (mps || (np > 0 && matched == 0))
+		for (int i = 0; i < n; i++)
+			s[i].util = -1;
+}
+
+void
+usage_attribute_mem(struct usage_seen *s, int n, const struct usage_proc *p, int np)
+{
+	for (int k = 0; k < np; k++)
+		if (p[k].task >= 0 && p[k].task < n && p[k].mem > 0) {
+			s[p[k].task].has_mem = 1;
+			s[p[k].task].mem += p[k].mem;
+		}
+}
+
 int
 usage_interval(struct usage_dev *d, struct usage_seen *s, int n, double dt, double busy, double dj)
 {

@@ -60,6 +60,13 @@ struct usage_seen {
 	uint64_t mem;             /* bytes, summed over its processes */
 };
 
+/* A process the driver listed, and which of the running tasks it is (an index into usage_seen; -1: none). */
+struct usage_proc {
+	int task;
+	double sm;                /* its SM utilization, 0..1 (usage_attribute_util) */
+	uint64_t mem;             /* its memory, bytes; 0: not given (usage_attribute_mem) */
+};
+
 struct usage_dev {
 	double busy_s;            /* the device's busy seconds over the intervals with its share known */
 	int busy_unknown;         /* intervals without it */
@@ -67,6 +74,19 @@ struct usage_dev {
 	int energy_unknown;
 	double unattributed_j;    /* energy counted while no task ran */
 };
+
+/*
+ * Each process's utilization to its task: s[i].util becomes the sum of its
+ * processes' (0 where it has none), for np >= 0 processes p; np < 0 (the
+ * driver gave no samples), mps (the driver samples the MPS server, not its
+ * clients), or samples that name no running task while some ran (another
+ * user's daemon): every util is unknown (-1). A process of none of the
+ * tasks goes to nobody.
+ */
+void usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps);
+
+/* Each process's memory to its task: s[i].mem summed, has_mem set where any was given. */
+void usage_attribute_mem(struct usage_seen *s, int n, const struct usage_proc *p, int np);
 
 /* A new task: its start, its device. */
 void usage_task_start(struct usage_task *t, long long seq, int dev, double t0);

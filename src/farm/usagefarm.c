@@ -154,15 +154,97 @@ measure_step(struct farm *f, struct usage_gpu *g)
 	}
 }
 
+/* The joules the device counted since the last read (NAN: unknown). */
+static double
+read_energy(struct farm *f, struct usage_gpu *g)
+{
+	double dj = NAN;
+	uint64_t mj;
+
+	if (!f->b->energy)
+		return NAN;
+	if (g->meter.seen == 0)
+		measure_step(f, g);
+	if (f->b->energy(f->b, g->index, &mj) == 0) {
+		if (g->e_ok && mj >= g->last_mj)
+			dj = (double)(mj - g->last_mj) / 1000.0;
+		g->last_mj = mj;
+		g->e_ok = 1;
+	} else {
+		err_clear();
+		g->e_ok = 0;
+	}
+	return dj;
+}
+
+/* The device's busy share (< 0: unknown; the driver keeps none for a MIG device). */
+static double
+read_busy(struct farm *f, struct usage_gpu *g)
+{
+	unsigned gp, mp;
+
+	if (!g->whole || !f->b->utilization)
+		return -1;
+	if (f->b->utilization(f->b, g->index, &gp, &mp) == 0 && gp <= 100)
+		return gp / 100.0;
+	err_clear();
+	return -1;
+}
+
+/* Which of the running tasks who[0..n-1] pid's is (-1: none of them). */
+static int
+task_of_pid(struct farm *f, const int *who, int n, pid_t pid)
+{
+	int ri = run_of_pid(f, pid);
+
+	for (int i = 0; ri >= 0 && i < n; i++)
+		if (who[i] == ri)
+			return i;
+	return -1;
+}
+
+/* The processes' utilization since the last read, to the tasks (usage_attribute_util). */
+static void
+read_util(struct farm *f, struct usage_gpu *g, struct usage_seen *seen, const int *who, int n)
+{
+	struct gpu_proc_util pu[USAGE_UTIL_MAX];
+	struct usage_proc p[USAGE_UTIL_MAX];
+	int np = -1;
+
+	if (f->b->proc_util && (np = f->b->proc_util(f->b, g->index, &g->since_us, pu, USAGE_UTIL_MAX)) < 0)
+		err_clear();
+	for (int k = 0; k < np; k++)
+		p[k] = (struct usage_proc){task_of_pid(f, who, n, pu[k].pid), pu[k].sm, 0};
+	usage_attribute_util(seen, n, p, np, f->o->share == SHARE_MPS);
+}
+
+/* The processes' memory, per group (a MIG device lists its own), to the tasks. */
+static void
+read_mem(struct farm *f, struct usage_gpu *g, struct usage_seen *seen, const int *who, int n)
+{
+	for (int gi = 0; gi < f->ng && f->b->sample_procs; gi++) {
+		struct usage_proc p[GPU_SAMPLE_PROCS];
+		struct gpu_sample s;
+
+		if (f->g[gi].gpu_index != g->index || f->g[gi].cap <= 0)
+			continue;
+		if (f->b->sample_procs(f->b, g->index, f->g[gi].gi_id, &s) < 0) {
+			err_clear();
+			continue;
+		}
+		for (int k = 0; k < s.nprocs && k < GPU_SAMPLE_PROCS; k++)
+			p[k] = (struct usage_proc){task_of_pid(f, who, n, s.procs[k].pid), 0, s.procs[k].mem};
+		usage_attribute_mem(seen, n, p, s.nprocs < GPU_SAMPLE_PROCS ? s.nprocs : GPU_SAMPLE_PROCS);
+	}
+}
+
 static void
 sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now, double dt)
 {
 	struct usage_seen seen[USAGE_UTIL_MAX];
 	int who[USAGE_UTIL_MAX];
-	struct gpu_proc_util pu[USAGE_UTIL_MAX];
-	double busy = -1, dj = NAN;
-	uint64_t mj;
-	int n = 0, npu = -1;
+	double busy, dj;
+	int n = 0;
 
 	/* beside an MPS fault the driver is left alone (farm_mps_quiet); the next sample spans the gap */
 	for (int gi = 0; gi < f->ng; gi++)
@@ -172,78 +254,18 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 		}
 	dt += g->held;
 	g->held = 0;
-	if (f->b->energy && g->meter.seen == 0)
-		measure_step(f, g);
-	if (f->b->energy && f->b->energy(f->b, g->index, &mj) == 0) {
-		if (g->e_ok && mj >= g->last_mj)
-			dj = (double)(mj - g->last_mj) / 1000.0;
-		g->last_mj = mj;
-		g->e_ok = 1;
-	} else {
-		err_clear();
-		g->e_ok = 0;
-	}
-	if (g->whole && f->b->utilization) {
-		unsigned gp, mp;
-
-		if (f->b->utilization(f->b, g->index, &gp, &mp) == 0 && gp <= 100)
-			busy = gp / 100.0;
-		else
-			err_clear();
-	}
-	if (f->b->proc_util && (npu = f->b->proc_util(f->b, g->index, &g->since_us, pu, USAGE_UTIL_MAX)) < 0)
-		err_clear();
+	dj = read_energy(f, g);
+	busy = read_busy(f, g);
 	for (int i = 0; i < f->nr && n < USAGE_UTIL_MAX; i++) {
 		struct run *r = &f->r[i];
 
 		if (!r->task || r->exited || r->g->gpu_index != g->index)
 			continue;
 		who[n] = i;
-		seen[n] = (struct usage_seen){live_of(u, f, r), npu < 0 ? -1 : 0, 0, 0};
-		n++;
+		seen[n++] = (struct usage_seen){live_of(u, f, r), -1, 0, 0};
 	}
-	/* each process's utilization to its task; a process of none (another user's) to nobody */
-	{
-		int matched = 0;
-
-		for (int k = 0; k < npu; k++) {
-			int ri = run_of_pid(f, pu[k].pid);
-
-			for (int i = 0; ri >= 0 && i < n; i++)
-				if (who[i] == ri) {
-					seen[i].util += pu[k].sm;
-					matched++;
-				}
-		}
-		/*
-		 * Under MPS the driver gives the server's samples, none of its
-		 * clients': the tasks' shares are not known (and a server busy while
-		 * none of the tasks has a sample is the same case, a daemon not ours)
-		 */
-		if (f->o->share == SHARE_MPS || (npu > 0 && matched == 0 && n > 0))
-			for (int i = 0; i < n; i++)
-				seen[i].util = -1;
-	}
-	/* memory: each group's processes (a MIG device lists its own) */
-	for (int gi = 0; gi < f->ng && f->b->sample_procs; gi++) {
-		struct gpu_sample s;
-
-		if (f->g[gi].gpu_index != g->index || f->g[gi].cap <= 0)
-			continue;
-		if (f->b->sample_procs(f->b, g->index, f->g[gi].gi_id, &s) < 0) {
-			err_clear();
-			continue;
-		}
-		for (int k = 0; k < s.nprocs; k++) {
-			int ri = run_of_pid(f, s.procs[k].pid);
-
-			for (int i = 0; ri >= 0 && i < n; i++)
-				if (who[i] == ri && s.procs[k].mem > 0) {
-					seen[i].has_mem = 1;
-					seen[i].mem += s.procs[k].mem;
-				}
-		}
-	}
+	read_util(f, g, seen, who, n);
+	read_mem(f, g, seen, who, n);
 	if (dt > 0)
 		usage_interval(&g->dev, seen, n, dt, busy, dj);
 }

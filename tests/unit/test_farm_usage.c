@@ -165,6 +165,29 @@ test_top(void)
 	is_str(usage_basis_name(USAGE_ESTIMATE), "estimate", "basis names");
 }
 
+static void
+test_attribute(void)
+{
+	struct usage_task a, b;
+	struct usage_seen s[2] = {{&a, -1, 0, 0}, {&b, -1, 0, 0}};
+	/* a's two processes, another user's, b's */
+	struct usage_proc p[4] = {{0, 0.25, 1 << 20}, {0, 0.5, 2 << 20}, {-1, 0.9, 8 << 20}, {1, 0.125, 0}};
+
+	usage_attribute_util(s, 2, p, 4, 0);
+	ok(near(s[0].util, 0.75) && near(s[1].util, 0.125), "each process's utilization to its task, none to another user's");
+	usage_attribute_util(s, 2, p, 0, 0);
+	ok(s[0].util == 0 && s[1].util == 0, "no process sampled: every task idle (0, known)");
+	usage_attribute_util(s, 2, p, -1, 0);
+	ok(s[0].util < 0 && s[1].util < 0, "no samples from the driver: unknown");
+	usage_attribute_util(s, 2, p, 4, 1);
+	ok(s[0].util < 0 && s[1].util < 0, "under MPS the samples are the server's: unknown");
+	usage_attribute_util(s, 2, p + 2, 1, 0);
+	ok(s[0].util < 0 && s[1].util < 0, "samples that name none of the running tasks: unknown, not 0");
+	usage_attribute_mem(s, 2, p, 4);
+	ok(s[0].has_mem && s[0].mem == (3u << 20), "a task's processes' memory summed");
+	ok(!s[1].has_mem && s[1].mem == 0, "a process listed without memory gives none");
+}
+
 int
 main(void)
 {
@@ -173,5 +196,6 @@ main(void)
 	test_unknown();
 	test_bound();
 	test_top();
+	test_attribute();
 	return done_testing();
 }
