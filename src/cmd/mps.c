@@ -7,7 +7,7 @@
  */
 #include "cmd/cmd.h"
 #include "gpu/select.h"
-#include "gpu/usage.h"
+#include "gpu/usagewatch.h"
 #include "share/mps.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -723,22 +723,15 @@ exec_env_free(char **env)
 #define WATCH_ENERGY_S 0.01
 #define WATCH_PROCS_S 0.1
 
-struct watch {
-	struct gpu_backend *b;   /* NULL: no usage asked */
-	int gpu, gi_id;          /* driver index; GPU instance id, -1 a whole GPU */
-	pid_t root;
-	struct gpu_usage u;
-};
-
-/* Is pid the command or one of its descendants (by /proc's parent links)? */
+/* Is pid the command (*(pid_t *)arg) or one of its descendants (by /proc's parent links)? */
 static int
 in_tree(pid_t pid, void *arg)
 {
-	const struct watch *w = arg;
+	pid_t root = *(const pid_t *)arg;
 	struct proc_stat st;
 
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
-		if (pid == w->root)
+		if (pid == root)
 			return 1;
 		if (proc_stat(pid, &st) < 0)
 			return 0;
@@ -747,41 +740,12 @@ in_tree(pid_t pid, void *arg)
 	return 0;
 }
 
-static void
-watch_energy(struct watch *w)
-{
-	uint64_t mj;
-	double t = clock_mono();
-
-	if (!w->b->energy)
-		return;
-	if (w->b->energy(w->b, w->gpu, &mj) < 0) {
-		err_clear();
-		return;
-	}
-	/* when it was read: mid-call */
-	gpu_usage_feed_energy(&w->u, (t + clock_mono()) / 2, mj);
-}
-
-static void
-watch_procs(struct watch *w)
-{
-	struct gpu_sample smp;
-
-	if (!w->b->sample_procs || w->b->sample_procs(w->b, w->gpu, w->gi_id, &smp) < 0) {
-		err_clear();
-		gpu_usage_feed_sample(&w->u, NULL, in_tree, w);
-		return;
-	}
-	gpu_usage_feed_sample(&w->u, &smp, in_tree, w);
-}
-
 /*
  * Run argv with env; forward SIGINT, SIGTERM, SIGHUP; return its status as a
- * shell would. With w->b: watch it meanwhile, and fill w->u at its end.
+ * shell would. With w: watch it meanwhile (*root: the command), and fill w->u at its end.
  */
 static int
-run_child(char **argv, char **env, struct watch *w)
+run_child(char **argv, char **env, struct gpu_usage_watch *w, pid_t *root)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa, old[4];
@@ -794,8 +758,8 @@ run_child(char **argv, char **env, struct watch *w)
 	sa.sa_handler = forward;
 	sigemptyset(&sa.sa_mask);
 	fflush(NULL);
-	if (w->b)
-		watch_energy(w);
+	if (w)
+		gpu_watch_energy(w);
 	t0 = clock_mono();
 	pid = fork();
 	if (pid < 0)
@@ -806,14 +770,14 @@ run_child(char **argv, char **env, struct watch *w)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	child_pid = pid;
-	w->root = pid;
+	*root = pid;
 	for (int i = 0; i < 4; i++) {
 		sigaction(sigs[i], NULL, &old[i]);
 		/* ignored on entry (a background job's SIGINT): stays ignored, as in a shell */
 		if (old[i].sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
 	}
-	if (!w->b) {
+	if (!w) {
 		while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 			;
 	} else {
@@ -824,16 +788,16 @@ run_child(char **argv, char **env, struct watch *w)
 				continue;
 			if (r != 0)
 				break;
-			watch_energy(w);
+			gpu_watch_energy(w);
 			if (clock_mono() >= next_procs) {
-				watch_procs(w);
+				gpu_watch_procs(w);
 				next_procs = clock_mono() + WATCH_PROCS_S;
 			}
 			nanosleep(&(struct timespec){0, (long)(WATCH_ENERGY_S * 1e9)}, NULL);
 		}
 		have_ru = r == pid;
 		if (have_ru)
-			watch_energy(w);
+			gpu_watch_energy(w);
 		gpu_usage_finish(&w->u, clock_mono() - t0,
 		    have_ru ? (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 : NAN,
 		    have_ru ? (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 : NAN);
@@ -850,7 +814,7 @@ run_child(char **argv, char **env, struct watch *w)
 
 /* --usage's lines on stderr (the command's stdout stays its own), --usage-json's object */
 static int
-report_usage(const struct mps_opts *o, const struct watch *w, const char *cmd, int rc, const char *uuid)
+report_usage(const struct mps_opts *o, const struct gpu_usage_watch *w, const char *cmd, int rc, const char *uuid)
 {
 	FILE *f;
 
@@ -875,7 +839,9 @@ mps_cmd_exec(int argc, char **argv, struct ctx *c)
 	struct gpu_system sys;
 	struct gpu_target *t = NULL;
 	struct mps_daemon d;
-	struct watch w;
+	struct gpu_usage_watch w, *watch = NULL;
+	struct gpu_backend *b;
+	pid_t root = 0;
 	char path[4096], uuid[GPU_UUID_LEN] = "", **env;
 	int n = 0, started = 0, rc;
 
@@ -893,26 +859,23 @@ mps_cmd_exec(int argc, char **argv, struct ctx *c)
 		gpu_system_free(&sys);
 		return err_report();
 	}
-	memset(&w, 0, sizeof w);
 	if (o.usage || o.usage_json) {
 		const struct gpu_info *g = &sys.gpus[t[0].gpu];
 
-		w.gpu = g->index;
-		w.gi_id = t[0].gi >= 0 ? (int)g->gi[t[0].gi].id : -1;
-		gpu_usage_init(&w.u);
-		w.u.counter_shared = w.gi_id >= 0;
-		if (ctx_backend(c, &w.b) < 0) {
+		if (ctx_backend(c, &b) < 0) {
 			warnx_("--usage: %s", err_msg());  /* opened already for the targets: not expected */
-			w.b = NULL;
+		} else {
+			gpu_watch_init(&w, b, g->index, t[0].gi >= 0 ? (int)g->gi[t[0].gi].id : -1, in_tree, &root);
+			watch = &w;
 		}
 		str_copy(uuid, t[0].uuid, sizeof uuid);
 	}
 	free(t);
 	gpu_system_free(&sys);
 	env = exec_env(&d);
-	rc = run_child(argv + optind, env, &w);
+	rc = run_child(argv + optind, env, watch, &root);
 	exec_env_free(env);
-	if (w.b && report_usage(&o, &w, argv[optind], rc, uuid) < 0)
+	if (watch && report_usage(&o, &w, argv[optind], rc, uuid) < 0)
 		warnx_("%s", err_msg());
 	/* the command is gone; a daemon we started goes with it (clients left: terminated) */
 	if (started && mps_stop(&d, 2, 1) < 0)

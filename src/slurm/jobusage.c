@@ -12,7 +12,7 @@
 #include "slurm/jobusage.h"
 #include "gpu/backend.h"
 #include "gpu/select.h"
-#include "gpu/usage.h"
+#include "gpu/usagewatch.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/proc.h"
@@ -41,9 +41,7 @@
 struct dev {
 	char id[GPU_UUID_LEN];     /* as Slurm names it */
 	char uuid[GPU_UUID_LEN];
-	int gpu, gi_id;            /* driver index; GPU instance id, -1 a whole GPU */
-	struct gpu_usage u;
-	double dev_peak;           /* the device's used memory at its most; -1 never read */
+	struct gpu_usage_watch w;
 };
 
 static int
@@ -56,6 +54,15 @@ file_path(const struct jobmps_conf *c, const struct jobmps_job *j, const char *e
 	if ((size_t)snprintf(out, size, "%s/%lu.%s", root, j->jobid, ext) >= size)
 		return err_set(EXIT_USAGE, "state path %s/%lu.%s: too long", root, j->jobid, ext);
 	return 0;
+}
+
+static char job_entry[64];  /* "SLURM_JOB_ID=<job>" */
+
+static int
+job_proc(pid_t pid, void *arg)
+{
+	(void)arg;
+	return proc_has_env(pid, job_entry) == 1;
 }
 
 /* The job's GPUs here, resolved to driver indices. The count (0: none); -1 with err set. */
@@ -85,11 +92,7 @@ devices(const struct jobmps_job *j, struct gpu_backend *b, struct dev *d, int ma
 			memset(&d[i], 0, sizeof d[i]);
 			str_copy(d[i].id, items[i], sizeof d[i].id);
 			str_copy(d[i].uuid, t.uuid, sizeof d[i].uuid);
-			d[i].gpu = g->index;
-			d[i].gi_id = t.gi >= 0 ? (int)g->gi[t.gi].id : -1;
-			d[i].dev_peak = -1;
-			gpu_usage_init(&d[i].u);
-			d[i].u.counter_shared = t.gi >= 0;
+			gpu_watch_init(&d[i].w, b, g->index, t.gi >= 0 ? (int)g->gi[t.gi].id : -1, job_proc, NULL);
 		}
 		free(items[i]);
 	}
@@ -110,47 +113,6 @@ on_stop(int sig)
 		stop_asked = 1;
 }
 
-static char job_entry[64];  /* "SLURM_JOB_ID=<job>" */
-
-static int
-job_proc(pid_t pid, void *arg)
-{
-	(void)arg;
-	return proc_has_env(pid, job_entry) == 1;
-}
-
-static void
-read_energy(struct gpu_backend *b, struct dev *d)
-{
-	uint64_t mj;
-	double t = clock_mono();
-
-	if (!b->energy || b->energy(b, d->gpu, &mj) < 0) {
-		err_clear();
-		return;
-	}
-	gpu_usage_feed_energy(&d->u, (t + clock_mono()) / 2, mj);
-}
-
-static void
-read_procs(struct gpu_backend *b, struct dev *d)
-{
-	struct gpu_sample s;
-
-	if (b->sample_procs && b->sample_procs(b, d->gpu, d->gi_id, &s) == 0) {
-		gpu_usage_feed_sample(&d->u, &s, job_proc, NULL);
-		if ((double)s.mem_used > d->dev_peak)
-			d->dev_peak = (double)s.mem_used;
-		return;
-	}
-	err_clear();
-	gpu_usage_feed_sample(&d->u, NULL, job_proc, NULL);
-	if (b->sample && b->sample(b, d->gpu, d->gi_id, &s) == 0) {
-		if ((double)s.mem_used > d->dev_peak)
-			d->dev_peak = (double)s.mem_used;
-	} else
-		err_clear();
-}
 
 static void
 put_field(FILE *f, const struct gpu_usage_field *x, const char *fmt)
@@ -179,18 +141,18 @@ write_result(const char *path, struct dev *d, int n)
 	if (!(f = fopen(tmp, "w")))
 		return err_sys(EXIT_ENV, "writing %s", tmp);
 	for (int i = 0; i < n; i++) {
-		gpu_usage_finish(&d[i].u, NAN, NAN, NAN);
+		gpu_usage_finish(&d[i].w.u, NAN, NAN, NAN);
 		/* no per-process memory: the device's used memory is the next best, an estimate */
-		if (d[i].u.peak_mem.quality == GPU_USAGE_UNKNOWN && d[i].u.mine_seen == 0 && d[i].dev_peak >= 0 &&
-		    !(d[i].u.samples > 0 && d[i].u.samples_mem == d[i].u.samples)) {
-			d[i].u.peak_mem.value = d[i].dev_peak;
-			d[i].u.peak_mem.quality = GPU_USAGE_ESTIMATE;
-			snprintf(d[i].u.peak_mem.why, sizeof d[i].u.peak_mem.why, "%s",
+		if (d[i].w.u.peak_mem.quality == GPU_USAGE_UNKNOWN && d[i].w.u.mine_seen == 0 && d[i].w.dev_peak >= 0 &&
+		    !(d[i].w.u.samples > 0 && d[i].w.u.samples_mem == d[i].w.u.samples)) {
+			d[i].w.u.peak_mem.value = d[i].w.dev_peak;
+			d[i].w.u.peak_mem.quality = GPU_USAGE_ESTIMATE;
+			snprintf(d[i].w.u.peak_mem.why, sizeof d[i].w.u.peak_mem.why, "%s",
 			    "the device's used memory at its most (every process's, not the job's alone)");
 		}
 		fprintf(f, "gpu\t%s\t%s", d[i].id, d[i].uuid);
-		put_field(f, &d[i].u.energy_j, "\t%.3f");
-		put_field(f, &d[i].u.peak_mem, "\t%.0f");
+		put_field(f, &d[i].w.u.energy_j, "\t%.3f");
+		put_field(f, &d[i].w.u.peak_mem, "\t%.0f");
 		fputc('\n', f);
 	}
 	if (fclose(f) != 0 || rename(tmp, path) < 0) {
@@ -250,7 +212,7 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	for (int i = 0; i < n; i++)
-		read_energy(b, &d[i]);
+		gpu_watch_energy(&d[i].w);
 	if (!(f = fopen(pidpath, "w")))
 		return err_sys(EXIT_ENV, "writing %s", pidpath);
 	fprintf(f, "%ld %llu\n", (long)getpid(), proc_start_time(getpid()));
@@ -260,10 +222,10 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 	close(fd);
 	while (!stop_asked) {
 		for (int i = 0; i < n; i++)
-			read_energy(b, &d[i]);
+			gpu_watch_energy(&d[i].w);
 		if (clock_mono() >= next_procs) {
 			for (int i = 0; i < n; i++)
-				read_procs(b, &d[i]);
+				gpu_watch_procs(&d[i].w);
 			next_procs = clock_mono() + SAMPLE_PROCS_S;
 		}
 		if (now_asked) {
@@ -275,8 +237,8 @@ sampler(const struct jobmps_conf *c, const struct jobmps_job *j, int fd)
 		nanosleep(&(struct timespec){0, (long)(SAMPLE_ENERGY_S * 1e9)}, NULL);
 	}
 	for (int i = 0; i < n; i++) {
-		read_procs(b, &d[i]);
-		read_energy(b, &d[i]);
+		gpu_watch_procs(&d[i].w);
+		gpu_watch_energy(&d[i].w);
 	}
 	gpu_close(b);
 	return write_result(path, d, n);
