@@ -311,15 +311,15 @@ record(struct farm *f, struct run *r, int ok, double now)
 	 * output is part of a task. --results NAME.csv: the output goes into
 	 * that file; --files: into a file of its own, named on stdout.
 	 */
-	if (f->resfile.path) {
+	if (f->res.file.path) {
 		struct obuf none[2];
 
-		if (results_file_add(&f->resfile, &rec, t->a.flat, t->a.nflat, r->out) < 0) {
+		if (results_file_add(&f->res.file, &rec, t->a.flat, t->a.nflat, r->out) < 0) {
 			int e = errno;
 
 			err_clear();
 			halt_uncount(f, ok);
-			halt_output_lost(f, f->results_name, e);
+			halt_output_lost(f, f->res.name, e);
 		} else {
 			obuf_init(&none[0]);
 			obuf_init(&none[1]);

@@ -156,8 +156,8 @@ results_paths(struct farm *f, const struct task *t, const struct job_vals *v,
 {
 	size_t n;
 
-	if (f->results_tmpl) {
-		p->dir = tmpl_build(&f->rest, v);
+	if (f->res.dir_tmpl) {
+		p->dir = tmpl_build(&f->res.dir, v);
 		n = strlen(p->dir);
 		if (n > 0 && p->dir[n - 1] == '/') {
 			p->out = xasprintf("%sstdout", p->dir);
@@ -224,7 +224,7 @@ results_where(const struct farm *f, const struct task *t, const struct resdir *p
 {
 	const char *what = NULL;
 
-	if (!f->results_tmpl)
+	if (!f->res.dir_tmpl)
 		return 0;
 	if (!p->out[0])
 		what = "is empty";

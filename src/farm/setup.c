@@ -166,7 +166,7 @@ check_options(struct farm *f)
 		o->tag = 0;
 	/* --results NAME.csv (.tsv, .json): one file, not a directory (farm/results.h) */
 	if (results_kind(o->results) != RESULTS_DIR) {
-		f->results_name = o->results;
+		f->res.name = o->results;
 		o->results = NULL;
 	}
 	/* parallel's --resume also skips tasks whose --results directory is there */
@@ -250,9 +250,9 @@ compile_templates(struct farm *f)
 	if (o->tag && tmpl_compile(&f->tagt, tag, 1, &to) < 0)
 		return -1;
 	if (o->results) {
-		if (tmpl_compile(&f->rest, res, 1, &to) < 0)
+		if (tmpl_compile(&f->res.dir, res, 1, &to) < 0)
 			return -1;
-		f->results_tmpl = f->rest.has_rpl;
+		f->res.dir_tmpl = f->res.dir.has_rpl;
 	}
 	if (o->workdir && tmpl_compile(&f->wdt, (char **)&o->workdir, 1, &to) < 0)
 		return -1;
@@ -320,7 +320,7 @@ check_results(const struct farm *f)
 	const char *dir = f->o->results;
 
 	/* a template names a directory per task: each is made and checked when its task starts */
-	if (!dir || f->results_tmpl)
+	if (!dir || f->res.dir_tmpl)
 		return 0;
 	if (stat(dir, &st) == 0)
 		return S_ISDIR(st.st_mode) ? 0 : err_set(EXIT_USAGE, "--results %s: not a directory", dir);
@@ -491,12 +491,12 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 		return -1;
 	if (begin(f) < 0)
 		return -1;
-	if (f->results_name && !f->o->dry_run && (f->j.resume ? results_file_resume(&f->resfile,
-	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames, &f->j) : results_file_open(&f->resfile,
-	    f->results_name, f->o->ts.in.names, f->o->ts.in.nnames)) < 0)
+	if (f->res.name && !f->o->dry_run && (f->j.resume ? results_file_resume(&f->res.file,
+	    f->res.name, f->o->ts.in.names, f->o->ts.in.nnames, &f->j) : results_file_open(&f->res.file,
+	    f->res.name, f->o->ts.in.names, f->o->ts.in.nnames)) < 0)
 		return -1;
 	if (f->o->pipe.on && !f->o->pipe.tee)
-		f->resfile.pipe = f->o->pipe.cat ? 2 : 1;
+		f->res.file.pipe = f->o->pipe.cat ? 2 : 1;
 	env_keys(f);
 	return 0;
 }
@@ -530,13 +530,13 @@ setup_cleanup(struct farm *f)
 		free((char *)f->envk.keys[i]);
 	tmpl_free(&f->cmd);
 	tmpl_free(&f->tagt);
-	tmpl_free(&f->rest);
+	tmpl_free(&f->res.dir);
 	tmpl_free(&f->wdt);
 	for (int i = 0; f->filt && i < f->o->nfilters; i++)
 		tmpl_free(&f->filt[i]);
 	free(f->filt);
 	perl_close(&f->perl);
-	results_file_close(&f->resfile);
+	results_file_close(&f->res.file);
 	free(f->rt.runtimes);
 	free(f->envk.base_env);
 	free(f->envk.keys);

@@ -145,6 +145,14 @@ struct farm_runtimes {
 	double median;
 };
 
+/* --results: a directory (its name a template where it holds replacement strings), or one file */
+struct farm_results {
+	struct tmpl dir;         /* --results DIR when it holds replacement strings */
+	int dir_tmpl;            /* dir is in use */
+	const char *name;        /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
+	struct results_file file; /* that file, once open (path non-NULL) */
+};
+
 struct farm {
 	struct farm_opts *o;
 	struct group *g;
@@ -166,10 +174,8 @@ struct farm {
 	int fatal;               /* an error ended launching: its exit code */
 	struct tmpl cmd;         /* the command template */
 	struct tmpl tagt;        /* --tag / --tagstring */
-	struct tmpl rest;        /* --results DIR when it holds replacement strings */
 	struct tmpl wdt;         /* --wd DIR, expanded for each task (as parallel's) */
 	struct tmpl *filt;       /* --filter, each (perl, values inserted as they are) */
-	int results_tmpl;        /* rest is in use */
 	char shell[PATH_MAX];    /* what runs command lines that need a shell */
 	struct farm_exec ex;     /* the command's program, found once (launch.c) */
 	double next_start;       /* --delay: no task starts before this (monotonic) */
@@ -184,8 +190,7 @@ struct farm {
 	struct nodes *nodes;     /* one farm over several gpupacks (farm/nodes.h), or NULL */
 	struct farm_rf rfq;      /* --retry-failed: the tasks to run again (queue.c) */
 	struct perl perl;        /* runs perl replacement strings (farm/perl.h); pid 0: not started */
-	const char *results_name; /* --results NAME.csv/.tsv/.json (then o->results is NULL) */
-	struct results_file resfile; /* that file, once open (path non-NULL) */
+	struct farm_results res; /* --results (setup.c, resdir.c, finish.c) */
 	struct farm_usage *usage; /* what each task used (farm/usagefarm.h); NULL until sampled */
 };
 
