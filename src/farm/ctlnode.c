@@ -397,7 +397,7 @@ blind_room(const struct ctlnode *n, const struct ctlnode_host *h, int started, i
 
 	if (h->ncpu > 0 && n->ndev > 0 && h->ncpu / n->ndev > cap)
 		cap = h->ncpu / n->ndev;
-	if (settling && knob(KNOB_FARM_SETTLE_WARM) >= 0)
+	if (settling)
 		cap *= 2;
 	return cap > started ? cap - started : 0;
 }

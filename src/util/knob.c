@@ -32,8 +32,6 @@ static const struct knob_row rows[KNOB_N] = {
 	    "together may want under -j auto (0: CTLNODE_START_OVER; -1: no limit), for bench/auto.sh's VARIANTS"},
 	[KNOB_FARM_CPU_ROOM] = {"farm.cpu_room_pct", "switch: percent of the CPUs the tasks may want before "
 	    "-j auto's count stops rising (0: CTLNODE_ROOM, 150), for bench/auto.sh's VARIANTS"},
-	[KNOB_FARM_SETTLE_WARM] = {"farm.settle_warm", "switch: -1: no more start-ups while tasks wait at the "
-	    "door for the first footprint (as before 2026-11-29), for bench/auto.sh's VARIANTS"},
 };
 
 static _Atomic long values[KNOB_N];

@@ -30,7 +30,6 @@ enum knob_id {
 	KNOB_FARM_FAULT_GRACE,  /* seconds a control daemon may stay silent after a fault before its restart */
 	KNOB_FARM_START_OVER,   /* percent of the CPUs that tasks starting together may want (-1: any) */
 	KNOB_FARM_CPU_ROOM,     /* percent of the CPUs the tasks may want before the count stops rising */
-	KNOB_FARM_SETTLE_WARM,  /* -1: no start-ups beside the tasks waiting for the first footprint */
 	KNOB_N
 };
 

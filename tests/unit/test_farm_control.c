@@ -745,21 +745,18 @@ test_memory_gate(void)
 	/*
 	 * while the first footprint settles, start-ups go on in the CPUs that
 	 * the tasks waiting at the door leave idle (at most 1.5x the CPUs
-	 * starting, those let go included)
+	 * starting, those let go included): more than CTLNODE_BLIND at once.
+	 * The controller that stopped start-ups there (d0311e6) took 45.3 s on
+	 * this farm; 0.9x that is the bound.
 	 */
 	{
 		const struct farm *f = farm_named("start-up bound, spinning waits");
-		struct result b;
 
 		simulate(f, 0, 0, &a);
-		knob_put(KNOB_FARM_SETTLE_WARM, -1);
-		simulate(f, 0, 0, &b);
-		knob_put(KNOB_FARM_SETTLE_WARM, 0);
-		ok(a.makespan < 0.9 * b.makespan && a.starting_max <= 24, "%s: start-ups beside the first footprint's "
-		    "wait end sooner (%.1f s, not %.1f s; at most %d starting)", f->name, a.makespan, b.makespan,
-		    a.starting_max);
+		ok(a.makespan < 0.9 * 45.3 && a.starting_max > CTLNODE_BLIND && a.starting_max <= 24,
+		    "%s: start-ups beside the first footprint's wait end sooner (%.1f s; %d starting at most)",
+		    f->name, a.makespan, a.starting_max);
 		ctlnode_free(&a.node);
-		ctlnode_free(&b.node);
 	}
 	/* a second run that remembers small footprints (PyTorch start-ups): nobody waits at the door */
 	remembered_gib = 1.2;
