@@ -43,11 +43,13 @@ left() {
 # ---- two SIGTERMs ----------------------------------------------------------------------------
 rm -f gc.* gce.*
 # not through R(): $! must be gpupack itself
-$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --shell "$SPAWN" ::: 1 2 >/dev/null 2>&1 &
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --shell "$SPAWN" ::: 1 2 >/dev/null 2>two.err &
 gpid=$!
 wait_for gce.1 gce.2
 kill -TERM $gpid
-sleep 0.2
+# the second once gpupack has taken the first (it says so): two pending TERMs would be one
+i=0
+while ! grep -q 'no new tasks' two.err && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM $gpid
 wait $gpid
 is "$(left)" 0 "two SIGTERMs: no setsid'd descendant is left, with the token or without"

@@ -102,7 +102,9 @@ is "$(audit 8)" "0 0" "--resume runs them"
 case=twice
 start 8 30000
 kill -TERM $gpid
-sleep 0.2
+# the second once gpupack has taken the first (it says so): two pending TERMs would be one
+i=0
+while ! grep -q 'no new tasks' "err.$case" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM $gpid
 wait "$gpid"
 is "$?" 255 "two TERMs to gpupack: exit 255"
