@@ -373,12 +373,16 @@ measure_long(struct bench_run *r, struct bench_exercise *e, struct bench_point *
 {
 	struct outcome o;
 	long iters = p->iters * (long)k;
+	double margin = p->margin_s;  /* the JSON's margin_s is the last repeat's */
+	int rc;
 
 	if (r->cfg.verbose)
 		fprintf(stderr, "gpupack: bench: [energy] %s N=%d %s P=%d: its work x%d for the energy "
 		    "counter (about %.2f s)\n", e->name, p->size, bench_mode_name(p->mode), p->procs, k, plan_s);
 	p->elong_runs++;
-	if (run_repeat(r, e, p, iters, plan_s, &o) < 0) {
+	rc = run_repeat(r, e, p, iters, plan_s, &o);
+	p->margin_s = margin;
+	if (rc < 0) {
 		if (bench_interrupted)
 			return -1;
 		bench_point_fail(r, e, p);
@@ -396,7 +400,7 @@ measure_long(struct bench_run *r, struct bench_exercise *e, struct bench_point *
  * After the planned rounds (and the noisy points' extra ones): each point
  * whose repeats are each too short for the energy counter runs its work
  * once more, lengthened, for a J from one window (energy.c). A run that
- * still fell short (the work went slower than its repeats said) is tried
+ * still fell short (the work went faster than its repeats said) is tried
  * again, longer, while the budget allows. Rounds interleave the points,
  * as the repeats do. Exercise 4 (whole farms) and reused points (their
  * source is measured) are left out, and so is a simulated GPU's model.
