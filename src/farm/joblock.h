@@ -47,13 +47,14 @@ struct joblock {
 #define JOBLOCK_GATE_WAIT 10.0
 
 /*
- * Join the farm on the joblog d describes (a file) as a member with key (the run of a farm over
- * nodes, the split of --shard; NULL: a farm of its own, which no other
- * joins). place >= 0: a place in the farm no other member may hold at once
- * (a shard's K). 0, or -1 with err set: another farm runs on it, or
- * another member holds the place (or the joblog cannot be opened or
- * locked). A joblog that is not a regular file, or cannot be opened,
- * takes no lock (0): the journal refuses it with its own message.
+ * Join the farm on the joblog d describes (a file; FILE.lock is d's) as a
+ * member with key (the run of a farm over nodes, the split of --shard;
+ * NULL: a farm of its own, which no other joins). place >= 0: a place in
+ * the farm no other member may hold at once (a shard's K). 0, or -1 with
+ * err set: another farm runs on it, or another member holds the place (or
+ * the joblog cannot be opened or locked). A joblog that is not a regular
+ * file, or cannot be opened, takes no lock (0): the journal refuses it
+ * with its own message.
  */
 int joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place);
 /* Leave (the last member removes FILE.lock, the message file). */
