@@ -107,7 +107,7 @@ __asan_default_options(void)
 /* ---- the clock and the wrapped calls outside the filesystem ------------------------------ */
 
 double __wrap_clock_mono(void);
-int __wrap_joblock_take(struct joblock *l, const char *joblog, const char *key, long place);
+int __wrap_joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place);
 void __wrap_joblock_release(struct joblock *l);
 
 double
@@ -120,9 +120,9 @@ static int lock_taken;
 
 /* A lock on the joblog: the first node holds it first; without cross-client locks, each does. */
 int
-__wrap_joblock_take(struct joblock *l, const char *joblog, const char *key, long place)
+__wrap_joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place)
 {
-	(void)joblog;
+	(void)d;
 	(void)key;
 	(void)place;
 	memset(l, 0, sizeof *l);
@@ -258,7 +258,10 @@ start_node(int i, const char *input)
 	n->f.nr = cfg.slots;
 	n->f.r = calloc((size_t)cfg.slots, sizeof *n->f.r);
 	n->f.total_tasks = cfg.tasks;
-	n->o.joblog = JOBLOG;
+	if (joblog_describe(&n->o.joblog, JOBLOG, 0, 0) < 0) {
+		fprintf(stderr, "farmsim: node %d: %s\n", i, err_msg());
+		return -1;
+	}
 	tasks_init(&n->o.ts);
 	inputs_add_file(&n->o.ts.in, input, 0);
 	n->slot = calloc((size_t)cfg.slots, sizeof *n->slot);
