@@ -256,30 +256,40 @@ prepare() {
 
 # Which objects each unit test links: the linker, given an archive of all objects instead of the
 # objects themselves, takes only the members the test needs (and what those need); --trace names
-# them. Each unit test also runs once here, unmutated, for its time (and it must pass).
+# them. The link takes the test's own -Wl,--wrap flags from the Makefile (test_farm_life wraps the
+# clock and the processes): a link that fails maps nothing, so it stops the run. Each unit test also
+# runs once here, unmutated, for its time, exactly as a mutant's run starts it (run_one): the
+# baseline. One that fails there stops the run, naming it: a baseline that fails scores nothing.
 reach() {
 	w=$SCRATCH/w1
-	(
-		cd "$w" || exit 1
-		rm -f build/mutate-reach.a
-		ar rcsT build/mutate-reach.a $(find build/src -name '*.o' ! -path build/src/main.o ! -name 'spank*') || exit 1
-		for u in $UNITS; do
-			t0=$(date +%s%N)
-			if ! sh tests/run-test "$u" >/dev/null 2>&1; then
-				echo "mutate: $u fails on the unmutated tree" >&2
-				exit 1
-			fi
-			ms=$((($(date +%s%N) - t0) / 1000000))
-			${CC:-cc} -std=c11 -D_GNU_SOURCE -DGPUPACK_VERSION='"0"' -DGPUPACK_DATADIR='"/nonexistent"' \
-			    -Isrc -O0 -w -o /dev/null "${u#build/}.c" build/mutate-reach.a -ldl -lpthread -lm \
-			    -Wl,--trace 2>/dev/null | grep '^build/src/.*\.o$' |
-			    while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done
-		done
-	) | sort -n -k1,1 >"$SCRATCH/reach" || return 1
+	: >"$SCRATCH/reach.raw"
+	rm -f "$w/build/mutate-reach.a"
+	(cd "$w" && ar rcsT build/mutate-reach.a $(find build/src -name '*.o' ! -path build/src/main.o ! -name 'spank*')) || {
+		echo "mutate: cannot make the archive of the scratch build's objects" >&2
+		return 1
+	}
 	for u in $UNITS; do
-		grep -q "	$u	" "$SCRATCH/reach" || echo "mutate: warning: cannot tell what $u links: it runs for no mutant" >&2
+		t0=$(date +%s%N)
+		run_one "$w" "$u"
+		case $? in
+		0) ;;
+		124) echo "mutate: $u times out (${MUTATE_TEST_TIMEOUT:-120} s) on the unmutated tree: no mutant can be scored" >&2; return 1 ;;
+		*) echo "mutate: $u fails on the unmutated tree: no mutant can be scored (run it: sh tests/run-test -b build $u)" >&2; return 1 ;;
+		esac
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		wraps=$(cd "$w" && make -n -W "${u#build/}.c" "$u" 2>/dev/null | grep -o -- '-Wl,--wrap=[A-Za-z0-9_]*' | sort -u)
+		# shellcheck disable=SC2086
+		if ! (cd "$w" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -DGPUPACK_VERSION='"0"' -DGPUPACK_DATADIR='"/nonexistent"' 		    -Isrc -Itests/unit -O0 -w -o /dev/null "${u#build/}.c" build/mutate-reach.a -ldl -lpthread -lm 		    $wraps -Wl,--trace >"$SCRATCH/trace" 2>"$SCRATCH/trace.err"); then
+			echo "mutate: cannot tell what $u links: its link against the archive fails: $(grep -m1 . "$SCRATCH/trace.err")" >&2
+			return 1
+		fi
+		grep '^build/src/.*\.o$' "$SCRATCH/trace" | while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done >>"$SCRATCH/reach.raw"
+		if ! grep -q "	$u	" "$SCRATCH/reach.raw"; then
+			echo "mutate: cannot tell what $u links: its link takes no object of src/" >&2
+			return 1
+		fi
 	done
-	[ -s "$SCRATCH/reach" ]
+	sort -n -k1,1 "$SCRATCH/reach.raw" >"$SCRATCH/reach"
 }
 
 # Run one test in worker dir $1 (gpupack $3 and the tools' build dir $4, default its own): 0 passed,
@@ -433,10 +443,8 @@ for j in $(seq "$JOBS"); do
 		exit 1
 	fi
 done
-if ! reach; then
-	echo "mutate: could not tell which unit tests link what" >&2
-	exit 1
-fi
+# the baseline: every unit test passes unmutated and maps to what it links, or the run stops
+reach || exit 1
 echo "mutate: built and unit tests timed in $(($(date +%s) - start)) s" >&2
 # the shell tests are not run unmutated first (minutes): make check says they pass
 for j in $(seq "$JOBS"); do worker "$j" >"$SCRATCH/results.$j" & done
