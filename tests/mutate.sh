@@ -260,6 +260,7 @@ prepare() {
 # clock and the processes): a link that fails maps nothing, so it stops the run. Each unit test also
 # runs once here, unmutated, for its time, exactly as a mutant's run starts it (run_one): the
 # baseline. One that fails there stops the run, naming it: a baseline that fails scores nothing.
+# (tests/cli/mutate.t runs the harness on a tree of its own to keep it so.)
 reach() {
 	w=$SCRATCH/w1
 	: >"$SCRATCH/reach.raw"
@@ -284,10 +285,8 @@ reach() {
 			return 1
 		fi
 		grep '^build/src/.*\.o$' "$SCRATCH/trace" | while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done >>"$SCRATCH/reach.raw"
-		if ! grep -q "	$u	" "$SCRATCH/reach.raw"; then
-			echo "mutate: cannot tell what $u links: its link takes no object of src/" >&2
-			return 1
-		fi
+		grep -q "	$u	" "$SCRATCH/reach.raw" ||
+		    echo "mutate: note: $u links no object of src/: it runs for no mutant" >&2
 	done
 	sort -n -k1,1 "$SCRATCH/reach.raw" >"$SCRATCH/reach"
 }
