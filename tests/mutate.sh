@@ -37,13 +37,16 @@
 # so the next mutant compiles one file, not two, and only the binaries that
 # link it are relinked.
 #
-#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]
+#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S] [-R "TSV..."]
 #     -n  mutants to sample (200)        -s  seed (13)
 #     -j  parallel workers (2)           -o  the report (bench/results/mutation.md)
 #     -d  folders to mutate ("src/farm src/share src/gpu src/util")
 #     -m  run the mutants FILE lists (lines as -l prints them: to try survivors again)
 #     -l  list the candidates and the sample, build nothing
 #     -S  no sanitizer pass for surviving dropped calls
+#     -R  build and run nothing: the report of earlier runs' raw results (their REPORT.tsv files,
+#         one or more, in order: a mutant in a later file replaces its line of an earlier one,
+#         as a rerun of the survivors after new tests does)
 #   MUTATE_TEST_TIMEOUT (120 s per test), SANTESTS (3 shell tests in the sanitizer pass)
 #
 # tests/mutate-equivalent.txt lists survivors that are equivalent to the
@@ -60,7 +63,8 @@ LIST=0
 SAN=1
 SANTESTS=${SANTESTS:-3}
 MUTANTS=
-while getopts n:s:j:o:d:m:lS opt; do
+FROM=
+while getopts n:s:j:o:d:m:lSR: opt; do
 	case $opt in
 	n) COUNT=$OPTARG ;;
 	s) SEED=$OPTARG ;;
@@ -70,13 +74,16 @@ while getopts n:s:j:o:d:m:lS opt; do
 	l) LIST=1 ;;
 	S) SAN=0 ;;
 	m) MUTANTS=$OPTARG ;;
-	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]" >&2; exit 2 ;;
+	R) FROM=$OPTARG ;;
+	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S] [-R \"TSV...\"]" >&2; exit 2 ;;
 	esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 cd "$SRC" || exit 2
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpupack-mutate.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT INT TERM
+# (a signal ends the run: without the exit, sh would go on to write a report of nothing)
+trap 'rm -rf "$SCRATCH"' EXIT
+trap 'rm -rf "$SCRATCH"; exit 130' INT TERM
 
 # ---- candidates ----------------------------------------------------------------------------------
 # One line per candidate: FILE LINE COL OP ORIG REPL HASH (tab-separated), in file and line
@@ -213,8 +220,9 @@ tests_for() {
 	src/farm/auto.c|src/farm/control.c|src/farm/remember.c|src/farm/oom.c) t="$c/run-forms.t $c/run.t $c/run-auto.t" ;;
 	# a farm over nodes; run-nodes-lost.t (~15 s) the gpupacks declared lost, who wait for the farm's end
 	src/farm/nodes*.c) t="$c/run-nodes.t $c/run-nodes-lost.t" ;;
-	# the end of a task (test_farm_life and test_farm_verdict link them: the generated sequences)
-	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t" ;;
+	# the end of a task (test_farm_life and test_farm_verdict link them: the generated sequences);
+	# run-stop-disk.t (~5 s) the output lost (END_OUTPUT_LOST, --results FILE and DIR on a full disk)
+	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-stop-disk.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t" ;;
 	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t $c/run-nodes.t" ;;
 	src/share/mps*.c) t="$c/mps-dir.t $c/mps-exec.t $c/mps-hostile.t $c/devices.t $c/jobmps.t $c/mps.t $c/run-mps-faults.t" ;;
 	# the MIG planner: mig-check.t (~60 s) compares plans with an independent checker's
@@ -433,6 +441,18 @@ worker() {
 
 start=$(date +%s)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "$FROM" ]; then
+	# earlier runs' results: the last line of each mutant; the time is the mutants' own
+	for t in $FROM; do
+		[ -r "$t" ] || { echo "mutate: -R: cannot read $t" >&2; exit 2; }
+	done
+	# shellcheck disable=SC2086
+	awk -F'\t' '{ k = $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7; if (!(k in line)) order[++n] = k; line[k] = $0 }
+	    END { for (i = 1; i <= n; i++) print line[order[i]] }' $FROM |
+	    LC_ALL=C sort -t"$(printf '\t')" -k2,2 -k3,3n -k4,4n >"$SCRATCH/results"
+	start=0
+	end=$(awk -F'\t' '{ s += $NF } END { print s + 0 }' "$SCRATCH/results")
+else
 echo "mutate: $(wc -l <"$SCRATCH/candidates") candidates in $DIRS; $(wc -l <"$SCRATCH/sample") sampled (seed $SEED); $JOBS workers" >&2
 for j in $(seq "$JOBS"); do prepare "$j" & done
 wait
@@ -450,6 +470,7 @@ for j in $(seq "$JOBS"); do worker "$j" >"$SCRATCH/results.$j" & done
 wait
 end=$(date +%s)
 cat "$SCRATCH"/results.* | LC_ALL=C sort -t"$(printf '\t')" -k2,2 -k3,3n -k4,4n >"$SCRATCH/results"
+fi
 
 # ---- the report ---------------------------------------------------------------------------------
 EQUIV=tests/mutate-equivalent.txt
@@ -457,7 +478,7 @@ mkdir -p "$(dirname "$REPORT")"
 awk -F'\t' -v seed="$SEED" -v count="$COUNT" -v secs="$((end - start))" -v jobs="$JOBS" \
     -v dirs="$DIRS" -v commit="$(git rev-parse --short HEAD)$(git diff --quiet || echo +changes)" \
     -v cands="$(wc -l <"$SCRATCH/candidates")" -v host="$(uname -n), $(nproc) cores, load average $load0 at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
-    -v equiv="$EQUIV" '
+    -v equiv="$EQUIV" -v from="$FROM" '
 BEGIN {
 	while ((getline l < equiv) > 0) {
 		if (l ~ /^#/ || l !~ /\t/) continue
@@ -480,8 +501,13 @@ BEGIN {
 }
 END {
 	printf "# Mutation testing: %d mutants of %s\n\n", tot, dirs
-	printf "`make mutate` (tests/mutate.sh): %d candidates, a sample of %d (seed %d), %d workers, %d s ", cands, count, seed, jobs, secs
-	printf "(%.1f min) on %s; commit %s. %d stillborn (did not compile) or stale, not counted.\n\n", secs / 60, host, commit, stillall
+	if (from != "")
+		printf "tests/mutate.sh -R: the results of earlier runs (%s), %d s (%.1f min) of mutants; commit %s. ", from, secs, secs / 60, commit
+	else {
+		printf "`make mutate` (tests/mutate.sh): %d candidates, a sample of %d (seed %d), %d workers, %d s ", cands, count, seed, jobs, secs
+		printf "(%.1f min) on %s; commit %s. ", secs / 60, host, commit
+	}
+	printf "%d stillborn (did not compile) or stale, not counted.\n\n", stillall
 	printf "Killed: a test failed or timed out (%d of them only in the sanitizer pass: LeakSanitizer, ASan, UBSan, pattern-initialised locals). ", sank
 	printf "Equivalent: the mutant behaves as the original (listed in tests/mutate-equivalent.txt with why). Score = killed / (mutants - equivalent).\n\n"
 	printf "| folder | mutants | killed | equivalent | survived | score |\n|---|---|---|---|---|---|\n"

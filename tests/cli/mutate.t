@@ -105,6 +105,14 @@ ok $? "every mutant of src/x.c killed by a unit test (${k:-0} of ${n:-0})"
 grep -q '^killed build/tests/unit/test_b' "$tsv" 2>/dev/null
 ok $? "test_b, after test_a, runs for the mutants"
 
+# -R: the report of earlier results, a later file's line of a mutant replacing an earlier one's
+head -n 1 "$tsv" | awk -F'\t' -v OFS='\t' '{ $1 = "survived"; print }' >"$tree/later.tsv"
+run env -u GPUPACK_SRC -u GPUPACK -u GPUPACK_BUILD sh "$tree/tests/mutate.sh" -d src -R "$tsv $tree/later.tsv" \
+	-o "$tree/merged.md"
+ok "$rc" "-R: the report of earlier runs' results, nothing built (exit $rc)"
+like "$(grep '^| \*\*all' "$tree/merged.md" 2>/dev/null)" "^\| \*\*all\*\* \| ${n:-x} \| $((${n:-1} - 1)) \| 0 \| 1 \|" \
+	"the later line counts: one mutant survived, the rest killed"
+
 # test_b fails unmutated (test_a before it passes): the run stops, one line naming it, no report
 rm -f "$tree/report.md" "$tsv"
 : >"$tree/fail-b"
