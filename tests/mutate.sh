@@ -221,8 +221,9 @@ tests_for() {
 	# a farm over nodes; run-nodes-lost.t (~15 s) the gpupacks declared lost, who wait for the farm's end
 	src/farm/nodes*.c) t="$c/run-nodes.t $c/run-nodes-lost.t" ;;
 	# the end of a task (test_farm_life and test_farm_verdict link them: the generated sequences);
-	# run-stop-disk.t (~5 s) the output lost (END_OUTPUT_LOST, --results FILE and DIR on a full disk)
-	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-stop-disk.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t" ;;
+	# run-stop-disk.t (~5 s) the output lost (END_OUTPUT_LOST, --results FILE and DIR on a full disk),
+	# run-auto.t (~25 s) what -j auto learns from each end (auto_ended)
+	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-stop-disk.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t $c/run-auto.t" ;;
 	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t $c/run-nodes.t" ;;
 	src/share/mps*.c) t="$c/mps-dir.t $c/mps-exec.t $c/mps-hostile.t $c/devices.t $c/jobmps.t $c/mps.t $c/run-mps-faults.t" ;;
 	# the MIG planner: mig-check.t (~60 s) compares plans with an independent checker's
