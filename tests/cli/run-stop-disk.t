@@ -49,6 +49,14 @@ touch go
 wait $gp
 is "$?:$(seqs jl)" "255:" "exit 255, neither task recorded"
 
+# ---- an end whose output was lost is not counted: --halt does not see it ------------------------
+# (--halt now,fail=1: the failure was not recorded, so it halts nothing; the output lost says so)
+rm -f jl* r.csv
+FULLDISK_FILE="$T/r.csv" FULLDISK_AT=10 LD_PRELOAD="$SHIM" \
+	R -j 1 --halt now,fail=1 --joblog jl --results r.csv --shell 'echo out-{}; exit 1' ::: 1 >out 2>errf
+is "$?:$(seqs jl)" "255:" "a failure whose output was lost: exit 255, no record"
+is "$(wc -l <errf | tr -d ' ')" 1 "one line, the lost output's: --halt did not count it"
+
 # ---- ordered output (-k) that cannot be written: those tasks are not recorded -------------------------
 rm -f jl* out
 : >out
