@@ -57,6 +57,17 @@ FULLDISK_FILE="$T/r.csv" FULLDISK_AT=10 LD_PRELOAD="$SHIM" \
 is "$?:$(seqs jl)" "255:" "a failure whose output was lost: exit 255, no record"
 is "$(wc -l <errf | tr -d ' ')" 1 "one line, the lost output's: --halt did not count it"
 
+# ---- a joblog that cannot be written ends the running tasks: unrecorded, their output dropped ----
+# (task 1 prints and waits; task 2 waits for it to start, then ends: its record finds the disk full)
+rm -f jl* started
+: >jl
+hdr=$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n' | wc -c)
+FULLDISK_FILE="$T/jl" FULLDISK_AT=$hdr LD_PRELOAD="$SHIM" \
+	R -j 2 --joblog jl --shell 'if [ {} = 1 ]; then echo out-1; touch started; exec sleep 30; fi
+	while [ ! -e started ]; do sleep 0.01; done; echo out-2' ::: 1 2 >out 2>errf
+is "$?:$(seqs jl)" "255:" "the joblog full at the first record: exit 255, no record"
+is "$(cat out)" "out-2" "the task it ended is not recorded and its output not shown (as --halt now)"
+
 # ---- ordered output (-k) that cannot be written: those tasks are not recorded -------------------------
 rm -f jl* out
 : >out
