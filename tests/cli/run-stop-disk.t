@@ -37,8 +37,12 @@ is "$(results 1 2 3)" "1 2 3 " "and every --results file holds its task's output
 rm -f jl* started go r.csv
 FULLDISK_FILE="$T/r.csv" FULLDISK_AT=10 LD_PRELOAD="$SHIM" \
 	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --joblog jl --results r.csv --shell 'if [ {} = 1 ]; then while [ ! -e started ]; do sleep 0.01;
-	done; echo out-1; else touch started; while [ ! -e go ]; do sleep 0.01; done; fi' ::: 1 2 >out 2>errf &
+	done; echo out-1; else touch started; i=0; while [ ! -e go ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1));
+	done; fi' ::: 1 2 >out 2>errf &
 gp=$!
+# a failure that ends the test here (TAP_BAIL) leaves no farm behind (lib.sh runs CLEANUP at exit)
+# shellcheck disable=SC2034
+CLEANUP="kill -KILL $gp 2>/dev/null"
 i=0
 while ! grep -q 'No space left' errf && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
 kill -TERM $gp
@@ -48,6 +52,8 @@ like "$(cat errf)" "TERM: ending 1 running task" "output lost, then TERM: the ru
 touch go
 wait $gp
 is "$?:$(seqs jl)" "255:" "exit 255, neither task recorded"
+# shellcheck disable=SC2034
+CLEANUP=
 
 # ---- an end whose output was lost is not counted: --halt does not see it ------------------------
 # (--halt now,fail=1: the failure was not recorded, so it halts nothing; the output lost says so)
