@@ -4,6 +4,7 @@
 # worker's directory), links as make links it (the Makefile's -Wl,--wrap flags), and maps to what it
 # links; one that fails unmutated stops the run in one line naming it, with no report (it used to
 # leave every unit test after it unmapped and score mutants against the shell tests alone).
+# shellcheck source=tests/lib.sh disable=SC2154 # rc, out, err: set by run() in lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 for tool in cc make ar git flock timeout; do
