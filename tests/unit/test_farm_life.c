@@ -298,6 +298,7 @@ static void
 fault_fire(struct fake *c)
 {
 	int others = 0, taken = 0;
+	uint32_t k;
 
 	did_fault = 1;
 	if (sq.log_late > 0) {
@@ -322,8 +323,9 @@ fault_fire(struct fake *c)
 		} else {
 			p->kind = K_VICTIM;
 			p->status = 1 << 8;
-			/* at its server's log line, or up to 3 s after the culprit's exit */
-			p->end = now_t + rnd(31) / 10.0;
+			/* with the culprit, up to 0.4 s after it (a late log line comes after), or up to 3 s */
+			k = rnd(3);
+			p->end = now_t + (k == 0 ? 0 : k == 1 ? rnd(5) / 10.0 : rnd(31) / 10.0);
 			did_victims = 1;
 		}
 	}
