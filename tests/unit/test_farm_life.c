@@ -7,14 +7,35 @@
  * a farm (inputs, -j, --retries, --halt, --timeout), each attempt's fate
  * (exit status, length) and events (signals to gpupack, once or repeated;
  * a task killed from outside; the disk filling up), runs it, then runs
- * --resume with every task succeeding, and checks the promises:
+ * --resume with every task succeeding, and checks the promises.
+ * A third run with --share mps against a fake MPS world (one daemon, its
+ * server, its log): the link wraps src/share's MPS layer (mps_lookup,
+ * mps_start*, mps_stop, mps_reset, mps_commands, mps_servers,
+ * mps_terminate_client, mps_log_offset, mps_fault_since,
+ * mps_log_fatal_since, mps_fault_culprit, ...) and proc_is,
+ * proc_start_time, host_task_cpu and getpgid for its pids and the fakes',
+ * never a function of src/farm. Each draws at most one MPS event (the
+ * free reruns a fault gives are bounded per task): a culprit's fault (its
+ * attempt fails; the server logs it, naming the culprit's pid or no one,
+ * at once or up to 0.4 s late; its stderr says a CUDA error or not; none,
+ * some or all of the other clients fail with it, within 0.4 s or 3 s, or
+ * hang with no CPU time; the server stays in FAULT while the clients it
+ * took remain), its server or control daemon dying (every client fails;
+ * the farm restarts it), or its daemon hanging (silent; its clients stop
+ * using CPU and never end). The promises:
  *  - no input is recorded twice, in any run, and after --resume every
  *    input is recorded exactly once;
  *  - a record says what its attempt did: its exit status or signal, a
  *    timeout's -1; an attempt gpupack ended for a stop is never recorded;
  *  - --resume starts exactly the inputs without a record, once each;
  *  - never more tasks at once than -j; every task ended and reaped when
- *    the run returns (none left); the run ends (no wait without an end).
+ *    the run returns (none left); the run ends (no wait without an end);
+ *  - under MPS, no neighbour is charged: no record is what an attempt
+ *    another's fault took (failed, hung, or taken by its dying MPS) did,
+ *    but where the farm was stopping then (nothing runs again; verdict.h
+ *    rule 5); an input recorded failed in a run nothing stopped failed
+ *    --retries times (once at least) on its own, the culprit's attempts
+ *    included; no task starts without a daemon; none is left running.
  * Sequences run in batches, each batch a child process (a violation, a
  * crash or a run that never ends is reported with its sequence's seed; the
  * next batch goes on after it).
@@ -22,8 +43,11 @@
  *   LIFE_JOBS (1) at once; LIFE_VERBOSE=1 prints each violation,
  *   LIFE_PROGRESS=K a line every K sequences, LIFE_DEBUG=1 the draw and
  *   the farm's stderr. `make torture-life` runs 1,000,000.
- * Not generated here: MPS faults, -j auto, nodes, a second farm (their
- * verdicts are test_farm_verdict's; the second farm is run-owners.t's).
+ * Sequences that kept them are counted by what their MPS did (a line on
+ * stderr). Not generated here: -j auto, nodes, a second farm (their
+ * verdicts are test_farm_verdict's; the second farm is run-owners.t's),
+ * more than one MPS event in a run, a fault whose hung neighbours nothing
+ * shows (no log line when the culprit is decided, nothing on its stderr).
  */
 #include "cmd/cmd.h"
 #include "farm/journal.h"
