@@ -46,8 +46,7 @@
  * Sequences that kept them are counted by what their MPS did (a line on
  * stderr). Not generated here: -j auto, nodes, a second farm (their
  * verdicts are test_farm_verdict's; the second farm is run-owners.t's),
- * more than one MPS event in a run, a fault whose hung neighbours nothing
- * shows (no log line when the culprit is decided, nothing on its stderr).
+ * more than one MPS event in a run.
  */
 #include "cmd/cmd.h"
 #include "farm/journal.h"
@@ -938,9 +937,6 @@ draw(uint64_t seed)
 	sq.said = rnd(2);
 	sq.victims = (int)rnd(3);
 	sq.vhang = rnd(4) == 0;
-	/* clients hung beside a fault are found after one their server's log or a client's error shows */
-	if (sq.vhang)
-		sq.said = 1;
 	sq.log_late = rnd(2) ? 0 : rnd(5) / 10.0;
 	sq.fault_state = rnd(2);
 	sq.server_only = rnd(2);
