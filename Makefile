@@ -132,7 +132,7 @@ $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(L
 # file calls, which tests/tools/farmsim/simfs.c serves from an in-memory shared directory
 FARMSIM_WRAPS := clock_mono joblock_take joblock_release open openat close read write pread lseek \
                  ftruncate fsync fdatasync fstat lstat stat fstatat access futimens symlink readlink \
-                 mkdir unlink unlinkat rename renameat opendir readdir closedir
+                 mkdir unlink unlinkat rename renameat opendir readdir closedir nodes_slurm_ask
 $(B)/tests/tools/farmsim: tests/tools/farmsim/farmsim.c tests/tools/farmsim/simfs.c tests/tools/farmsim/simfs.h \
                           $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)

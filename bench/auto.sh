@@ -5,7 +5,10 @@
 # the first run remembered, and fixed -j counts, and writes a markdown report:
 # best fixed / auto per class, out-of-memory reruns, tasks that waited at the
 # GPU's door, joules per task at each count, the energy-best count beside the
-# fastest, and the auto runs' decisions.
+# fastest, the farm's bound (the makespan no count could beat, from the tasks'
+# own CPU and GPU time and the longest task: gpupack run --json's "bound") for
+# auto and the best fixed count with each one's makespan over it, and the auto
+# runs' decisions.
 #
 #   bash bench/auto.sh                        report in $OUT/auto.md (OUT=./auto-out)
 #   CLASSES="python memory" bash bench/auto.sh
@@ -15,7 +18,9 @@
 #   PYN=32                                    PyTorch trainings per GPU in the python class (16)
 #   PHN=4                                     the phases class PHN times as long (12 SGEMM, 8 trainings)
 #   CUDA_VISIBLE_DEVICES=0 taskset -c 0-15 bash bench/auto.sh   one GPU and 16 cores of a larger machine
-#   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test)
+#   FAKE=1 bash bench/auto.sh                 no GPU: the classes on simulated devices (its test:
+#                                             tests/cli/bench-auto.t, with BUILD=DIR NOBUILD=1: the
+#                                             binaries already built in DIR, default build)
 #   VARIANTS="nogate:farm.start_over_pct=-1"  more auto runs a class, each NAME:KNOBS run with
 #                                             GPUPACK_KNOBS=KNOBS (`gpupack --knobs`): a tuning compared
 #                                             side by side with the default; rows "auto (NAME)"
@@ -60,6 +65,8 @@ VARIANTS=${VARIANTS:-}
 MAXFIXED=${MAXFIXED:-4}
 REPS=${REPS:-1}
 FAKE=${FAKE:-0}
+BUILD=${BUILD:-build}
+NOBUILD=${NOBUILD:-0}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT" "$(dirname "$REPORT")"
 # short: the MPS pipe directory under each run's state directory must fit a unix socket path
@@ -80,21 +87,27 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # --- the build and the machine -------------------------------------------------------------
+# make's goals as the Makefile names them ($BUILD/...); the runs use the absolute $B
 if [ "$FAKE" = 1 ]; then
-	TOOLS=(build/gpupack build/tests/tools/fake-work build/tests/tools/fake-mps-control
-	    build/tests/fakenvml/libnvidia-ml.so.1)
+	TOOLS=("$BUILD/gpupack" "$BUILD/tests/tools/fake-work" "$BUILD/tests/tools/fake-mps-control"
+	    "$BUILD/tests/fakenvml/libnvidia-ml.so.1")
 else
-	TOOLS=(build/gpupack build/gpupack-work)
+	TOOLS=("$BUILD/gpupack" "$BUILD/gpupack-work")
 fi
 t=$(date +%s)
-if ! make -j"$(nproc)" "${TOOLS[@]}" >"$OUT/auto-build.log" 2>&1; then
+if [ "$NOBUILD" = 1 ]; then
+	for f in "${TOOLS[@]}"; do
+		[ -e "$f" ] || { say "auto.sh: NOBUILD=1 but $f is not built"; exit 1; }
+	done
+elif ! make -j"$(nproc)" B="$BUILD" "${TOOLS[@]}" >"$OUT/auto-build.log" 2>&1; then
 	say "auto.sh: the build failed (see $OUT/auto-build.log)"
 	tail -n 20 "$OUT/auto-build.log" >&2
 	exit 1
 fi
 BUILD_S=$(($(date +%s) - t))
-G=$PWD/build/gpupack
-W=$PWD/build/gpupack-work
+B=$(cd "$BUILD" && pwd) || exit 1
+G=$B/gpupack
+W=$B/gpupack-work
 NCPU=$(nproc)
 if [ "$FAKE" = 1 ]; then
 	NGPU=1
@@ -104,11 +117,11 @@ if [ "$FAKE" = 1 ]; then
 	cat >"$FAKE_TASK" <<EOF
 #!/bin/sh
 case ",\${FAULT_SEEDS:-}," in *",\$1,"*) sleep 0.3; echo "fake: device-side assert triggered (CUDA error)" >&2; exit 1 ;; esac
-exec $PWD/build/tests/tools/fake-work farm \$FAKE_ARGS "\$1"
+exec $B/tests/tools/fake-work farm \$FAKE_ARGS "\$1"
 EOF
 	chmod +x "$FAKE_TASK"
-	export GPUPACK_NVML_LIB=$PWD/build/tests/fakenvml/libnvidia-ml.so.1
-	export GPUPACK_MPS_CONTROL=$PWD/build/tests/tools/fake-mps-control
+	export GPUPACK_NVML_LIB=$B/tests/fakenvml/libnvidia-ml.so.1
+	export GPUPACK_MPS_CONTROL=$B/tests/tools/fake-mps-control
 	unset FAKENVML_MACHINE FAKENVML_FAIL FAKENVML_OLD FAKENVML_NPROCS
 	GPU_LINE="simulated (FAKE=1: fake-work on tests/tools/fakedev.h, the fake NVML)"
 else
@@ -189,6 +202,10 @@ r = {
     "max": max([max(e["limit"] for e in x["auto"]["decisions"]) for x in devs], default=None),
     "waited": sum(x["auto"].get("waited", 0) for x in devs),
     "cores": med([x["auto"].get("cores_start") for x in devs]),
+    # the farm's bound: seconds (what limits it); its makespan over the bound
+    "bound": None if not (d.get("bound") or {}).get("s") else
+             "%.3g (%s)" % (d["bound"]["s"], d["bound"].get("limit") or "-"),
+    "bratio": (d.get("bound") or {}).get("makespan_ratio"),
 }[sys.argv[2]]
 if r is None:
     print("-")
@@ -203,8 +220,8 @@ PY
 SUMMARY=$TMP/summary
 DETAIL=$TMP/detail
 {
-	echo "| class | tasks | auto (s) | auto, remembered (s) | settled | OOM reruns | waited at the door | best fixed (s) | best fixed / auto | J/task auto | J/task best fixed | fewest J/task (fixed) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| class | tasks | auto (s) | auto, remembered (s) | settled | OOM reruns | waited at the door | best fixed (s) | best fixed / auto | bound, auto (s) | auto / bound | bound, best fixed (s) | best fixed / bound | J/task auto | J/task best fixed | fewest J/task (fixed) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$SUMMARY"
 : >"$DETAIL"
 
@@ -228,6 +245,9 @@ report() {
 		echo "\"(N failed)\": tasks that failed beyond the class's own (out of memory at that count): no candidate."
 		echo "OOM reruns: tasks that ran out of memory beside others, run again without spending --retries."
 		echo "J/task: the GPUs' energy counters over the farm (NVML total energy), per task."
+		echo "bound: the makespan no count could beat, from that run's tasks (their CPU time over the cores,"
+		echo "their GPU time over the GPUs, the longest task; what limits it in brackets); X / bound: that"
+		echo "run's makespan (gpupack's own) over it, 1.00 at the bound. - where a figure is unknown."
 		cat "$DETAIL"
 	} >"$REPORT"
 }
@@ -239,8 +259,8 @@ detail_class() {
 		echo
 		echo "## $c: $WHAT, ${#INPUTS[@]} tasks"
 		echo
-		echo "| -j | makespan (s) | J/task | failed |"
-		echo "|---|---|---|---|"
+		echo "| -j | makespan (s) | J/task | failed | bound (s) | makespan / bound |"
+		echo "|---|---|---|---|---|---|"
 		cat "$TMP/$c.rows"
 		echo
 		echo '```'
@@ -252,6 +272,12 @@ except Exception:
     print("auto: no summary (the run was ended before it printed one)"); sys.exit(0)
 print("auto: makespan %.2f s, %d done, %d failed, reruns %d %s" % (d["makespan_s"], d["done"], d["failed"],
       d["reruns"], d.get("rerun_reasons")))
+b = d.get("bound") or {}
+if b.get("s"):
+    print("bound %.2f s (%s): CPU %s s, GPU %s s, longest task %s s; makespan / bound %s" % (b["s"], b.get("limit"),
+          *["-" if b.get(k) is None else "%.2f" % b[k] for k in ("cpu_s", "gpu_s", "longest_s", "makespan_ratio")]))
+else:
+    print("bound: unknown")
 for x in d["devices"]:
     a = x.get("auto")
     if not a:
@@ -292,7 +318,7 @@ fixed() {
 	if [ "$(left)" -lt "$(awk -v l="$lim" 'BEGIN { printf "%d", l + 15 }')" ]; then
 		TRIED[$j]="time"
 		RES="time"
-		echo "| $j | not run: the call's time was spent | | |" >>"$TMP/$c.rows"
+		echo "| $j | not run: the call's time was spent | | | | |" >>"$TMP/$c.rows"
 		return
 	fi
 	farm "$c-j$j" "$j" "$lim"
@@ -311,7 +337,7 @@ fixed() {
 		lt "$t" "$BEST" && BEST=$t
 		if [ "$jpt" != "-" ] && { [ -z "$EJ" ] || lt "$jpt" "$EJPT"; }; then EJ=$j; EJPT=$jpt; ET=$t; fi
 	fi
-	echo "| $j | $cell | $jpt | $((fn > FAILS ? fn - FAILS : 0)) |" >>"$TMP/$c.rows"
+	echo "| $j | $cell | $jpt | $((fn > FAILS ? fn - FAILS : 0)) | $(jget "$c-j$j" bound) | $(jget "$c-j$j" bratio) |" >>"$TMP/$c.rows"
 	say "   -j $j: $cell (J/task $jpt)"
 	RES=${TRIED[$j]}
 }
@@ -361,7 +387,7 @@ for c in $CLASSES; do
 	: >"$TMP/$c.rows"
 	say "== $c ($N tasks; $(left) s left)"
 	if [ "$(left)" -lt 60 ]; then
-		echo "| $c | $N | not run: the call's time was spent | | | | | | | | | |" >>"$SUMMARY"
+		echo "| $c | $N | not run: the call's time was spent | | | | | | | | | | | | | |" >>"$SUMMARY"
 		report
 		continue
 	fi
@@ -387,7 +413,7 @@ for c in $CLASSES; do
 		read -r tv _ fv _ <<<"$FARM"
 		[ "$fv" -gt "$FAILS" ] || LV[${v%%:*}]=$tv
 		echo "| auto (${v%%:*}: ${v#*:}) | $(fmt "$tv") | $(jget "$c-${v%%:*}" jpt) | $((fv > FAILS ? fv - FAILS : 0)) |" \
-		    >>"$TMP/$c.rows"
+		    "$(jget "$c-${v%%:*}" bound) | $(jget "$c-${v%%:*}" bratio) |" >>"$TMP/$c.rows"
 		say "   auto (${v%%:*}): $(fmt "$tv") s, $fv failed, settled $(jget "$c-${v%%:*}" settled_all), max $(jget "$c-${v%%:*}" max)"
 	done
 	BEST=$ta BESTJ='' BESTF='' BESTJPT=- EJ='' EJPT='' ET=
@@ -407,7 +433,8 @@ for c in $CLASSES; do
 	if [[ " $ENERGY " == *" $c "* ]] && [ "$(left)" -gt "$(awk -v t="$ta" 'BEGIN { printf "%d", 2 * t + 30 }')" ]; then
 		farm "$c-energy" auto:energy "$(budget_left)"
 		read -r te _ _ _ <<<"$FARM"
-		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 |" >>"$TMP/$c.rows"
+		echo "| auto:energy | $(fmt "$te") | $(jget "$c-energy" jpt) | 0 | $(jget "$c-energy" bound) | $(jget "$c-energy" bratio) |" \
+		    >>"$TMP/$c.rows"
 		say "   -j auto:energy: $(fmt "$te") s (J/task $(jget "$c-energy" jpt), auto's $(jget "$c-auto" jpt))"
 	fi
 	# REPS: the best fixed count, auto and each variant again, in turn (fixed first: auto ran first before)
@@ -429,7 +456,9 @@ for c in $CLASSES; do
 				[ "$fv" -gt "$FAILS" ] || LV[${v%%:*}]="${LV[${v%%:*}]} $tv"
 				line="$line, ${v%%:*}" vals="$vals, $(fmt "$tv")"
 			done
-			echo "| $line | $vals | $(jget "$c-j$BESTJ-r$r" jpt), $(jget "$c-auto-r$r" jpt) | $((ff > FAILS ? ff - FAILS : 0)), $((fr > FAILS ? fr - FAILS : 0)) |" >>"$TMP/$c.rows"
+			echo "| $line | $vals | $(jget "$c-j$BESTJ-r$r" jpt), $(jget "$c-auto-r$r" jpt) | $((ff > FAILS ? ff - FAILS : 0)), $((fr > FAILS ? fr - FAILS : 0)) |" \
+			    "$(jget "$c-j$BESTJ-r$r" bound), $(jget "$c-auto-r$r" bound) | $(jget "$c-j$BESTJ-r$r" bratio), $(jget "$c-auto-r$r" bratio) |" \
+			    >>"$TMP/$c.rows"
 			say "   round $r: -j $BESTJ $(fmt "$tf") s, auto $(fmt "$tr") s (settled $(jget "$c-auto-r$r" settled_all)); $vals"
 		done
 		ta=$(med "${la[@]}")
@@ -442,7 +471,7 @@ for c in $CLASSES; do
 			set -- ${LV[${v%%:*}]}
 			[ $# -gt 0 ] || continue
 			echo "RESULT $c: auto (${v%%:*}) runs $*; median $(fmt "$(med "$@")"), -j $BESTJ / it $(awk -v b="$BESTF" -v a="$(med "$@")" 'BEGIN { printf "%.3f", b / a }')"
-			echo "| auto (${v%%:*}), median of $# | $(fmt "$(med "$@")") | | |" >>"$TMP/$c.rows"
+			echo "| auto (${v%%:*}), median of $# | $(fmt "$(med "$@")") | | | | |" >>"$TMP/$c.rows"
 		done
 	fi
 	acell=$(fmt "$ta")
@@ -450,8 +479,11 @@ for c in $CLASSES; do
 	[ "$fa" -gt "$FAILS" ] && acell="$acell ($((fa - FAILS)) failed)"
 	ecell=-
 	[ -n "$EJ" ] && ecell="$EJPT (-j $EJ, $(fmt "$ET") s)"
-	echo "| $c | $N | $acell | $ta2 | $(jget "$c-auto" settled_all) | $(jget "$c-auto" oom) | $(jget "$c-auto" waited) | $bcell | $ratio | $(jget "$c-auto" jpt) | $BESTJPT | $ecell |" >>"$SUMMARY"
-	echo "RESULT $c: auto $(fmt "$ta") s, best fixed $bcell, best/auto $ratio"
+	# the bound and the distance to it: the first auto run's, the best fixed count's (its first run)
+	fb=- fr=-
+	[ -n "$BESTJ" ] && fb=$(jget "$c-j$BESTJ" bound) && fr=$(jget "$c-j$BESTJ" bratio)
+	echo "| $c | $N | $acell | $ta2 | $(jget "$c-auto" settled_all) | $(jget "$c-auto" oom) | $(jget "$c-auto" waited) | $bcell | $ratio | $(jget "$c-auto" bound) | $(jget "$c-auto" bratio) | $fb | $fr | $(jget "$c-auto" jpt) | $BESTJPT | $ecell |" >>"$SUMMARY"
+	echo "RESULT $c: auto $(fmt "$ta") s, best fixed $bcell, best/auto $ratio; bound $(jget "$c-auto" bound), auto/bound $(jget "$c-auto" bratio), best fixed/bound $fr"
 	detail_class "$c"
 	report
 done

@@ -37,13 +37,16 @@
 # so the next mutant compiles one file, not two, and only the binaries that
 # link it are relinked.
 #
-#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]
+#   tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S] [-R "TSV..."]
 #     -n  mutants to sample (200)        -s  seed (13)
 #     -j  parallel workers (2)           -o  the report (bench/results/mutation.md)
 #     -d  folders to mutate ("src/farm src/share src/gpu src/util")
 #     -m  run the mutants FILE lists (lines as -l prints them: to try survivors again)
 #     -l  list the candidates and the sample, build nothing
 #     -S  no sanitizer pass for surviving dropped calls
+#     -R  build and run nothing: the report of earlier runs' raw results (their REPORT.tsv files,
+#         one or more, in order: a mutant in a later file replaces its line of an earlier one,
+#         as a rerun of the survivors after new tests does)
 #   MUTATE_TEST_TIMEOUT (120 s per test), SANTESTS (3 shell tests in the sanitizer pass)
 #
 # tests/mutate-equivalent.txt lists survivors that are equivalent to the
@@ -60,7 +63,8 @@ LIST=0
 SAN=1
 SANTESTS=${SANTESTS:-3}
 MUTANTS=
-while getopts n:s:j:o:d:m:lS opt; do
+FROM=
+while getopts n:s:j:o:d:m:lSR: opt; do
 	case $opt in
 	n) COUNT=$OPTARG ;;
 	s) SEED=$OPTARG ;;
@@ -70,13 +74,16 @@ while getopts n:s:j:o:d:m:lS opt; do
 	l) LIST=1 ;;
 	S) SAN=0 ;;
 	m) MUTANTS=$OPTARG ;;
-	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S]" >&2; exit 2 ;;
+	R) FROM=$OPTARG ;;
+	*) echo "usage: tests/mutate.sh [-n COUNT] [-s SEED] [-j JOBS] [-o REPORT] [-d DIRS] [-m FILE] [-l] [-S] [-R \"TSV...\"]" >&2; exit 2 ;;
 	esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 cd "$SRC" || exit 2
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpupack-mutate.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT INT TERM
+# (a signal ends the run: without the exit, sh would go on to write a report of nothing)
+trap 'rm -rf "$SCRATCH"' EXIT
+trap 'rm -rf "$SCRATCH"; exit 130' INT TERM
 
 # ---- candidates ----------------------------------------------------------------------------------
 # One line per candidate: FILE LINE COL OP ORIG REPL HASH (tab-separated), in file and line
@@ -213,8 +220,10 @@ tests_for() {
 	src/farm/auto.c|src/farm/control.c|src/farm/remember.c|src/farm/oom.c) t="$c/run-forms.t $c/run.t $c/run-auto.t" ;;
 	# a farm over nodes; run-nodes-lost.t (~15 s) the gpupacks declared lost, who wait for the farm's end
 	src/farm/nodes*.c) t="$c/run-nodes.t $c/run-nodes-lost.t" ;;
-	# the end of a task (test_farm_life and test_farm_verdict link them: the generated sequences)
-	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t" ;;
+	# the end of a task (test_farm_life and test_farm_verdict link them: the generated sequences);
+	# run-stop-disk.t (~5 s) the output lost (END_OUTPUT_LOST, --results FILE and DIR on a full disk),
+	# run-auto.t (~25 s) what -j auto learns from each end (auto_ended)
+	src/farm/verdict.c|src/farm/finish.c|src/farm/halt.c) t="$c/run-stop.t $c/run-stop-disk.t $c/run-signals.t $c/run-torn.t $c/run-fault-own.t $c/run-journal.t $c/run.t $c/run-auto.t" ;;
 	src/farm/*) t="$c/hostile.t $c/usage.t $c/run-journal.t $c/run-forms.t $c/run-torn.t $c/run-shard.t $c/run-place.t $c/run-signals.t $c/run-parallel.t $c/run.t $c/run-mps.t $c/run-guard.t $c/run-nodes.t" ;;
 	src/share/mps*.c) t="$c/mps-dir.t $c/mps-exec.t $c/mps-hostile.t $c/devices.t $c/jobmps.t $c/mps.t $c/run-mps-faults.t" ;;
 	# the MIG planner: mig-check.t (~60 s) compares plans with an independent checker's
@@ -256,30 +265,39 @@ prepare() {
 
 # Which objects each unit test links: the linker, given an archive of all objects instead of the
 # objects themselves, takes only the members the test needs (and what those need); --trace names
-# them. Each unit test also runs once here, unmutated, for its time (and it must pass).
+# them. The link takes the test's own -Wl,--wrap flags from the Makefile (test_farm_life wraps the
+# clock and the processes): a link that fails maps nothing, so it stops the run. Each unit test also
+# runs once here, unmutated, for its time, exactly as a mutant's run starts it (run_one): the
+# baseline. One that fails there stops the run, naming it: a baseline that fails scores nothing.
+# (tests/cli/mutate.t runs the harness on a tree of its own to keep it so.)
 reach() {
 	w=$SCRATCH/w1
-	(
-		cd "$w" || exit 1
-		rm -f build/mutate-reach.a
-		ar rcsT build/mutate-reach.a $(find build/src -name '*.o' ! -path build/src/main.o ! -name 'spank*') || exit 1
-		for u in $UNITS; do
-			t0=$(date +%s%N)
-			if ! sh tests/run-test "$u" >/dev/null 2>&1; then
-				echo "mutate: $u fails on the unmutated tree" >&2
-				exit 1
-			fi
-			ms=$((($(date +%s%N) - t0) / 1000000))
-			${CC:-cc} -std=c11 -D_GNU_SOURCE -DGPUPACK_VERSION='"0"' -DGPUPACK_DATADIR='"/nonexistent"' \
-			    -Isrc -O0 -w -o /dev/null "${u#build/}.c" build/mutate-reach.a -ldl -lpthread -lm \
-			    -Wl,--trace 2>/dev/null | grep '^build/src/.*\.o$' |
-			    while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done
-		done
-	) | sort -n -k1,1 >"$SCRATCH/reach" || return 1
+	: >"$SCRATCH/reach.raw"
+	rm -f "$w/build/mutate-reach.a"
+	(cd "$w" && ar rcsT build/mutate-reach.a $(find build/src -name '*.o' ! -path build/src/main.o ! -name 'spank*')) || {
+		echo "mutate: cannot make the archive of the scratch build's objects" >&2
+		return 1
+	}
 	for u in $UNITS; do
-		grep -q "	$u	" "$SCRATCH/reach" || echo "mutate: warning: cannot tell what $u links: it runs for no mutant" >&2
+		t0=$(date +%s%N)
+		run_one "$w" "$u"
+		case $? in
+		0) ;;
+		124) echo "mutate: $u times out (${MUTATE_TEST_TIMEOUT:-120} s) on the unmutated tree: no mutant can be scored" >&2; return 1 ;;
+		*) echo "mutate: $u fails on the unmutated tree: no mutant can be scored (run it: sh tests/run-test -b build $u)" >&2; return 1 ;;
+		esac
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		wraps=$(cd "$w" && make -n -W "${u#build/}.c" "$u" 2>/dev/null | grep -o -- '-Wl,--wrap=[A-Za-z0-9_]*' | sort -u)
+		# shellcheck disable=SC2086
+		if ! (cd "$w" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -DGPUPACK_VERSION='"0"' -DGPUPACK_DATADIR='"/nonexistent"' 		    -Isrc -Itests/unit -O0 -w -o /dev/null "${u#build/}.c" build/mutate-reach.a -ldl -lpthread -lm 		    $wraps -Wl,--trace >"$SCRATCH/trace" 2>"$SCRATCH/trace.err"); then
+			echo "mutate: cannot tell what $u links: its link against the archive fails: $(grep -m1 . "$SCRATCH/trace.err")" >&2
+			return 1
+		fi
+		grep '^build/src/.*\.o$' "$SCRATCH/trace" | while read -r o; do printf '%d\t%s\t%s\n' "$ms" "$u" "$o"; done >>"$SCRATCH/reach.raw"
+		grep -q "	$u	" "$SCRATCH/reach.raw" ||
+		    echo "mutate: note: $u links no object of src/: it runs for no mutant" >&2
 	done
-	[ -s "$SCRATCH/reach" ]
+	sort -n -k1,1 "$SCRATCH/reach.raw" >"$SCRATCH/reach"
 }
 
 # Run one test in worker dir $1 (gpupack $3 and the tools' build dir $4, default its own): 0 passed,
@@ -424,6 +442,18 @@ worker() {
 
 start=$(date +%s)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "$FROM" ]; then
+	# earlier runs' results: the last line of each mutant; the time is the mutants' own
+	for t in $FROM; do
+		[ -r "$t" ] || { echo "mutate: -R: cannot read $t" >&2; exit 2; }
+	done
+	# shellcheck disable=SC2086
+	awk -F'\t' '{ k = $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7; if (!(k in line)) order[++n] = k; line[k] = $0 }
+	    END { for (i = 1; i <= n; i++) print line[order[i]] }' $FROM |
+	    LC_ALL=C sort -t"$(printf '\t')" -k2,2 -k3,3n -k4,4n >"$SCRATCH/results"
+	start=0
+	end=$(awk -F'\t' '{ s += $NF } END { print s + 0 }' "$SCRATCH/results")
+else
 echo "mutate: $(wc -l <"$SCRATCH/candidates") candidates in $DIRS; $(wc -l <"$SCRATCH/sample") sampled (seed $SEED); $JOBS workers" >&2
 for j in $(seq "$JOBS"); do prepare "$j" & done
 wait
@@ -433,16 +463,15 @@ for j in $(seq "$JOBS"); do
 		exit 1
 	fi
 done
-if ! reach; then
-	echo "mutate: could not tell which unit tests link what" >&2
-	exit 1
-fi
+# the baseline: every unit test passes unmutated and maps to what it links, or the run stops
+reach || exit 1
 echo "mutate: built and unit tests timed in $(($(date +%s) - start)) s" >&2
 # the shell tests are not run unmutated first (minutes): make check says they pass
 for j in $(seq "$JOBS"); do worker "$j" >"$SCRATCH/results.$j" & done
 wait
 end=$(date +%s)
 cat "$SCRATCH"/results.* | LC_ALL=C sort -t"$(printf '\t')" -k2,2 -k3,3n -k4,4n >"$SCRATCH/results"
+fi
 
 # ---- the report ---------------------------------------------------------------------------------
 EQUIV=tests/mutate-equivalent.txt
@@ -450,7 +479,7 @@ mkdir -p "$(dirname "$REPORT")"
 awk -F'\t' -v seed="$SEED" -v count="$COUNT" -v secs="$((end - start))" -v jobs="$JOBS" \
     -v dirs="$DIRS" -v commit="$(git rev-parse --short HEAD)$(git diff --quiet || echo +changes)" \
     -v cands="$(wc -l <"$SCRATCH/candidates")" -v host="$(uname -n), $(nproc) cores, load average $load0 at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
-    -v equiv="$EQUIV" '
+    -v equiv="$EQUIV" -v from="$FROM" '
 BEGIN {
 	while ((getline l < equiv) > 0) {
 		if (l ~ /^#/ || l !~ /\t/) continue
@@ -473,8 +502,13 @@ BEGIN {
 }
 END {
 	printf "# Mutation testing: %d mutants of %s\n\n", tot, dirs
-	printf "`make mutate` (tests/mutate.sh): %d candidates, a sample of %d (seed %d), %d workers, %d s ", cands, count, seed, jobs, secs
-	printf "(%.1f min) on %s; commit %s. %d stillborn (did not compile) or stale, not counted.\n\n", secs / 60, host, commit, stillall
+	if (from != "")
+		printf "tests/mutate.sh -R: the results of earlier runs (%s), %d s (%.1f min) of mutants; commit %s. ", from, secs, secs / 60, commit
+	else {
+		printf "`make mutate` (tests/mutate.sh): %d candidates, a sample of %d (seed %d), %d workers, %d s ", cands, count, seed, jobs, secs
+		printf "(%.1f min) on %s; commit %s. ", secs / 60, host, commit
+	}
+	printf "%d stillborn (did not compile) or stale, not counted.\n\n", stillall
 	printf "Killed: a test failed or timed out (%d of them only in the sanitizer pass: LeakSanitizer, ASan, UBSan, pattern-initialised locals). ", sank
 	printf "Equivalent: the mutant behaves as the original (listed in tests/mutate-equivalent.txt with why). Score = killed / (mutants - equivalent).\n\n"
 	printf "| folder | mutants | killed | equivalent | survived | score |\n|---|---|---|---|---|---|\n"

@@ -103,6 +103,7 @@ bench_point_add(struct bench_exercise *e, int size, int mode, int procs)
 	stats_of(NULL, 0, &p->est);
 	for (int i = 0; i < BENCH_MAX_REPEATS; i++)
 		p->energy[i] = p->ewindow[i] = NAN;
+	p->elong_j = p->elong_window = NAN;
 	return p;
 }
 
@@ -244,8 +245,7 @@ bench_summarize(struct bench_run *r)
 
 		for (int i = 0; i < e->npts; i++) {
 			stats_of(e->pts[i].value, e->pts[i].nrep, &e->pts[i].st);
-			bench_energy_stats(&r->eres, e->pts[i].energy, e->pts[i].ewindow, e->pts[i].nrep,
-			    &e->pts[i].est, &e->pts[i].epooled);
+			bench_energy_point(&r->eres, &e->pts[i]);
 		}
 		for (int s = 0; s < e->nsizes; s++) {
 			bench_recommend(e, e->sizes[s], &e->rec[s]);

@@ -21,6 +21,14 @@
 #include "gpu/select.h"
 
 #define BENCH_MAX_REPEATS 32
+/*
+ * A point whose repeats are too short for the energy counter may run its
+ * work once more, lengthened, for at most this many times the timed time
+ * the plan gave it (--repeats x --time); and its lengthened run aims this
+ * much above the counter's GPU_ENERGY_MIN_UPDATES updates.
+ */
+#define BENCH_ENERGY_GROW 4
+#define BENCH_ENERGY_AIM 1.1
 #define BENCH_MAX_LIST 16
 
 enum bench_mode {
@@ -62,6 +70,16 @@ struct bench_point {
 	 */
 	struct stats est;
 	int epooled;
+	/*
+	 * Where the repeats are too short for the counter: the point's work
+	 * run once more, elong times over (bench_energy_factor), for a window
+	 * that spans enough updates alone. elong 0: none run; elong_j and
+	 * elong_window the last such run's joules (all of them, NAN unknown)
+	 * and window, elong_plan the seconds it was to take; elong_s the
+	 * seconds such runs took, against the budget; elong_runs how many.
+	 */
+	int elong, elong_runs;
+	double elong_j, elong_window, elong_plan, elong_s;
 	const char *reused_from;  /* exercise 3: the exercise whose same point this is, or NULL */
 	double setup_s;  /* the longest time from a command sent to the last worker ready */
 	double margin_s; /* the margin of the last repeat: seconds from the command to the shared start */
@@ -232,6 +250,26 @@ int bench_energy_resolution(struct bench_run *r);
  * window is long enough for res; else their mean when their sum is (pooled
  * the count summed); else est.n 0.
  */
+/*
+ * How many times its work a point's lengthened run does so that its window
+ * alone spans BENCH_ENERGY_AIM x the updates a J needs: from the median of
+ * its repeats' times, or the last lengthened run's window where one fell
+ * short. 0 where none is needed (its repeats, or a lengthened run, already
+ * span them), none can help (resolution unknown, no counter, nothing
+ * measured, the last run read no joules or took under half its plan: its
+ * time does not follow its work) or it would take longer than budget_s. *plan_s: the seconds the run should take (0 with 0).
+ */
+int bench_energy_factor(const struct gpu_energy_res *res, const struct bench_point *p, double budget_s,
+    double *plan_s);
+/* The seconds a point's lengthened runs may take in all: BENCH_ENERGY_GROW x repeats x target. */
+double bench_energy_budget(const struct bench_config *c);
+/*
+ * p->est and p->epooled from its repeats and its lengthened run: the
+ * repeats' J where each spans enough updates; else the lengthened run's
+ * joules over its factor where its window does; else the repeats summed
+ * (bench_energy_stats); else none.
+ */
+void bench_energy_point(const struct gpu_energy_res *res, struct bench_point *p);
 /* rec's energy fields from e's points at size (bench_recommend calls it). */
 void bench_recommend_energy(const struct bench_exercise *e, int size, struct bench_rec *rec);
 void bench_energy_stats(const struct gpu_energy_res *res, const double *joules, const double *window, int n,

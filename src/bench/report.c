@@ -192,9 +192,11 @@ print_legend(const struct bench_run *r, FILE *f)
 	if (!r->model.on && r->b) {
 		if (r->eres_ok)
 			fprintf(f, "energy counter: updates every %.0f ms (steps of %llu mJ): a J spans >= %d "
-			    "updates (%.2f s),\nsummed over a point's repeats where one is shorter; - where even "
-			    "their sum is\n", r->eres.period_s * 1000, (unsigned long long)r->eres.step_mj,
-			    GPU_ENERGY_MIN_UPDATES, GPU_ENERGY_MIN_UPDATES * r->eres.period_s);
+			    "updates (%.2f s);\nwhere a point's repeats are shorter, its work runs once more, "
+			    "lengthened (for at most %.2f s),\nelse its repeats are summed; - where even their sum "
+			    "is shorter\n", r->eres.period_s * 1000, (unsigned long long)r->eres.step_mj,
+			    GPU_ENERGY_MIN_UPDATES, GPU_ENERGY_MIN_UPDATES * r->eres.period_s,
+			    bench_energy_budget(&r->cfg));
 		else
 			fprintf(f, "energy counter: its resolution could not be measured (it moved %d times in "
 			    "the time given): no J is trusted\n", r->eres.changes);
@@ -334,6 +336,10 @@ json_point(const struct bench_run *r, const struct bench_exercise *e, const stru
 	json_list(j, "energy_repeats_j", p->energy, p->nrep);
 	json_list(j, "energy_windows_s", p->ewindow, p->nrep);
 	json_int(j, "energy_summed_repeats", p->epooled);
+	json_int(j, "energy_lengthened_by", p->elong);
+	json_int(j, "energy_lengthened_runs", p->elong_runs);
+	json_double(j, "energy_lengthened_j", p->elong > 0 ? p->elong_j : NAN);
+	json_double(j, "energy_lengthened_window_s", p->elong > 0 ? p->elong_window : NAN);
 	json_obj_end(j);
 }
 

@@ -159,7 +159,7 @@ model_outcome(const struct bench_run *r, const struct bench_exercise *e,
  */
 static int
 run_workers(struct bench_run *r, const struct bench_exercise *e, const struct bench_point *p,
-    int xi, int pi, long iters, double margin, struct outcome *o)
+    int xi, int pi, long iters, double margin, double timeout, struct outcome *o)
 {
 	int n = nworkers(p->mode, p->procs), capped = p->mode == BM_MPS_CAPPED, rc = 0, story;
 	struct bench_pool *pool;
@@ -205,7 +205,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 		w0 = clock_mono();
 		e0 = bench_energy_now(r);
 		w0 = (w0 + clock_mono()) / 2;
-		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
+		rc = wgroup_lines_n(pool->g, n, timeout + margin);
 		if (rc == 0) {
 			double w1 = clock_mono();
 
@@ -213,7 +213,7 @@ run_workers(struct bench_run *r, const struct bench_exercise *e, const struct be
 			window = (w1 + clock_mono()) / 2 - w0;
 		}
 	} else if (rc == 0) {
-		rc = wgroup_lines_n(pool->g, n, r->cfg.timeout_s + margin);
+		rc = wgroup_lines_n(pool->g, n, timeout + margin);
 	}
 	if (rc == 0 && bench_read_outcome(r, wgroup_results(pool->g), n, 0, t0, start_at, o) < 0)
 		rc = -1, story = 1;
@@ -297,49 +297,62 @@ bench_point_fail(struct bench_run *r, const struct bench_exercise *e, struct ben
 	r->failed++;
 }
 
-/* One repeat of one point; a failed point is recorded, not fatal (only an interrupt is). */
+/*
+ * One run of the point's workers, iters each, measured again while workers
+ * start late (up to LATE_RETRIES). extra_s: how much longer than a repeat it
+ * may take. -1 with err set.
+ */
 static int
-measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point *p)
+run_repeat(struct bench_run *r, struct bench_exercise *e, struct bench_point *p, long iters,
+    double extra_s, struct outcome *o)
 {
-	long iters = iters_for(e, size_index(e, p->size), p);
 	int mps = uses_mps(p->mode), xi = (int)(e - r->ex), pi = (int)(p - e->pts);
-	struct outcome o;
 
-	p->iters = iters;
 	for (int attempt = 0;; attempt++) {
 		double margin = margin_for(r, p->mode, p->procs);
 		int late, fixed = r->cfg.margin_fixed > 0;
 
 		p->margin_s = margin;
-		if (run_workers(r, e, p, xi, pi, iters, margin, &o) < 0)
-			goto fail;
-		p->setup_s = fmax(p->setup_s, o.setup);
+		if (run_workers(r, e, p, xi, pi, iters, margin, r->cfg.timeout_s + extra_s, o) < 0)
+			return -1;
+		p->setup_s = fmax(p->setup_s, o->setup);
 		/*
 		 * Late: more than 5 ms or 2% of the span behind the shared start.
 		 * A worker that was ready wakes within a millisecond, so anything
 		 * more means setup was not done, and the processes did not overlap.
 		 */
-		late = o.late > fmax(0.005, 0.02 * o.elapsed);
-		if (o.setup > 0 && (!fixed || late))
-			learn(&r->setup_seen[mps][setup_slot(r, p->mode, p->procs)], o.setup);
+		late = o->late > fmax(0.005, 0.02 * o->elapsed);
+		if (o->setup > 0 && (!fixed || late))
+			learn(&r->setup_seen[mps][setup_slot(r, p->mode, p->procs)], o->setup);
 		if (!late)
-			break;
+			return 0;
 		if (attempt == LATE_RETRIES) {
 			/*
 			 * Late with margins that grew each time: not setup but a busy
 			 * machine waking the workers late. Keep it, and say so.
 			 */
 			warnx_("%s N=%d %s P=%d: workers still %.0f ms late after %d tries (margin %.2f s); "
-			    "kept", e->name, p->size, bench_mode_name(p->mode), p->procs, o.late * 1000,
+			    "kept", e->name, p->size, bench_mode_name(p->mode), p->procs, o->late * 1000,
 			    attempt + 1, margin);
 			p->late_kept++;
-			break;
+			return 0;
 		}
 		/* without t_ready: setting up took margin + late; give that and more, from now on */
-		if (late && !(o.setup > 0))
-			learn(&r->setup_seen[mps][setup_slot(r, p->mode, p->procs)], margin + o.late);
+		if (late && !(o->setup > 0))
+			learn(&r->setup_seen[mps][setup_slot(r, p->mode, p->procs)], margin + o->late);
 		p->retries++;
 	}
+}
+
+/* One repeat of one point; a failed point is recorded, not fatal (only an interrupt is). */
+static int
+measure_point(struct bench_run *r, struct bench_exercise *e, struct bench_point *p)
+{
+	struct outcome o;
+
+	p->iters = iters_for(e, size_index(e, p->size), p);
+	if (run_repeat(r, e, p, p->iters, 0, &o) < 0)
+		goto fail;
 	bench_note_repeat(r, e, p, o.value, o.elapsed, o.skew);
 	bench_note_energy(p, o.energy, o.ewindow);
 	return 0;
@@ -347,6 +360,76 @@ fail:
 	if (bench_interrupted)
 		return -1;
 	bench_point_fail(r, e, p);
+	return 0;
+}
+
+/*
+ * The point's work k times over in one run, for the energy counter: its
+ * joules and window are the point's lengthened run (bench_energy_point);
+ * its throughput is not a repeat (a run of another length).
+ */
+static int
+measure_long(struct bench_run *r, struct bench_exercise *e, struct bench_point *p, int k, double plan_s)
+{
+	struct outcome o;
+	long iters = p->iters * (long)k;
+	double margin = p->margin_s;  /* the JSON's margin_s is the last repeat's */
+	int rc;
+
+	if (r->cfg.verbose)
+		fprintf(stderr, "gpupack: bench: [energy] %s N=%d %s P=%d: its work x%d for the energy "
+		    "counter (about %.2f s)\n", e->name, p->size, bench_mode_name(p->mode), p->procs, k, plan_s);
+	p->elong_runs++;
+	rc = run_repeat(r, e, p, iters, plan_s, &o);
+	p->margin_s = margin;
+	if (rc < 0) {
+		if (bench_interrupted)
+			return -1;
+		bench_point_fail(r, e, p);
+		return 0;
+	}
+	p->elong = k;
+	p->elong_j = o.energy >= 0 ? o.energy : NAN;
+	p->elong_window = o.ewindow > 0 ? o.ewindow : NAN;
+	p->elong_plan = plan_s;
+	p->elong_s += fmax(plan_s, o.ewindow > 0 ? o.ewindow : 0);
+	return 0;
+}
+
+/*
+ * After the planned rounds (and the noisy points' extra ones): each point
+ * whose repeats are each too short for the energy counter runs its work
+ * once more, lengthened, for a J from one window (energy.c). A run that
+ * still fell short (the work went faster than its repeats said) is tried
+ * again, longer, while the budget allows. Rounds interleave the points,
+ * as the repeats do. Exercise 4 (whole farms) and reused points (their
+ * source is measured) are left out, and so is a simulated GPU's model.
+ */
+#define ENERGY_TRIES 3
+
+static int
+measure_energy(struct bench_run *r)
+{
+	double budget = bench_energy_budget(&r->cfg);
+
+	if (!r->eres_ok || r->model.on)
+		return 0;
+	for (int t = 0; t < ENERGY_TRIES; t++)
+		for (int x = 0; x < r->nex; x++)
+			for (int i = 0; i < r->ex[x].npts && r->ex[x].id != EX_COMMAND; i++) {
+				struct bench_exercise *e = &r->ex[x];
+				struct bench_point *p = &e->pts[i];
+				double plan_s;
+				int k;
+
+				if (p->error || p->reused_from || p->iters <= 0)
+					continue;
+				k = bench_energy_factor(&r->eres, p, budget - p->elong_s, &plan_s);
+				if (k > 0 && p->iters > 100000000L / k)
+					continue;  /* more than a worker counts */
+				if (k > 0 && measure_long(r, e, p, k, plan_s) < 0)
+					return -1;
+			}
 	return 0;
 }
 
@@ -376,7 +459,7 @@ calibrate(struct bench_run *r, struct bench_exercise *e, int si)
 	if (k0 < 2)
 		k0 = 2;
 	/* an instant already past: the worker starts when ready and says how late, its setup time */
-	if (run_workers(r, e, &p, -1, -1, k0, 0, &o) < 0)
+	if (run_workers(r, e, &p, -1, -1, k0, 0, r->cfg.timeout_s, &o) < 0)
 		return err_prefix("%s N=%d: calibration", e->name, size);
 	if (o.late > 0)
 		r->setup1 = fmax(r->setup1, o.late);  /* a command's setup: the largest size's */
@@ -581,7 +664,7 @@ measure_all(struct bench_run *r)
 			}
 		}
 	}
-	if (measure_noisy(r) < 0)
+	if (measure_noisy(r) < 0 || measure_energy(r) < 0)
 		return -1;
 	return bench_pools_close(r);
 }

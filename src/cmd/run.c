@@ -435,6 +435,7 @@ struct run_args {
 	int info;                /* an option that prints and exits: its id */
 	long minversion;
 	int cat, fifo;           /* --cat, --fifo given */
+	const char *joblog;      /* --joblog as given (the last): described once every option is read */
 	struct rc_words rc;      /* words from profiles and $PARALLEL (run_rc.h) */
 };
 
@@ -739,9 +740,8 @@ farm_opt(int id, const char *arg, struct run_args *a)
 	case O_SHARD:
 		return parse_shard(arg, o);
 	case O_JOBLOG:
-		o->joblog_append = arg[0] == '+';
-		o->joblog = arg + o->joblog_append;
-		return *o->joblog ? 0 : err_set(EXIT_USAGE, "--joblog: empty file name");
+		a->joblog = arg;
+		return joblog_check_name(arg);
 	case O_RESUME:
 		o->resume = 1;
 		return 0;
@@ -1047,7 +1047,7 @@ free_run(struct farm_opts *o, struct run_args *a)
 		unlink(o->tee_file);
 		free(o->tee_file);
 	}
-	free(o->joblog_owned);
+	joblog_free(&o->joblog);
 	free(a->delim);
 	free(a->tagstring);
 	free(a->files);
@@ -1214,11 +1214,11 @@ cmd_run_args(int argc, char **argv, struct ctx *c)
 	if (spreading(&o, &a) < 0)
 		goto fail;
 	grouping(&a);
-	if (shard_joblog(&o) < 0)
+	if (joblog_describe(&o.joblog, a.joblog, o.shard_k, o.shard_n) < 0)
 		goto fail;
-	if (o.shard_n > 1 && o.joblog && !o.joblog_owned && getenv("SLURM_PROCID"))
+	if (o.shard_n > 1 && o.joblog.path && !o.joblog.sharded && getenv("SLURM_PROCID"))
 		warnx_("--shard: every shard writes the one joblog %s; give each its own with {shard} "
-		    "in its name", o.joblog);
+		    "in its name", o.joblog.path);
 	farm_block_signals();
 	parse_rest(nrest, rest, &a);
 	if (ctx_backend(c, &b) < 0)

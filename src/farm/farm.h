@@ -11,6 +11,7 @@
 #include "farm/task.h"
 #include "farm/cmdline.h"
 #include "farm/hostlimit.h"
+#include "farm/joblog.h"
 #include "farm/pipe.h"
 #include "gpu/backend.h"
 
@@ -63,8 +64,7 @@ struct farm_opts {
 	double sm_pct;           /* --sm; 0: not given */
 	char **env;              /* --env NAME=VALUE */
 	int nenv;
-	const char *joblog;      /* without a leading '+' */
-	int joblog_append;       /* +FILE */
+	struct joblog_desc joblog; /* --joblog, described once the options are read (farm/joblog.h) */
 	int resume, resume_failed;
 	int retry_failed;        /* --retry-failed: the joblog's failed command lines, again */
 	int retries;             /* tries in all (GNU parallel's --retries); 0: not given */
@@ -95,7 +95,6 @@ struct farm_opts {
 	int sources_given;       /* ::: :::: or -a: stdin is not read for inputs */
 	unsigned long shard_k;   /* --shard K/N: this instance runs inputs with (seq - 1) % N == K */
 	unsigned long shard_n;   /* 0: no --shard */
-	char *joblog_owned;      /* --joblog with {shard} replaced (malloc'd), or NULL */
 };
 
 const char *share_name(int share);
@@ -122,12 +121,6 @@ int parse_timeout(const char *s, struct farm_opts *o);
  * or "slurm" ($SLURM_PROCID of $SLURM_NTASKS, as under srun).
  */
 int parse_shard(const char *s, struct farm_opts *o);
-/*
- * Replace {shard} in --joblog by K (so that each shard of a run keeps its own
- * joblog). Call after every option was read. -1 with err set when {shard}
- * comes without --shard.
- */
-int shard_joblog(struct farm_opts *o);
 
 /* Run the farm on the devices of backend b. */
 int farm_run(struct farm_opts *o, struct gpu_backend *b);

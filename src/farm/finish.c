@@ -252,7 +252,8 @@ gather(struct farm *f, struct run *r, struct end_facts *x, double now)
 	x->lost = r->lost;
 	if (!ok && x->mps) {
 		/* its server logged a fault since it started, or a client said one then (health.c) */
-		x->fault = farm_mps_fault(r->g, r->m.mps_off) || r->g->h.fault_said >= r->start;
+		x->logged = farm_mps_fault(r->g, r->m.mps_off);
+		x->fault = x->logged || r->g->h.fault_said >= r->start;
 		x->others = health_others(f, r);
 		x->contained = health_fault_contained(f, r);
 		x->first = x->fault && health_fault_first(r, now);

@@ -128,32 +128,24 @@ take_gate(struct joblock *l)
 	    "leaving its farm (a hung filesystem?)", l->path, JOBLOCK_GATE_WAIT);
 }
 
-/* FILE.lock: the message file beside the joblog. */
-static char *
-text_path(const struct joblock *l)
-{
-	return xasprintf("%s.lock", l->path);
-}
-
 /* FILE.lock: "KEY\tPID\tHOST\n", for the message a refused gpupack gives. Best effort. */
 static void
 write_text(const struct joblock *l, const char *key)
 {
-	char host[256], line[1024], *path = text_path(l);
+	char host[256], line[1024];
 	int n, fd;
 
 	if (gethostname(host, sizeof host) < 0)
 		str_copy(host, "?", sizeof host);
 	host[sizeof host - 1] = '\0';
 	n = snprintf(line, sizeof line, "%s\t%ld\t%s\n", key ? key : "single", (long)getpid(), host);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+	fd = open(l->text, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) != n)
 			if (ftruncate(fd, 0) < 0)
 				errno = 0; /* the lines are said again, whole, next time */
 		close(fd);
 	}
-	free(path);
 }
 
 /* Who runs the farm that holds it: "pid P" and, where FILE.lock names P, its host. */
@@ -161,19 +153,17 @@ static void
 holder(const struct joblock *l, char *who, size_t size)
 {
 	long long at = held_at(l->fd, PID, SPAN);
-	char buf[512], *path = text_path(l), *tab;
+	char buf[512], *tab;
 	long pid = at >= 0 ? (long)(at - PID) : -1;
 	ssize_t n = -1;
 	int fd;
 
 	if (pid <= 0) {
 		str_copy(who, "unknown", size);
-		free(path);
 		return;
 	}
 	snprintf(who, size, "%ld", pid);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	free(path);
+	fd = open(l->text, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof buf - 1);
 		close(fd);
@@ -190,8 +180,9 @@ holder(const struct joblock *l, char *who, size_t size)
 
 /* Under the gate: become the first member, join the farm of key, or be refused. */
 static int
-enter(struct joblock *l, const char *joblog, const char *key, long place)
+enter(struct joblock *l, const char *key, long place)
 {
+	const char *joblog = l->path;
 	char who[300];
 
 	if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0) {
@@ -215,23 +206,31 @@ enter(struct joblock *l, const char *joblog, const char *key, long place)
 	return 0;
 }
 
+/* Forget the names (no lock held). */
+static void
+forget(struct joblock *l)
+{
+	free(l->path);
+	free(l->text);
+	l->path = l->text = NULL;
+}
+
 int
-joblock_take(struct joblock *l, const char *joblog, const char *key, long place)
+joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place)
 {
 	int rc;
 
-	*l = (struct joblock){.fd = -1, .path = xstrdup(joblog)};
+	*l = (struct joblock){.fd = -1, .path = xstrdup(d->path), .text = xstrdup(d->lock)};
 	rc = open_log(l);
 	if (rc <= 0) {
-		free(l->path);
-		l->path = NULL;
+		forget(l);
 		return rc;
 	}
 	if (take_gate(l) < 0) {
 		joblock_abandon(l);
 		return -1;
 	}
-	rc = enter(l, joblog, key, place);
+	rc = enter(l, key, place);
 	lock_byte(l->fd, F_UNLCK, GATE);
 	if (rc < 0)
 		joblock_abandon(l);
@@ -242,19 +241,16 @@ static void
 leave(struct joblock *l, int abandon)
 {
 	struct stat st;
-	char *path, real[PATH_MAX];
+	char real[PATH_MAX];
 
 	if (l->fd < 0) {
-		free(l->path);
-		l->path = NULL;
+		forget(l);
 		return;
 	}
 	/* the last member out removes FILE.lock: under the gate, so no one joins meanwhile */
 	if (lock_byte(l->fd, F_WRLCK, GATE) == 0) {
 		if (lock_byte(l->fd, F_WRLCK, MEMBERS) == 0) {
-			path = text_path(l);
-			unlink(path);
-			free(path);
+			unlink(l->text);
 			/* refused before it began: the empty joblog it made goes (through a link: the file) */
 			if (abandon && l->created && fstat(l->fd, &st) == 0 && st.st_size == 0 && st.st_nlink > 0 &&
 			    realpath(l->path, real) != NULL)
@@ -264,8 +260,7 @@ leave(struct joblock *l, int abandon)
 	}
 	close(l->fd);
 	l->fd = -1;
-	free(l->path);
-	l->path = NULL;
+	forget(l);
 }
 
 void

@@ -33,26 +33,30 @@
 #ifndef GPUPACK_FARM_JOBLOCK_H
 #define GPUPACK_FARM_JOBLOCK_H
 
+#include "farm/joblog.h"
+
 struct joblock {
 	int fd;          /* the joblog, opened for its locks; -1 none held */
 	int first;       /* no member held it when we came: we began this farm */
 	int created;     /* the joblog was not there: we made it (empty) */
 	char *path;      /* the joblog as named */
+	char *text;      /* FILE.lock, the message file (farm/joblog.h names it) */
 };
 
 /* Seconds a gpupack waits for the gate before it gives up (another holds it that long: a hung NFS). */
 #define JOBLOCK_GATE_WAIT 10.0
 
 /*
- * Join the farm on joblog as a member with key (the run of a farm over
- * nodes, the split of --shard; NULL: a farm of its own, which no other
- * joins). place >= 0: a place in the farm no other member may hold at once
- * (a shard's K). 0, or -1 with err set: another farm runs on it, or
- * another member holds the place (or the joblog cannot be opened or
- * locked). A joblog that is not a regular file, or cannot be opened,
- * takes no lock (0): the journal refuses it with its own message.
+ * Join the farm on the joblog d describes (a file; FILE.lock is d's) as a
+ * member with key (the run of a farm over nodes, the split of --shard;
+ * NULL: a farm of its own, which no other joins). place >= 0: a place in
+ * the farm no other member may hold at once (a shard's K). 0, or -1 with
+ * err set: another farm runs on it, or another member holds the place (or
+ * the joblog cannot be opened or locked). A joblog that is not a regular
+ * file, or cannot be opened, takes no lock (0): the journal refuses it
+ * with its own message.
  */
-int joblock_take(struct joblock *l, const char *joblog, const char *key, long place);
+int joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place);
 /* Leave (the last member removes FILE.lock, the message file). */
 void joblock_release(struct joblock *l);
 /* Leave a run refused before it began: a joblog joblock_take created (still empty) goes too. */

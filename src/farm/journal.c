@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,22 +264,20 @@ identity_line(uint64_t id, char *buf, size_t size)
 static int
 check_identity(const struct journal *j)
 {
-	char *side = xasprintf("%s.gpupack", j->path), *data = NULL, want[64];
+	const char *side = j->side;
+	char *data = NULL, want[64];
 	struct stat st;
 	size_t len;
 	int r = 0;
 
-	if (j->identity == 0) {
-		/* --retry-failed runs the joblog's own lines: nothing to check or record */
-		free(side);
+	/* --retry-failed runs the joblog's own lines: nothing to check or record */
+	if (j->identity == 0)
 		return 0;
-	}
 	identity_line(j->identity, want, sizeof want);
 	/* written when the run begins: what is there must be a file it can replace */
 	if (lstat(side, &st) == 0 && !S_ISREG(st.st_mode)) {
 		r = err_set(EXIT_USAGE, "--joblog '%s': %s is %s, not the file gpupack keeps the command's "
 		    "identity in", j->path, side, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
-		free(side);
 		return r;
 	}
 	if (j->resume && access(side, F_OK) == 0) {
@@ -291,32 +288,30 @@ check_identity(const struct journal *j)
 			    "other inputs (see %s); run without --resume or use another joblog", j->path, side);
 	}
 	free(data);
-	free(side);
 	return r;
 }
 
 static int
 write_identity(const struct journal *j)
 {
-	char *side, *data = NULL, want[64];
+	const char *side = j->side;
+	char *data = NULL, want[64];
 	size_t len;
 	int r = 0;
 
 	if (j->identity == 0)
 		return 0;
-	side = xasprintf("%s.gpupack", j->path);
 	identity_line(j->identity, want, sizeof want);
 	if (read_file_max(side, 4096, &data, &len) < 0 || strcmp(data, want) != 0)
 		r = write_file_atomic(side, want, strlen(want), 0644);
 	if (r == 0)
 		err_clear();
 	free(data);
-	free(side);
 	return r;
 }
 
 int
-journal_check(struct journal *j, const char *path, int append, int resume, int resume_failed,
+journal_check(struct journal *j, const struct joblog_desc *d, int resume, int resume_failed,
     uint64_t identity)
 {
 	memset(j, 0, sizeof *j);
@@ -324,18 +319,20 @@ journal_check(struct journal *j, const char *path, int append, int resume, int r
 	j->keep = -1;
 	j->resume = resume || resume_failed;
 	j->resume_failed = resume_failed;
-	j->append = append;
 	j->identity = identity;
-	if (!path)
+	if (!d || d->kind == JOBLOG_NONE)
 		return 0;
-	if (strcmp(path, "-") == 0) {
+	j->append = d->append;
+	if (d->kind == JOBLOG_STDOUT) {
 		/* GNU parallel's --joblog -: the header at the start, each record after its task's output */
 		if (j->resume)
 			return err_set(EXIT_USAGE, "--resume needs a joblog file, not -");
 		j->to_stdout = 1;
 		return 0;
 	}
-	j->path = xstrdup(path);
+	j->path = xstrdup(d->path);
+	j->dir = xstrdup(d->dir);
+	j->side = xstrdup(d->identity);
 	if (load(j) < 0 || check_identity(j) < 0) {
 		journal_close(j);
 		return -1;
@@ -345,22 +342,17 @@ journal_check(struct journal *j, const char *path, int append, int resume, int r
 
 /* A joblog that cannot be created for its directory: name the directory, which is what to fix. */
 static int
-no_dir(const char *path, int e)
+no_dir(const struct journal *j, int e)
 {
-	const char *slash = strrchr(path, '/');
-	int n = slash ? (int)(slash - path) : 1;
-
-	char dir[PATH_MAX];
 	struct stat st;
 
-	snprintf(dir, sizeof dir, "%.*s", n, path);
-	/* a directory that is there (a dangling link's target is not): the plain error */
-	if (!slash || n == 0 || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+	/* a directory that is there (a dangling link's target is not; "." and "/" are): the plain error */
+	if (stat(j->dir, &st) == 0 && S_ISDIR(st.st_mode)) {
 		errno = e;
-		return err_sys(EXIT_USAGE, "--joblog '%s'", path);
+		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
 	}
-	return err_set(EXIT_USAGE, "--joblog '%s': its directory '%.*s' %s (gpupack creates the file, "
-	    "not the directories above it)", path, n, path,
+	return err_set(EXIT_USAGE, "--joblog '%s': its directory '%s' %s (gpupack creates the file, "
+	    "not the directories above it)", j->path, j->dir,
 	    e == ENOTDIR ? "is not a directory" : "does not exist");
 }
 
@@ -378,7 +370,7 @@ open_log(struct journal *j, int *created)
 	else if (errno == EEXIST && (j->fd = open(j->path, flags)) < 0 && errno == ENOENT)
 		j->fd = open(j->path, flags | O_CREAT, 0644); /* a link to a file not there yet */
 	if (j->fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-		return no_dir(j->path, errno);
+		return no_dir(j, errno);
 	if (j->fd < 0)
 		return err_sys(EXIT_USAGE, "--joblog '%s'", j->path);
 	if (fstat(j->fd, &st) < 0)
@@ -451,10 +443,10 @@ journal_begin(struct journal *j)
 }
 
 int
-journal_open(struct journal *j, const char *path, int append, int resume, int resume_failed,
+journal_open(struct journal *j, const struct joblog_desc *d, int resume, int resume_failed,
     uint64_t identity)
 {
-	if (journal_check(j, path, append, resume, resume_failed, identity) < 0)
+	if (journal_check(j, d, resume, resume_failed, identity) < 0)
 		return -1;
 	if (journal_begin(j) < 0) {
 		journal_close(j);
@@ -534,6 +526,8 @@ journal_close(struct journal *j)
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j->path);
+	free(j->dir);
+	free(j->side);
 	free(j->seen);
 	memset(j, 0, sizeof *j);
 	j->fd = -1;

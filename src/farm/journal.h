@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "farm/joblog.h"
 #include "util/str.h"
 
 /* What --resume accepts: longer lines, more records or larger Seqs are not a joblog of ours. */
@@ -35,7 +36,9 @@ struct journal_seen {
 
 struct journal {
 	int fd;                 /* -1: no joblog, or not begun */
-	char *path;
+	char *path;             /* from the description (farm/joblog.h): FILE */
+	char *dir;              /* the directory FILE is in */
+	char *side;             /* FILE.gpupack: the command's identity */
 	struct journal_seen *seen; /* sorted by seq, one per seq once loaded */
 	size_t nseen, cap;
 	int resume, resume_failed, append;
@@ -56,14 +59,15 @@ struct joblog_rec {
 };
 
 /*
- * Check path as a joblog (a regular file, or none yet), read it back when
- * resuming and check it belongs to this command (identity: journal_hash of
- * it; 0: neither checked nor recorded, for --retry-failed). "-" is GNU
- * parallel's --joblog -: records to stdout. Creates, truncates and writes
- * nothing: a run whose other arguments turn out bad leaves the joblog as it
- * was. -1 with err set.
+ * Check the joblog d describes (NULL or none: no joblog) as a joblog (a
+ * regular file, or none yet), read it back when resuming and check it
+ * belongs to this command (identity: journal_hash of it; 0: neither
+ * checked nor recorded, for --retry-failed). Stdout is GNU parallel's
+ * --joblog -. Creates, truncates and writes nothing: a run whose other
+ * arguments turn out bad leaves the joblog as it was. The journal keeps
+ * copies of what it needs of d. -1 with err set.
  */
-int journal_check(struct journal *j, const char *path, int append, int resume, int resume_failed,
+int journal_check(struct journal *j, const struct joblog_desc *d, int resume, int resume_failed,
     uint64_t identity);
 /*
  * Make the joblog ready to take records: create it, or truncate it (a new
@@ -72,7 +76,7 @@ int journal_check(struct journal *j, const char *path, int append, int resume, i
  */
 int journal_begin(struct journal *j);
 /* journal_check, then journal_begin. */
-int journal_open(struct journal *j, const char *path, int append, int resume, int resume_failed,
+int journal_open(struct journal *j, const struct joblog_desc *d, int resume, int resume_failed,
     uint64_t identity);
 /* Should seq be skipped (it ended in an earlier run)? */
 int journal_skip(const struct journal *j, unsigned long long seq);

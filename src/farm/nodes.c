@@ -45,7 +45,7 @@ struct peer {
 };
 
 struct nodes {
-	char dir[PATH_MAX];      /* FILE.farm */
+	char dir[PATH_MAX];      /* FILE.farm, as the joblog's description names it */
 	char run[128];           /* this run's name */
 	char rundir[PATH_MAX];
 	char owner[128];         /* node.procid.pid, .rK after the job's K-th requeue */
@@ -53,7 +53,6 @@ struct nodes {
 	char parent[128];
 	char step[128];          /* the Slurm job step (JOBID.STEPID) we are a task of; "" outside */
 	int restart;             /* $SLURM_RESTART_COUNT: the job's requeues so far */
-	const char *joblog;      /* FILE */
 	struct inputs pristine;  /* the input sources as given: each pass reads them again */
 	struct nodes_chain *chain;
 	int resume_failed;
@@ -185,17 +184,13 @@ static int
 wanted(const struct farm_opts *o, int *tasks)
 {
 	const char *nt = getenv("SLURM_STEP_NUM_TASKS");
-	char path[PATH_MAX];
 
 	*tasks = nt && getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID") ? atoi(nt) : 0;
 	if (o->dry_run || o->shard_n > 0)
 		return 0;
 	if (*tasks > 1 || getenv("GPUPACK_FARM_RUN"))
 		return 1;
-	if (!o->joblog)
-		return 0;
-	snprintf(path, sizeof path, "%s.farm", o->joblog);
-	return exists(path);
+	return joblog_is_file(&o->joblog) && exists(o->joblog.farm);
 }
 
 static int
@@ -203,14 +198,14 @@ check_options(const struct farm_opts *o, int tasks)
 {
 	const struct inputs *in = &o->ts.in;
 
-	if (!o->joblog)
+	if (o->joblog.kind == JOBLOG_NONE)
 		return err_set(EXIT_USAGE, "srun started %d gpupacks: give --joblog FILE on a filesystem "
 		    "they all share (one farm over the nodes), or --shard slurm (a fixed split)", tasks);
-	if (strcmp(o->joblog, "-") == 0)
+	if (o->joblog.kind == JOBLOG_STDOUT)
 		return err_set(EXIT_USAGE, "--joblog -: a farm over nodes needs a file they all share");
-	if (o->joblog_append)
-		return err_set(EXIT_USAGE, "--joblog +%s: a farm over nodes keeps its records in %s.farm; "
-		    "use --resume to go on with them", o->joblog, o->joblog);
+	if (o->joblog.append)
+		return err_set(EXIT_USAGE, "--joblog +%s: a farm over nodes keeps its records in %s; "
+		    "use --resume to go on with them", o->joblog.path, o->joblog.farm);
 	if (o->retry_failed)
 		return err_set(EXIT_USAGE, "--retry-failed: a farm over nodes reruns failed inputs with "
 		    "--resume-failed");
@@ -358,18 +353,13 @@ beat(struct nodes *n)
 	return 0;
 }
 
-/* Refuse a shared directory whose semantics the farm cannot make safe (nodes_mount.c). */
+/* Refuse dir, the joblog's, where the farm cannot make its semantics safe (nodes_mount.c). */
 static int
-check_mount(const struct nodes *n)
+check_mount(const struct nodes *n, const char *dir)
 {
-	char dir[PATH_MAX], real[PATH_MAX], why[PATH_MAX + 512], *slash, *info = NULL;
+	char real[PATH_MAX], why[PATH_MAX + 512], *info = NULL;
 	int bad;
 
-	str_copy(dir, n->dir, sizeof dir);
-	if ((slash = strrchr(dir, '/')) != NULL)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		str_copy(dir, ".", sizeof dir);
 	/* not a path of this machine (farmsim's), or no /proc: nothing to tell */
 	if (!realpath(dir, real) || read_file_max("/proc/self/mountinfo", 1 << 22, &info, NULL) < 0) {
 		err_clear();
@@ -479,6 +469,20 @@ name_owner(struct nodes *n)
 	file_name(part, n->owner, sizeof n->owner);
 }
 
+/* This member's own log, FILE.farm/RUN/log/OWNER, a joblog with its identity beside it. */
+static int
+open_own_log(struct farm *f, char *path, size_t size, uint64_t identity)
+{
+	struct joblog_desc d;
+	int rc;
+
+	if (path_in(f->nodes, path, size, "log/%s", f->nodes->owner) < 0 || joblog_of_file(&d, path) < 0)
+		return -1;
+	rc = journal_open(&f->j, &d, 0, 0, identity);
+	joblog_free(&d);
+	return rc;
+}
+
 int
 nodes_setup(struct farm *f, uint64_t identity)
 {
@@ -488,7 +492,6 @@ nodes_setup(struct farm *f, uint64_t identity)
 
 	if (!n)
 		return 0;
-	n->joblog = o->joblog;
 	n->resume_failed = o->resume_failed;
 	if (parse_double(env_or("GPUPACK_FARM_LOST", "60"), &n->lost_after) < 0 || n->lost_after <= 0)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_LOST=%s: want seconds", getenv("GPUPACK_FARM_LOST"));
@@ -496,9 +499,9 @@ nodes_setup(struct farm *f, uint64_t identity)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_ASK=%s: want seconds (0: never ask Slurm)",
 		    getenv("GPUPACK_FARM_ASK"));
 	str_copy(n->jobid, env_or("SLURM_JOB_ID", ""), sizeof n->jobid);
-	if ((size_t)snprintf(n->dir, sizeof n->dir, "%s.farm", o->joblog) >= sizeof n->dir)
-		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
-	if (check_mount(n) < 0)
+	/* the description made sure FILE.farm fits */
+	str_copy(n->dir, o->joblog.farm, sizeof n->dir);
+	if (check_mount(n, o->joblog.dir) < 0)
 		return -1;
 	if (gethostname(host, sizeof host) < 0)
 		str_copy(host, "localhost", sizeof host);
@@ -523,15 +526,16 @@ nodes_setup(struct farm *f, uint64_t identity)
 	if (strcmp(n->run, "none") == 0 || strcmp(n->run, "current") == 0 || strcmp(n->run, "identity") == 0)
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a reserved name", n->run);
 	if ((size_t)snprintf(n->rundir, sizeof n->rundir, "%s/%s", n->dir, n->run) >= sizeof n->rundir)
-		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog);
+		return err_set(EXIT_USAGE, "--joblog %s: path too long", o->joblog.path);
 	/* one farm per joblog: the gpupacks of this run (a requeued job's are another) share it */
 	snprintf(part, sizeof part, "%s/%d", n->run, n->restart);
-	if (joblock_take(&f->lock, o->joblog, part, -1) < 0)
+	if (joblock_take(&f->lock, &o->joblog, part, -1) < 0)
 		return -1;
 	/* a name used before, by another run: its claims would hold every input (nothing would run) */
 	if (getenv("GPUPACK_FARM_RUN") && f->lock.first && exists(n->rundir) && !late_member(n))
 		return err_set(EXIT_USAGE, "GPUPACK_FARM_RUN=%s: a run of that name already ran on joblog %s; "
-		    "give this run a new name (with --resume it goes on from the runs before)", n->run, o->joblog);
+		    "give this run a new name (with --resume it goes on from the runs before)", n->run,
+		    o->joblog.path);
 	/* what --resume reads is read before anything is written: a refused one changes nothing */
 	planned_parent(n, o->resume || o->resume_failed, part, sizeof part);
 	if (nodes_chain_load(n->dir, part, &n->chain) < 0)
@@ -547,8 +551,7 @@ nodes_setup(struct farm *f, uint64_t identity)
 	}
 	if (size_claims(f) < 0 || beat(n) < 0)
 		return -1;
-	if (path_in(n, part, sizeof part, "log/%s", n->owner) < 0 ||
-	    journal_open(&f->j, part, 0, 0, 0, identity) < 0)
+	if (open_own_log(f, part, sizeof part, identity) < 0)
 		return -1;
 	n->next_beat = clock_mono() + NODES_BEAT;
 	/*
@@ -1437,8 +1440,8 @@ nodes_close(struct farm *f)
 		return;
 	/* the farm is over everywhere: one of us writes FILE */
 	if (n->over && !n->fenced && path_in(n, path, sizeof path, "merged") == 0 && mark(n->owner, path) > 0 &&
-	    nodes_merge(n->dir, n->run, n->joblog) < 0)
-		warnx_("writing %s: %s", n->joblog, err_msg());
+	    nodes_merge(n->dir, n->run, f->o->joblog.path) < 0)
+		warnx_("writing %s: %s", f->o->joblog.path, err_msg());
 	err_clear();
 	nodes_chain_free(n->chain);
 	inputs_free(&n->pristine);

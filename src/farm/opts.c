@@ -358,30 +358,3 @@ parse_shard(const char *s, struct farm_opts *o)
 	o->shard_n = n;
 	return 0;
 }
-
-int
-shard_joblog(struct farm_opts *o)
-{
-	const char *at;
-	struct sbuf b;
-
-	if (!o->joblog || !(at = strstr(o->joblog, "{shard}")))
-		return 0;
-	if (o->shard_n == 0)
-		return err_set(EXIT_USAGE, "--joblog '%s': {shard} without --shard", o->joblog);
-	sbuf_init(&b);
-	for (const char *p = o->joblog; *p;) {
-		at = strstr(p, "{shard}");
-		if (!at) {
-			sbuf_add(&b, p);
-			break;
-		}
-		sbuf_addn(&b, p, (size_t)(at - p));
-		sbuf_printf(&b, "%lu", o->shard_k);
-		p = at + strlen("{shard}");
-	}
-	free(o->joblog_owned);
-	o->joblog_owned = sbuf_detach(&b);
-	o->joblog = o->joblog_owned;
-	return 0;
-}

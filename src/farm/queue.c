@@ -202,7 +202,8 @@ next_input(struct farm *f, struct task **t)
 		} else if (!journal_skip(&f->j, seq)) {
 			*t = new_task(seq, &a);
 			/* --resume --results DIR without a joblog: a task whose files are there ran */
-			if (!(f->o->resume && f->o->results && !f->o->joblog && resdir_done(f, *t)))
+			if (!(f->o->resume && f->o->results && f->o->joblog.kind == JOBLOG_NONE &&
+			    resdir_done(f, *t)))
 				return 1;
 			a = (*t)->a;
 			free(*t);

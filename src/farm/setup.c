@@ -170,10 +170,9 @@ check_options(struct farm *f)
 		o->results = NULL;
 	}
 	/* parallel's --resume also skips tasks whose --results directory is there */
-	if (o->resume && !o->resume_failed && o->results && (!o->joblog || !strcmp(o->joblog, "-")))
-		o->joblog = NULL;
-	else if ((o->resume || o->resume_failed || o->retry_failed) && (!o->joblog ||
-	    !strcmp(o->joblog, "-")))
+	if (o->resume && !o->resume_failed && o->results && !joblog_is_file(&o->joblog))
+		joblog_free(&o->joblog);
+	else if ((o->resume || o->resume_failed || o->retry_failed) && !joblog_is_file(&o->joblog))
 		return err_set(EXIT_USAGE, "--resume, --resume-failed and --retry-failed need --joblog FILE "
 		    "(--resume: or --results DIR)");
 	/* -k prints whole outputs in order: --line-buffer has nothing to add (as in parallel) */
@@ -212,7 +211,7 @@ retry_failed_inputs(struct farm *f)
 {
 	struct farm_opts *o = f->o;
 
-	if (journal_failed(o->joblog, &f->rfq.rf, &f->rfq.nrf) < 0)
+	if (journal_failed(o->joblog.path, &f->rfq.rf, &f->rfq.nrf) < 0)
 		return -1;
 	o->ncmd = 0;
 	o->resume_failed = 1;
@@ -377,9 +376,9 @@ lock_joblog(struct farm *f)
 	char key[64];
 
 	if (f->o->shard_n == 0)
-		return joblock_take(&f->lock, f->o->joblog, NULL, -1);
+		return joblock_take(&f->lock, &f->o->joblog, NULL, -1);
 	snprintf(key, sizeof key, "shards.%lu", f->o->shard_n);
-	return joblock_take(&f->lock, f->o->joblog, key, (long)f->o->shard_k);
+	return joblock_take(&f->lock, &f->o->joblog, key, (long)f->o->shard_k);
 }
 
 /*
@@ -447,8 +446,7 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	 * One farm per joblog, before it is read (a farm over nodes takes it in
 	 * nodes_setup, by its run). A dry run writes none: it may read one in use.
 	 */
-	if (!f->nodes && f->o->joblog && strcmp(f->o->joblog, "-") != 0 && !f->o->dry_run &&
-	    lock_joblog(f) < 0)
+	if (!f->nodes && joblog_is_file(&f->o->joblog) && !f->o->dry_run && lock_joblog(f) < 0)
 		return -1;
 	if (f->o->retry_failed && retry_failed_inputs(f) < 0)
 		return -1;
@@ -481,8 +479,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 	 * nodes: nodes.c). A dry run, as parallel's, writes no joblog (it may read one).
 	 */
 	if (!f->nodes && journal_check(&f->j, f->o->dry_run && !f->o->resume && !f->o->resume_failed &&
-	    !f->o->retry_failed ? NULL : f->o->joblog, f->o->joblog_append, f->o->resume,
-	    f->o->resume_failed, f->o->retry_failed ? 0 : farm_identity(f->o)) < 0)
+	    !f->o->retry_failed ? NULL : &f->o->joblog, f->o->resume, f->o->resume_failed,
+	    f->o->retry_failed ? 0 : farm_identity(f->o)) < 0)
 		return -1;
 	if (check_results(f) < 0)
 		return -1;

@@ -76,9 +76,15 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 static int
 fault_hold(const struct end_facts *x, const struct end_farm *s, double now, struct end_decision *d)
 {
-	if (!x->mps || x->fault_held > 0 || x->lost || x->alone || x->terminated || s->stop > 0 ||
-	    x->others == 0)
+	if (!x->mps || x->lost || x->alone || x->terminated || s->stop > 0 || x->others == 0)
 		return 0;
+	if (x->fault_held > 0) {
+		/* waited once: a fault only a client's error shows waits for its server's word */
+		if (!x->fault || x->logged || x->culprit >= 0 || now >= x->fault_held + FAULT_LOG)
+			return 0;
+		*d = wait_until(HOLD_LOG, x->fault_held + FAULT_LOG);
+		return 1;
+	}
 	*d = x->fault ? wait_until(HOLD_FAULT, now + FAULT_HOLD) : wait_until(HOLD_LATE, now + FAULT_LATE);
 	return 1;
 }

@@ -19,7 +19,10 @@
  *  3. Under MPS, a failure beside other clients waits once, to see what a
  *     fault took: FAULT_HOLD s when its server's log or a client's error
  *     already shows one, FAULT_LATE s when none shows yet (a server logs
- *     the fault after a client it took may have exited).
+ *     the fault after a client it took may have exited). A fault known
+ *     only from a client's own error waits for its server's word up to
+ *     FAULT_LOG s after that first wait began: the log's line names the
+ *     culprit (rule 5); a neighbour's error can come seconds before it.
  *  4. An attempt gpupack ended for a reason of its own (its MPS server
  *     died, it hung beside a fault), or that ran out of device memory
  *     beside others (-j auto's packing), runs again first in line, its
@@ -54,6 +57,13 @@
 #define FAULT_EPISODE 10.0
 /* Seconds a failure beside others waits for a fault its server has not logged yet. */
 #define FAULT_LATE 0.5
+/*
+ * Seconds (from its first wait) a failure whose fault only a client's
+ * error shows waits for the server's log: on an H200 (driver 580, fault
+ * farm f5) a training the fault took failed 3 s before the culprit's end
+ * and was charged after FAULT_HOLD, before the line naming the culprit.
+ */
+#define FAULT_LOG 6.0
 
 struct end_facts {
 	/* how it ended */
@@ -73,6 +83,7 @@ struct end_facts {
 	/* MPS */
 	int mps;              /* it ran on an MPS device */
 	int fault;            /* a fault since it started: its server's log, or a client's error */
+	int logged;           /* its server (its log or its daemon) shows that fault, not only a client */
 	int others;           /* other clients of ours on its server (running, or ended and waiting) */
 	int alone;            /* it ran as its server's only client (a suspect's rerun) */
 	int contained;        /* after the wait: the fault took no other client of those beside it */
@@ -105,7 +116,7 @@ enum end_verdict {
 	END_OUTPUT_LOST,  /* its output could not be kept: not recorded, no new task starts */
 };
 
-enum end_hold { HOLD_NONE, HOLD_STOP, HOLD_NODE, HOLD_FAULT, HOLD_LATE };
+enum end_hold { HOLD_NONE, HOLD_STOP, HOLD_NODE, HOLD_FAULT, HOLD_LATE, HOLD_LOG };
 
 struct end_decision {
 	enum end_verdict v;

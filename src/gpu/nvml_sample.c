@@ -139,9 +139,11 @@ out:
  * Add the processes one list call gives (compute or MPS), without repeating a
  * pid. The driver fills nothing when there are more than the buffer holds
  * (INSUFFICIENT_SIZE, with the count needed): ask again with room for them
- * all; the first GPU_SAMPLE_PROCS are enough to learn a footprint.
+ * all; the first GPU_SAMPLE_PROCS are enough to learn a footprint. Returns
+ * the driver's answer (NVML_SUCCESS: the list was added); s is untouched
+ * unless it answered.
  */
-static void
+static nvmlReturn_t
 add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *), nvmlDevice_t h,
     struct gpu_sample *s)
 {
@@ -150,7 +152,7 @@ add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *)
 	nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
 
 	if (!list)
-		return;
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
 	for (int tries = 0; tries < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; tries++) {
 		unsigned want = count + 8;   /* room for processes that start meanwhile */
 
@@ -161,7 +163,7 @@ add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *)
 	}
 	if (rc != NVML_SUCCESS) {
 		free(v);
-		return;
+		return rc;
 	}
 	if (s->nprocs < 0)
 		s->nprocs = 0;
@@ -178,6 +180,29 @@ add_procs(nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *)
 		s->nprocs++;
 	}
 	free(v);
+	return NVML_SUCCESS;
+}
+
+/*
+ * The processes on dev: the compute list and, under MPS, the clients' list.
+ * Either list failing leaves the figure unknown (-1), never a partial
+ * count: without the compute list, the MPS list's answer (often none)
+ * would call a busy device empty. A driver without the MPS list (an older
+ * one) or one that does not support it there answers with the compute
+ * list alone.
+ */
+static void
+list_procs(struct nvml *n, nvmlDevice_t dev, struct gpu_sample *s)
+{
+	nvmlReturn_t rc;
+
+	if (add_procs(n->GetComputeRunningProcesses, dev, s) != NVML_SUCCESS) {
+		s->nprocs = -1;
+		return;
+	}
+	rc = add_procs(n->GetMPSComputeRunningProcesses, dev, s);
+	if (rc != NVML_SUCCESS && rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_NOT_SUPPORTED)
+		s->nprocs = -1;
 }
 
 /* The MIG device handle of GPU instance gi_id; -1 when there is none. */
@@ -218,8 +243,7 @@ memory_procs(struct nvml *n, int gpu, int gi_id, struct gpu_sample *s, nvmlDevic
 		err_clear();
 		s->mem_total = s->mem_used = s->mem_free = 0;
 	}
-	add_procs(n->GetComputeRunningProcesses, dev, s);
-	add_procs(n->GetMPSComputeRunningProcesses, dev, s);
+	list_procs(n, dev, s);
 	return 0;
 }
 

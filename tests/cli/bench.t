@@ -241,9 +241,11 @@ printf '%s\n' "$out" >"$T/kept.json"
 is "$(jq '[.exercises[].points[] | select(.reused_from == null and (.repeats | length) != 2)] | length' "$T/kept.json")" 0 \
 	"kept workers: every point measured twice"
 # 4 plain + 4 MPS + capped: (2 + 4) clients in each of 2 repeats, and P more for each repeat of a
-# capped point measured again (late: a loaded machine)
-extra=$(jq '[.exercises[].points[] | select(.mode == "mps-capped") | .retries * .procs] | add' "$T/kept.json")
-again=$(jq '[.exercises[].points[] | select(.mode == "mps-capped") | .retries] | add' "$T/kept.json")
+# capped point measured again (late: a loaded machine) and each lengthened run for its joules
+extra=$(jq '[.exercises[].points[] | select(.mode == "mps-capped") |
+	(.retries + .energy_lengthened_runs) * .procs] | add' "$T/kept.json")
+again=$(jq '[.exercises[].points[] | select(.mode == "mps-capped") | .retries + .energy_lengthened_runs] | add' \
+	"$T/kept.json")
 is "$(find "$FAKE_WORK_DIR" -name 'serve.*' | wc -l | tr -d ' ')" $((20 + extra)) \
 	"kept workers: 4 plain, 4 MPS, 12 capped processes in all (+$extra for late capped repeats)"
 is "$(jq '.setup.worker_groups' "$T/kept.json")" $((6 + again)) "kept workers: 6 groups started (2 kept, 4 capped; +$again)"
@@ -252,11 +254,14 @@ is "$(cat "$FAKE_WORK_DIR"/serve.* | awk 'NF == 2 && $2 > $1' | wc -l | tr -d ' 
 	"kept workers: every one ended at its end of input"
 is "$(live_workers)" "" "kept workers: no worker process left"
 
-# an MPS server takes 48 clients: 32 kept ones make way for 32 capped ones, and come back
-run $B --sizes 64 --procs 1,32 --repeats 2 --max-repeats 2 --modes mps --exercises 1,3 --json
+# an MPS server takes 48 clients: 32 kept ones make way for 32 capped ones, and come back (an
+# energy counter that never moves: no lengthened runs for joules, whose groups would add theirs)
+run env GPUPACK_SIM_ENERGY_STEP_MS=3600000 $B --sizes 64 --procs 1,32 --repeats 2 --max-repeats 2 --modes mps \
+	--exercises 1,3 --json
 is "$rc" 0 "48 MPS clients at most: succeeds"
 # 1 plain + in each repeat: the kept MPS clients, then a capped group (and one more per late retry)
-is "$(printf '%s\n' "$out" | jq '.setup.worker_groups - ([.exercises[].points[] | select(.mode == "mps-capped") | .retries] | add)')" 5 \
+is "$(printf '%s\n' "$out" | jq '.setup.worker_groups - ([.exercises[].points[] | select(.mode == "mps-capped") |
+	.retries] | add)')" 5 \
 	"48 MPS clients at most: the kept clients end before each capped group and start again"
 
 # a worker that dies between two commands: a point fails, its group is started again, the rest is measured
@@ -291,14 +296,20 @@ like "$out" "mode +P +TFLOP/s +min +max +speed-up +efficiency +spread +runs" "th
 is "$(printf '%s\n' "$out" | awk '$1 ~ /^(timeslice|mps|streams|batched)$/ && $(NF - 1) != 3' | wc -l | tr -d ' ')" 0 \
 	"--max-repeats = --repeats: never more"
 # joules: the simulated GPU's energy counter (70 W idle) moves only every GPUPACK_SIM_ENERGY_STEP_MS,
-# as NVML's does. A J is trusted where the repeat spans >= 10 updates, else the point's repeats are
-# summed, else it is - (never 0). The rule, from the JSON (the windows are what bench measured):
+# as NVML's does. A J is trusted where the repeat spans >= 10 updates; else where the point's work,
+# run once more lengthened (x energy_lengthened_by), spans them: that run's joules over the factor;
+# else the point's repeats are summed, else it is - (never 0). The rule, from the JSON (the windows
+# are what bench measured):
 ENERGY_RULE='[.exercises[].points[] | select(.median != null) |
 	(.energy_windows_s | map(select(. != null))) as $w | ($w | map(select(. < 10 * $p)) | length) as $short |
-	(if ($w | length) > 0 and $short == 0 then "alone" elif ($w | length) > 1 and ($w | add) >= 10 * $p
-	 then "summed" else "none" end) as $want |
+	(.energy_lengthened_by > 0 and .energy_lengthened_j != null and
+	 .energy_lengthened_window_s >= 10 * $p) as $long |
+	(if ($w | length) > 0 and $short == 0 then "alone" elif $long then "lengthened"
+	 elif ($w | length) > 1 and ($w | add) >= 10 * $p then "summed" else "none" end) as $want |
 	select(($want == "none") != (.energy_j == null) or (.energy_j != null and .energy_j <= 0) or
-	       ($want == "summed") != (.energy_summed_repeats > 0))] | length'
+	       ($want == "summed") != (.energy_summed_repeats > 0) or
+	       ($want == "lengthened" and (.energy_j - .energy_lengthened_j / .energy_lengthened_by |
+	        if . < 0 then -. else . end) > 1e-4 * .energy_j))] | length'
 # a 5 ms counter, repeats of 0.3 s (the workers sleep the time they say): each repeat's J stands alone
 # (even where a loaded machine reads the counter so slowly that the period seen is up to 30 ms)
 run env FAKE_WORK_REAL=1 GPUPACK_SIM_ENERGY_STEP_MS=5 $B $TINY --exercises 1 --time 0.3 --json
@@ -329,6 +340,35 @@ is "$(jq '[.exercises[0].points[] | select(.energy_j == 0)] | length' "$T/energy
 	"a 300 ms energy counter: no J of 0"
 is "$(jq '[.exercises[0].recommendations[]? | select(.energy_clear and .energy_best_j == null)] | length' \
 	"$T/energy300.json")" 0 "a mode is named for joules only with its J"
+is "$(jq '[.exercises[0].points[] | select(.energy_lengthened_by > 0 and .energy_lengthened_window_s == null)] |
+	length' "$T/energy300.json")" 0 "a 300 ms counter: each lengthened run says its window"
+# a 20 ms counter and 0.1 s repeats (the workers sleep the time they say, so a window is never
+# shorter than the work): each point's work runs once more, lengthened until one window spans 10
+# updates, within 4 x 3 x 0.1 s; every J is then a number, and batched P=2, which does the work in
+# half the time at the same power, is named for the fewest joules
+run env FAKE_WORK_REAL=1 GPUPACK_SIM_ENERGY_STEP_MS=20 $B $TINY --exercises 1 --modes timeslice,batched \
+	--time 0.1 --out "$T/energy20"
+is "$rc" 0 "a 20 ms energy counter, 0.1 s repeats: succeeds"
+is "$(jq --argjson p "$(jq .setup.energy_period_s "$T/energy20/bench.json")" "$ENERGY_RULE" \
+	"$T/energy20/bench.json")" 0 "a 20 ms energy counter, 0.1 s repeats: every J follows the rule"
+is "$(jq '[.exercises[0].points[] | select(.energy_j == null or .energy_j <= 0)] | length' \
+	"$T/energy20/bench.json")" 0 "a 20 ms energy counter, 0.1 s repeats: every point has its J"
+is "$(jq '[.exercises[0].points[] | select(.energy_lengthened_by > 0 and .energy_lengthened_window_s > 1.2)] |
+	length' "$T/energy20/bench.json")" 0 "no lengthened run past its budget (4 x 3 x 0.1 s)"
+is "$(awk '$1 ~ /^(timeslice|batched)$/ && !($NF > 0)' "$T/energy20/table.txt" | wc -l | tr -d ' ')" 0 \
+	"a 20 ms energy counter, 0.1 s repeats: no row's J is -"
+like "$(cat "$T/energy20/table.txt")" "fewest joules: batched, P=2: [0-9.]+ J, at [0-9]+% of the best TFLOP/s" \
+	"a 20 ms energy counter, 0.1 s repeats: the fewest joules named"
+like "$(cat "$T/energy20/table.txt")" "lengthened \(for at most 1.20 s\)" "the table says the lengthened runs' cap"
+# the same with a 300 ms counter and 0.05 s repeats: 10 updates (3 s) are past the cap (0.6 s): no
+# lengthened run, and every J is -, never 0
+run env FAKE_WORK_REAL=1 GPUPACK_SIM_ENERGY_STEP_MS=300 $B $TINY --exercises 1 --modes timeslice,batched \
+	--time 0.05 --out "$T/energy300cap"
+is "$rc" 0 "a 300 ms energy counter, a 0.6 s cap: succeeds"
+is "$(jq '[.exercises[0].points[] | select(.energy_j != null or .energy_lengthened_by != 0)] | length' \
+	"$T/energy300cap/bench.json")" 0 "a 300 ms energy counter, a 0.6 s cap: nothing lengthened, no J"
+is "$(awk '$1 ~ /^(timeslice|batched)$/ && $NF != "-"' "$T/energy300cap/table.txt" | wc -l | tr -d ' ')" 0 \
+	"a 300 ms energy counter, a 0.6 s cap: every row's J is -"
 run env GPUPACK_SIM_ENERGY_STEP_MS=x $B $TINY --exercises 1
 is "$rc" 2 "GPUPACK_SIM_ENERGY_STEP_MS=x: a usage error"
 like "$err" "GPUPACK_SIM_ENERGY_STEP_MS='x': expected milliseconds" "GPUPACK_SIM_ENERGY_STEP_MS=x: says why"

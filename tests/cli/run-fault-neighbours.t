@@ -79,6 +79,39 @@ is "$rc" 1 "a neighbour that ended before the fault was logged: only the faultin
 is "$(awk -F'\t' 'NR > 1 && $7 != 0 { print $9 }' early.jl)" "sh early.sh f" "the faulting task alone is recorded failed"
 is "$(grep -c '^a$' early.runs)" 2 "the neighbour ran again"
 
+# a neighbour whose own error shows the fault 3 s before the server's log names the culprit
+# (fault farm f5 on an H200: such a training was charged after the 2 s hold): it waits for the
+# server's word (FAULT_LOG) and runs again
+rm -f soon gone.a started.*
+cat >word.sh <<'SH'
+. ./lib.sh
+echo "$1" >>word.runs
+case $1 in
+f)
+	await started.a; await started.b
+	touch soon
+	await gone.a
+	sleep 3
+	echo "x_fault_by $$ 200" | "$GPUPACK_MPS_CONTROL" >/dev/null
+	exit 1 ;;
+a)
+	touch started.a
+	[ "$(grep -cx a word.runs)" -gt 1 ] && exit 0
+	await soon
+	echo "RuntimeError: CUDA error: an illegal memory access was encountered" >&2
+	touch gone.a
+	exit 1 ;;
+*)
+	touch "started.$1"
+	[ "$(grep -cx "$1" word.runs)" -gt 1 ] && exit 0
+	sleep 5 ;;
+esac
+SH
+run R -j 8 --retries 1 --joblog word.jl sh word.sh ::: a b f
+is "$rc" 1 "a neighbour's error 3 s before the server's word: only the culprit fails"
+is "$(awk -F'\t' 'NR > 1 && $7 != 0 { print $9 }' word.jl)" "sh word.sh f" "the culprit alone is recorded failed"
+is "$(grep -c '^a$' word.runs)" 2 "the neighbour ran again"
+
 # a plain failure under MPS, no fault anywhere: charged as any (after a short look for a fault)
 cat >plain.sh <<'SH'
 case $1 in f) sleep 0.2; exit 3 ;; *) sleep 2 ;; esac

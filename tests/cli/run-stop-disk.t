@@ -31,6 +31,49 @@ is "$?" 0 "--resume when there is room: exit 0"
 is "$(seqs jl)" "1 2 3 " "every task recorded once"
 is "$(results 1 2 3)" "1 2 3 " "and every --results file holds its task's output"
 
+# ---- after output was lost the farm stops as after a first signal: a signal then ends the rest ---
+# (task 1 waits for task 2 to start, prints, and its --results FILE record cannot be written;
+# task 2 waits for ./go, which the test writes only after its checks)
+rm -f jl* started go r.csv
+FULLDISK_FILE="$T/r.csv" FULLDISK_AT=10 LD_PRELOAD="$SHIM" \
+	$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --joblog jl --results r.csv --shell 'if [ {} = 1 ]; then while [ ! -e started ]; do sleep 0.01;
+	done; echo out-1; else touch started; i=0; while [ ! -e go ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1));
+	done; fi' ::: 1 2 >out 2>errf &
+gp=$!
+# a failure that ends the test here (TAP_BAIL) leaves no farm behind (lib.sh runs CLEANUP at exit)
+# shellcheck disable=SC2034
+CLEANUP="kill -KILL $gp 2>/dev/null"
+i=0
+while ! grep -q 'No space left' errf && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gp
+i=0
+while ! grep -q 'TERM: ending 1 running task' errf && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+like "$(cat errf)" "TERM: ending 1 running task" "output lost, then TERM: the running task is ended at once"
+touch go
+wait $gp
+is "$?:$(seqs jl)" "255:" "exit 255, neither task recorded"
+# shellcheck disable=SC2034
+CLEANUP=
+
+# ---- an end whose output was lost is not counted: --halt does not see it ------------------------
+# (--halt now,fail=1: the failure was not recorded, so it halts nothing; the output lost says so)
+rm -f jl* r.csv
+FULLDISK_FILE="$T/r.csv" FULLDISK_AT=10 LD_PRELOAD="$SHIM" \
+	R -j 1 --halt now,fail=1 --joblog jl --results r.csv --shell 'echo out-{}; exit 1' ::: 1 >out 2>errf
+is "$?:$(seqs jl)" "255:" "a failure whose output was lost: exit 255, no record"
+is "$(wc -l <errf | tr -d ' ')" 1 "one line, the lost output's: --halt did not count it"
+
+# ---- a joblog that cannot be written ends the running tasks: unrecorded, their output dropped ----
+# (task 1 prints and waits; task 2 waits for it to start, then ends: its record finds the disk full)
+rm -f jl* started
+: >jl
+hdr=$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n' | wc -c)
+FULLDISK_FILE="$T/jl" FULLDISK_AT=$hdr LD_PRELOAD="$SHIM" \
+	R -j 2 --joblog jl --shell 'if [ {} = 1 ]; then echo out-1; touch started; exec sleep 30; fi
+	while [ ! -e started ]; do sleep 0.01; done; echo out-2' ::: 1 2 >out 2>errf
+is "$?:$(seqs jl)" "255:" "the joblog full at the first record: exit 255, no record"
+is "$(cat out)" "out-2" "the task it ended is not recorded and its output not shown (as --halt now)"
+
 # ---- ordered output (-k) that cannot be written: those tasks are not recorded -------------------------
 rm -f jl* out
 : >out
@@ -89,7 +132,8 @@ while ! grep -q 'no new tasks' errf && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1
 kill -TERM $gp
 wait $gp
 is "$?" 255 "TERM twice to gpupack with --results alone: it ends the running tasks, exit 255"
-ok $((! [ -e res/1/3/stdout ] && ! [ -e res/1/4/stdout ])) "the stopped tasks leave no stdout file"
+! [ -e res/1/3/stdout ] && ! [ -e res/1/4/stdout ]
+ok $? "the stopped tasks leave no stdout file"
 R -j 2 --results res --resume --shell 'echo out-{}; echo {} >>ran' ::: 1 2 3 4 >out 2>errf
 is "$?" 0 "--resume --results DIR: exit 0"
 is "$(results 1 2 3 4)" "1 2 3 4 " "every task's output is there"

@@ -150,6 +150,29 @@ wait "$gpid"
 is "$?" 1 "TERM to the task alone: it failed (exit 1)"
 is "$(awk -F'\t' 'NR > 1 { print $1, $7, $8 }' "jl.$case")" "1 0 15" "recorded as killed by signal 15"
 
+# ---- what a task the stop ended printed: a second signal shows it, --halt now drops it ----------
+# (farm/verdict.h: unrecorded either way; GNU parallel prints the first's and not the second's)
+rm -f ready jl.print
+$GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 1 --joblog jl.print \
+	--shell 'echo printed-{}; touch ready; exec sleep 30' ::: 1 >out.print 2>err.print &
+gpid=$!
+i=0
+while [ ! -e ready ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gpid
+i=0
+while ! grep -q 'no new tasks' err.print && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gpid
+wait "$gpid"
+is "$?:$(awk -F'\t' 'NR > 1' jl.print | wc -l)" "255:0" "two TERMs: the task ended, not recorded (exit 255)"
+is "$(cat out.print)" "printed-1" "what it printed is shown"
+rm -f ready jl.print
+# shellcheck disable=SC2016
+run $GPUPACK --sim "$TOPO/h100-80gb.topo" run --share timeslice -j 2 --halt now,fail=1 --joblog jl.print \
+	--shell 'if [ {} = 2 ]; then while [ ! -e ready ]; do sleep 0.01; done; exit 1; fi;
+	echo printed-{}; touch ready; exec sleep 30' ::: 1 2
+is "$rc:$(awk -F'\t' 'NR > 1 { print $1 }' jl.print)" "1:2" "--halt now,fail=1: the failure recorded, the task it ended not"
+is "$out" "" "what the ended task printed is dropped"
+
 # ---- --halt now: tasks that exit 0 at the instant of the failure are recorded (issue 42, 8) ----
 # Twelve tasks wait for ./go; the last to start writes it and fails; the others exit 0 at once
 # after it (TERM ignored, so that gpupack's ending them cannot race their exit). A task that

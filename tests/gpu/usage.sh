@@ -6,10 +6,14 @@
 #   - the sum of per-task joules within 5% of the device's counter over the farm
 #   - a task's peak memory within 5% (or 64 MiB) of the same task run alone
 #   - per-task GPU time within 10% of each other, their sum within 10% of busy time
+#     (a GPU-bound CUDA binary, gpupack-work matmul, under each mode: the
+#     trainings' spread is told, not judged: their GPU work is a fraction of
+#     a second after seconds of Python start-up)
 # and the bound and makespan/bound on three farms: PyTorch trainings, a
-# memory-heavy farm (gpupack-work alloc), a GPU-bound CUDA binary
-# (gpupack-work matmul). Knobs: N (tasks a farm, default 8), STEPS and WIDTH
-# (train.py's, default 300 and 2048), LIMIT (seconds a farm may take, 120).
+# memory-heavy farm (gpupack-work alloc), the GPU-bound binary. Knobs: N
+# (tasks a farm, default 8), STEPS and WIDTH (train.py's, default 300 and
+# 2048), ITERS (matmul's at n=4096, default 2000: seconds a task on an
+# H200), LIMIT (seconds a farm may take, 120).
 # DRY=1 runs the checks' arithmetic on a --sim farm of sleeps (no GPU).
 # Never changes a card setting. About 400 s on an H200.
 set -u
@@ -46,12 +50,13 @@ farm() {
 	raw "$name summary" "$(grep '^gpupack: run:' "$TMP/$name.err")"
 }
 
-# judge NAME ALONE_PEAK: the checks on one farm's figures (python3: jq is not on every lent machine)
+# judge NAME ALONE_PEAK [spread]: the checks on one farm's figures (python3: jq is not on every lent
+# machine); the GPU time spread is a check only with "spread" (identical GPU-bound tasks), else told
 judge() {
-	python3 - "$TMP/$1.json" "$2" "$1" <<'PY'
+	python3 - "$TMP/$1.json" "$2" "$1" "${3:-}" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-alone, name = float(sys.argv[2]), sys.argv[3]
+alone, name, gate = float(sys.argv[2]), sys.argv[3], sys.argv[4] == "spread"
 u = s.get("usage", [])
 def known(k): return [r[k] for r in u if r.get(k) is not None]
 j, g, m = known("joules"), known("gpu_s"), known("gpu_mem_peak")
@@ -71,7 +76,7 @@ elif alone > 0:
 busy = s.get("gpu_busy_s")
 if g and len(g) == len(u):
     spread = (max(g) - min(g)) / (sum(g) / len(g)) if sum(g) > 0 else float("inf")
-    check(spread <= 0.10, "per-task GPU time spread %.1f%% (%.2f-%.2f s)" % (100 * spread, min(g), max(g)))
+    (check if gate else lambda ok, what: out.append("INFO " + name + ": " + what))(spread <= 0.10, "per-task GPU time spread %.1f%% (%.2f-%.2f s)" % (100 * spread, min(g), max(g)))
     if busy:
         check(abs(sum(g) - busy) <= 0.10 * busy, "GPU time sum %.1f s within 10%% of busy %.1f s" % (sum(g), busy))
 else:
@@ -114,14 +119,25 @@ if [ -z "$DRY" ] && ! make --no-print-directory -s work >/dev/null 2>&1; then
 elif [ -n "$DRY" ] || [ -x "$W" ]; then
 	if [ -n "$DRY" ]; then
 		farm mem timeslice 4 sh -c "'sleep 0.3'" x ::: $(seq "$N")
-		farm matmul timeslice 4 sh -c "'sleep 0.3'" x ::: $(seq "$N")
+		for share in exclusive timeslice mps; do
+			jobs=4
+			[ "$share" = exclusive ] && jobs=1
+			farm "matmul-$share" "$share" "$jobs" sh -c "'sleep 0.3'" x ::: $(seq "$N")
+		done
 	else
 		# the input goes to sh as $1, unused (gpupack-work takes no stray argument: the H200 run
 		# of 2026-12-03 failed all 12 with a usage error)
 		farm mem timeslice 4 sh -c "'\"\$0\" alloc --mib 16384 --hold-ms 3000'" "$W" ::: $(seq "$N")
-		farm matmul timeslice 4 sh -c "'\"\$0\" matmul --n 4096 --iters 400'" "$W" ::: $(seq "$N")
+		for share in exclusive timeslice mps; do
+			jobs=4
+			[ "$share" = exclusive ] && jobs=1
+			farm "matmul-$share" "$share" "$jobs" sh -c "'\"\$0\" matmul --n 4096 --iters ${ITERS:-2000}'" "$W" \
+				::: $(seq "$N")
+		done
 	fi
 	verdicts < <(judge mem 0 | grep '^INFO')
-	verdicts < <(judge matmul 0)
+	for share in exclusive timeslice mps; do
+		[ -s "$TMP/matmul-$share.json" ] && verdicts < <(judge "matmul-$share" 0 spread)
+	done
 fi
 gpu_finish

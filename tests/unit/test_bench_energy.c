@@ -157,10 +157,104 @@ test_recommend(void)
 	    bad);
 }
 
+/* a point of 3 repeats, each elapsed ela s over a window of win s, with j joules each */
+static void
+short_point(struct bench_point *p, double ela, double win, double j)
+{
+	memset(p, 0, sizeof *p);
+	p->nrep = 3;
+	for (int i = 0; i < BENCH_MAX_REPEATS; i++)
+		p->energy[i] = p->ewindow[i] = NAN;
+	for (int i = 0; i < 3; i++) {
+		p->value[i] = 10;
+		p->elapsed[i] = ela;
+		p->ewindow[i] = win;
+		p->energy[i] = j;
+	}
+	p->elong_j = p->elong_window = NAN;
+}
+
+/*
+ * Lengthened runs: a point whose repeats are each too short for the
+ * counter runs its work k times over, so that one window spans the updates
+ * a J needs (10 x 100 ms, aimed 10% above: 1.1 s), within the budget.
+ */
+static void
+test_lengthen(void)
+{
+	struct bench_config c;
+	struct bench_point p;
+	struct gpu_energy_res none = {0};
+	double plan, budget;
+	int k;
+
+	bench_config_defaults(&c, 1);
+	budget = bench_energy_budget(&c);
+	ok(fabs(budget - BENCH_ENERGY_GROW * 3 * 0.12) < 1e-9, "--quick: a point's lengthened runs get %g s",
+	    budget);
+
+	/* 0.12 s repeats: x10 is 1.2 s, the first k whose time reaches 1.1 s */
+	short_point(&p, 0.12, 0.121, 8);
+	k = bench_energy_factor(&RES, &p, budget, &plan);
+	ok(k == 10 && fabs(plan - 1.2) < 1e-9, "0.12 s repeats, a 100 ms counter: x10, 1.2 s (%d, %g s)", k, plan);
+	bench_energy_point(&RES, &p);
+	ok(p.est.n == 0, "before it runs: no J (0.363 s summed is too short)");
+	/* its run: 80 J over 1.21 s, 10 times the work: 8 J a repeat's work */
+	p.elong = k;
+	p.elong_j = 80;
+	p.elong_window = 1.21;
+	bench_energy_point(&RES, &p);
+	ok(p.est.n == 1 && fabs(p.est.median - 8) < 1e-9 && p.epooled == 0,
+	    "the lengthened run's J over its factor: 8 J, not summed (%g, %d)", p.est.median, p.epooled);
+	ok(bench_energy_factor(&RES, &p, budget - 1.21, &plan) == 0, "long enough: no further run");
+
+	/* a run that fell short (the work went faster than said): again, longer, from its own window */
+	p.elong_plan = 1.2;
+	p.elong_window = 0.95;
+	bench_energy_point(&RES, &p);
+	ok(p.est.n == 0 && isnan(p.est.median), "a lengthened run under 10 updates is not trusted: no J, not 0");
+	k = bench_energy_factor(&RES, &p, 10, &plan);
+	ok(k == 12 && plan > 1.1, "short by 0.05 s: x12 from its window (0.095 s a repeat's work): %d, %g s", k, plan);
+	ok(bench_energy_factor(&RES, &p, 1.0, &plan) == 0 && plan == 0, "beyond what is left of the budget: none");
+	p.elong_window = 0.55;
+	ok(bench_energy_factor(&RES, &p, 10, &plan) == 0,
+	    "a run that took under half its plan: its time does not follow its work, not again");
+	p.elong_window = 0.95;
+
+	/* the cap too small: no run, and the J stays - (never 0) */
+	short_point(&p, 0.03, 0.031, 2);
+	ok(bench_energy_factor(&RES, &p, 1.0, &plan) == 0, "0.03 s repeats, a budget of 1 s: x37 is 1.11 s, too long");
+	bench_energy_point(&RES, &p);
+	ok(p.est.n == 0 && isnan(p.est.median), "no lengthened run, 0.093 s summed: no J, not 0");
+
+	/* repeats each long enough: nothing to lengthen; their median is the J */
+	short_point(&p, 1.2, 1.2, 80);
+	ok(bench_energy_factor(&RES, &p, budget, &plan) == 0, "1.2 s repeats: nothing to lengthen");
+	bench_energy_point(&RES, &p);
+	ok(p.est.n == 3 && p.est.median == 80, "their median");
+
+	/* nothing to lengthen for */
+	short_point(&p, 0.12, 0.121, 8);
+	ok(bench_energy_factor(&none, &p, budget, &plan) == 0, "resolution unknown: no run");
+	for (int i = 0; i < 3; i++)
+		p.energy[i] = NAN;
+	ok(bench_energy_factor(&RES, &p, budget, &plan) == 0, "no counter read: no run");
+	short_point(&p, 0.12, 0.121, 8);
+	p.elong = 10;
+	p.elong_window = 1.2;
+	ok(bench_energy_factor(&RES, &p, budget, &plan) == 0, "a lengthened run that read no joules: not again");
+	p.elong_j = 80;
+	p.elong_plan = 0.9;
+	p.elong_window = 0.5;
+	k = bench_energy_factor(&RES, &p, 100, &plan);
+	ok(k > 10, "a further run is always longer than the last (%d)", k);
+}
+
 int
 main(void)
 {
 	test_stats();
 	test_recommend();
+	test_lengthen();
 	return done_testing();
 }

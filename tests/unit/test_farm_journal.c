@@ -1,5 +1,6 @@
 /* test_farm_journal: joblog lines, resume sets, the command identity; output spill. */
 #include "tap.h"
+#include "farm/joblog.h"
 #include "farm/journal.h"
 #include "farm/output.h"
 #include "util/err.h"
@@ -13,6 +14,21 @@
 #include <unistd.h>
 
 static char dir[] = "/tmp/test_farm_journal.XXXXXX";
+
+/* The joblog path names, as gpupack run describes --joblog [+]path (farm/joblog.h). */
+static struct joblog_desc jl_desc;
+
+static const struct joblog_desc *
+jl(const char *path, int append)
+{
+	char *arg = xasprintf("%s%s", append ? "+" : "", path);
+
+	joblog_free(&jl_desc);
+	if (joblog_describe(&jl_desc, arg, 0, 0) < 0)
+		printf("# describing %s: %s\n", arg, err_msg());
+	free(arg);
+	return &jl_desc;
+}
 
 static void
 test_parse(void)
@@ -46,7 +62,7 @@ test_resume(void)
 	struct journal j;
 
 	snprintf(path, sizeof path, "%s/jl", dir);
-	ok(journal_open(&j, path, 0, 0, 0, 42) == 0, "open a new joblog");
+	ok(journal_open(&j, jl(path, 0), 0, 0, 42) == 0, "open a new joblog");
 	write_rec(&j, 1, 0);
 	write_rec(&j, 2, 1);
 	write_rec(&j, 5, 0);
@@ -58,21 +74,21 @@ test_resume(void)
 	ok(memchr(data, '\0', len) != NULL, "a newline in a command is written as NUL, as parallel does");
 	free(data);
 
-	ok(journal_open(&j, path, 0, 1, 0, 42) == 0, "--resume");
+	ok(journal_open(&j, jl(path, 0), 1, 0, 42) == 0, "--resume");
 	ok(journal_skip(&j, 1) && journal_skip(&j, 2) && journal_skip(&j, 5), "ended tasks are skipped");
 	ok(!journal_skip(&j, 3) && !journal_skip(&j, 4) && !journal_skip(&j, 100000), "others run");
 	write_rec(&j, 2, 0);
 	journal_close(&j);
-	ok(journal_open(&j, path, 0, 0, 1, 42) == 0, "--resume-failed");
+	ok(journal_open(&j, jl(path, 0), 0, 1, 42) == 0, "--resume-failed");
 	ok(journal_skip(&j, 1) && journal_skip(&j, 2), "the last record of 2 succeeded: skipped");
 	journal_close(&j);
-	ok(journal_open(&j, path, 0, 1, 0, 43) < 0 && err_code() == EXIT_USAGE,
+	ok(journal_open(&j, jl(path, 0), 1, 0, 43) < 0 && err_code() == EXIT_USAGE,
 	    "--resume refuses another command's joblog");
 	err_clear();
 	ok(read_file(path, &data, &len) == 0 && memmem(data, len, "\n5\t", 3) != NULL,
 	    "and leaves it as it was");
 	free(data);
-	ok(journal_open(&j, path, 0, 0, 0, 43) == 0, "without --resume a new run starts afresh");
+	ok(journal_open(&j, jl(path, 0), 0, 0, 43) == 0, "without --resume a new run starts afresh");
 	journal_close(&j);
 	ok(read_file(path, &data, &len) == 0 && strchr(data, '\n') == data + len - 1, "header only");
 	free(data);
@@ -137,32 +153,32 @@ test_begin(void)
 
 	snprintf(path, sizeof path, "%s/jb", dir);
 	snprintf(side, sizeof side, "%s/jb.gpupack", dir);
-	ok(journal_check(&j, path, 0, 0, 0, 7) == 0, "check a joblog that does not exist yet");
+	ok(journal_check(&j, jl(path, 0), 0, 0, 7) == 0, "check a joblog that does not exist yet");
 	ok(access(path, F_OK) < 0 && access(side, F_OK) < 0, "the check creates nothing");
 	journal_close(&j);
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ok(write(fd, torn, strlen(torn)) == (ssize_t)strlen(torn), "a joblog with a torn tail");
 	close(fd);
-	ok(journal_check(&j, path, 0, 0, 0, 7) == 0 && read_file(path, &data, &len) == 0 &&
+	ok(journal_check(&j, jl(path, 0), 0, 0, 7) == 0 && read_file(path, &data, &len) == 0 &&
 	    len == strlen(torn),
 	    "checking it for a new run truncates nothing");
 	free(data);
 	journal_close(&j);
-	ok(journal_check(&j, path, 1, 0, 0, 7) == 0 && journal_begin(&j) == 0, "+FILE");
+	ok(journal_check(&j, jl(path, 1), 0, 0, 7) == 0 && journal_begin(&j) == 0, "+FILE");
 	ok(journal_end(&j, &r) == 0, "append a record");
 	journal_close(&j);
 	ok(read_file(path, &data, &len) == 0 && strstr(data, "\n1") == NULL &&
 	    strstr(data, "x\n4\t:\t") != NULL, "the torn '1' was cut before the record was appended");
 	free(data);
 
-	ok(journal_check(&j, dir, 0, 1, 0, 7) < 0 && strstr(err_msg(), "a directory"),
+	ok(journal_check(&j, jl(dir, 0), 1, 0, 7) < 0 && strstr(err_msg(), "a directory"),
 	    "a directory is no joblog");
 	err_clear();
 	journal_close(&j);
 	snprintf(path, sizeof path, "%s/fifo", dir);
 	ok(mkfifo(path, 0600) == 0, "a FIFO");
-	ok(journal_check(&j, path, 0, 1, 0, 7) < 0 && strstr(err_msg(), "a FIFO"),
+	ok(journal_check(&j, jl(path, 0), 1, 0, 7) < 0 && strstr(err_msg(), "a FIFO"),
 	    "is refused at once, not waited on");
 	err_clear();
 	journal_close(&j);
@@ -265,6 +281,7 @@ main(void)
 	test_spill();
 	test_seqmap();
 	test_failed();
+	joblog_free(&jl_desc);
 	remove_tree(dir);
 	return done_testing();
 }

@@ -1324,10 +1324,20 @@ main(void)
 	uint64_t seed0 = (e = getenv("LIFE_SEED")) ? strtoull(e, NULL, 10) : 1;
 	int jobs = (e = getenv("LIFE_JOBS")) ? atoi(e) : 1, verbose = getenv("LIFE_VERBOSE") != NULL;
 	long progress = (e = getenv("LIFE_PROGRESS")) ? atol(e) : 0;
-	char topo[1024], base[600];
+	char topo[1024], base[600], cwd[512];
 	const char *tmp = getenv("TMPDIR");
 
-	snprintf(topo, sizeof topo, "%s/topologies/h100-80gb.topo", src ? src : ".");
+	/* absolute: each sequence runs in a directory of its own (GPUPACK_SRC unset: the tree is here) */
+	if (!src && !(src = getcwd(cwd, sizeof cwd))) {
+		perror("test_farm_life: getcwd");
+		return 2;
+	}
+	snprintf(topo, sizeof topo, "%s/topologies/h100-80gb.topo", src);
+	if (access(topo, R_OK) != 0) {
+		printf("Bail out! test_farm_life: cannot read the topology %s (%s): set GPUPACK_SRC to the source tree\n",
+		    topo, strerror(errno));
+		return 2;
+	}
 	snprintf(base, sizeof base, "%s/gpupack-life.XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" :
 	    tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(base)) {

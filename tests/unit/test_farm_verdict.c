@@ -133,6 +133,16 @@ test_faults(void)
 	x.fault_held = 100;
 	is_str(v(&x, &s, 101), "record", "no fault came: its own failure");
 	x.fault = x.first = x.contained = 1;
+	/* only its own error shows the fault: it waits for the server's word, FAULT_LOG s from its first wait */
+	d = end_decide(&x, &s, 102);
+	ok(d.v == END_WAIT && d.hold == HOLD_LOG && d.until == 100 + FAULT_LOG,
+	    "a fault only its own error shows: waits for the server's log until %g s after its first wait", FAULT_LOG);
+	is_str(v(&x, &s, 100 + FAULT_LOG), "record", "no word from the server by then: a fault that took none beside it, charged");
+	x.culprit = 0;
+	d = end_decide(&x, &s, 103);
+	ok(d.v == END_SUSPECT && !d.alone, "the server's log came, naming another: a victim (fault farm f5's neighbour)");
+	x.culprit = -1;
+	x.logged = 1;
 	is_str(v(&x, &s, 102), "record", "the first to show a fault that took none beside it: its own, charged");
 	x.contained = 0;
 	d = end_decide(&x, &s, 102);
@@ -247,6 +257,7 @@ test_exhaustive(void)
 				x.terminated = x.timed_out || x.halted || x.stopped || ((bits >> 3) & 1);
 				x.lost = (bits >> 4) & 1 ? "lost" : NULL;
 				x.fault = x.mps = (bits >> 5) & 1;
+				x.logged = x.fault && si % 2;
 				x.others = (bits >> 6) & 1;
 				x.fault_held = (bits >> 7) & 1 ? 99 : 0;
 				x.contained = (bits >> 8) & 1;
@@ -260,7 +271,8 @@ test_exhaustive(void)
 				d = end_decide(&x, &s, 103);
 				n++;
 				/* a success is never run again, never a suspect, never waits for a fault */
-				if (end_ok(&x) && (d.v == END_RETRY || d.v == END_SUSPECT || d.hold == HOLD_FAULT))
+				if (end_ok(&x) && (d.v == END_RETRY || d.v == END_SUSPECT || d.hold == HOLD_FAULT ||
+				    d.hold == HOLD_LOG))
 					bad++;
 				/* a stopping farm starts nothing again */
 				if (st > 0 && (d.v == END_RETRY || d.v == END_SUSPECT || d.v == END_RERUN))

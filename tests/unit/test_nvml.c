@@ -576,6 +576,20 @@ test_sample(void)
 	is_int(b->sample(b, 0, -1, &s), 0, "a sample with 80 processes");
 	is_int(s.nprocs, GPU_SAMPLE_PROCS, "more than the first buffer holds: the first GPU_SAMPLE_PROCS kept");
 	is_int(s.procs[0].pid, getpid(), "this one among them");
+	unsetenv("FAKENVML_NPROCS");
+	/* a list the driver refuses: the count is unknown, never the other list's "none" */
+	setenv("FAKENVML_FAIL", "nvmlDeviceGetComputeRunningProcesses_v3=999", 1);
+	is_int(b->sample(b, 0, -1, &s), 0, "a sample whose compute list fails");
+	is_int(s.nprocs, -1, "compute list failed, the MPS list answered none: processes unknown, not 0");
+	setenv("FAKENVML_FAIL", "nvmlDeviceGetMPSComputeRunningProcesses_v3=999", 1);
+	is_int(b->sample(b, 0, -1, &s), 0, "a sample whose MPS list fails");
+	is_int(s.nprocs, -1, "MPS list failed: the compute list's 2 are not the whole count, unknown");
+	setenv("FAKENVML_FAIL", "nvmlDeviceGetMPSComputeRunningProcesses_v3=3", 1);
+	is_int(b->sample(b, 0, -1, &s), 0, "a sample where the MPS list is not supported");
+	is_int(s.nprocs, 2, "MPS list not supported: the compute list's 2 stand");
+	unsetenv("FAKENVML_FAIL");
+	is_int(b->sample(b, 0, -1, &s), 0, "both lists answer again");
+	is_int(s.nprocs, 2, "both answer: 2 processes");
 	ok(b->sample(b, 5, -1, &s) < 0, "no GPU 5: an error");
 	err_clear();
 	gpu_close(b);

@@ -25,7 +25,10 @@
  * when its watchdog marks it (gpupack killed on a node still up) or Slurm
  * says its node is down at the survivors' next question: its lost mark is
  * created then, as the watchdog creates it (nodes_lost_mark). Without it,
- * only the GPUPACK_FARM_LOST rule (--lost) finds a killed node.
+ * only the GPUPACK_FARM_LOST rule (--lost) finds a killed node. Slurm is
+ * never asked (nodes_slurm_ask is wrapped: no answer, counted as
+ * slurm_asks): the nodes run as Slurm's tasks, but what Slurm would say is
+ * --known's lost mark, and a real scontrol on the machine is not consulted.
  */
 #include "farm/cost.h"
 #include "farm/journal.h"
@@ -107,7 +110,20 @@ __asan_default_options(void)
 /* ---- the clock and the wrapped calls outside the filesystem ------------------------------ */
 
 double __wrap_clock_mono(void);
-int __wrap_joblock_take(struct joblock *l, const char *joblog, const char *key, long place);
+int __wrap_nodes_slurm_ask(const char *node, const char *jobid, double timeout);
+
+static unsigned long long slurm_asks;
+
+/* Slurm is not asked: no answer (the GPUPACK_FARM_LOST rule, or --known's mark, stands). */
+int
+__wrap_nodes_slurm_ask(const char *node, const char *jobid, double timeout)
+{
+	(void)node, (void)jobid, (void)timeout;
+	slurm_asks++;
+	return -1;
+}
+
+int __wrap_joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place);
 void __wrap_joblock_release(struct joblock *l);
 
 double
@@ -120,9 +136,9 @@ static int lock_taken;
 
 /* A lock on the joblog: the first node holds it first; without cross-client locks, each does. */
 int
-__wrap_joblock_take(struct joblock *l, const char *joblog, const char *key, long place)
+__wrap_joblock_take(struct joblock *l, const struct joblog_desc *d, const char *key, long place)
 {
-	(void)joblog;
+	(void)d;
 	(void)key;
 	(void)place;
 	memset(l, 0, sizeof *l);
@@ -258,7 +274,10 @@ start_node(int i, const char *input)
 	n->f.nr = cfg.slots;
 	n->f.r = calloc((size_t)cfg.slots, sizeof *n->f.r);
 	n->f.total_tasks = cfg.tasks;
-	n->o.joblog = JOBLOG;
+	if (joblog_describe(&n->o.joblog, JOBLOG, 0, 0) < 0) {
+		fprintf(stderr, "farmsim: node %d: %s\n", i, err_msg());
+		return -1;
+	}
 	tasks_init(&n->o.ts);
 	inputs_add_file(&n->o.ts.in, input, 0);
 	n->slot = calloc((size_t)cfg.slots, sizeof *n->slot);
@@ -712,7 +731,8 @@ main(int argc, char **argv)
 		    cpu * 1e6 / (double)cfg.tasks, cpu, (double)coord_calls / (double)cfg.tasks);
 		printf("work %.0f s  ideal_work %.0f s  redone %.0f s (%.3f%%)  reruns %llu  dead %d  fenced %d\n",
 		    work, total, work - total, 100.0 * (work - total) / total, reran, dead, fenced);
-		printf("records %llu  lost %llu  twice %llu  nonzero_exits %d\n", records, lost, twice, bad_exit);
+		printf("records %llu  lost %llu  twice %llu  nonzero_exits %d  slurm_asks %llu\n", records, lost, twice,
+		    bad_exit, slurm_asks);
 		unlink(input);
 		return lost == 0 && twice == 0 && bad_exit == 0 ? 0 : 1;
 	}
