@@ -114,9 +114,14 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/tap.h tests/unit/mig_fixture.h $(LI
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
-# the farm's lifecycle on a fake clock with fake processes: the link wraps what touches processes and time
+# the farm's lifecycle on a fake clock with fake processes: the link wraps what touches processes and time,
+# and src/share's MPS layer (a fake MPS world: daemon, server, log; never a src/farm function)
 LIFE_WRAPS := spawn_task kill waitpid wait4 poll clock_mono guard_start guard_task_started guard_task_ended \
-              guard_mps_started guard_reaped guard_stop guard_sweep
+              guard_mps_started guard_reaped guard_stop guard_sweep \
+              proc_is proc_start_time host_task_cpu getpgid \
+              mps_lookup mps_start mps_start_owned mps_use mps_used_by_others mps_stop mps_reset \
+              mps_pid_alive mps_commands mps_servers mps_servers_free mps_terminate_client \
+              mps_log_offset mps_fault_since mps_log_fatal_since mps_fault_culprit
 $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $(addprefix -Wl$(comma)--wrap=,$(LIFE_WRAPS)) -o $@ $< \

@@ -384,8 +384,12 @@ apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
 	}
 	/* -j auto counts every end; a lost attempt says nothing about the packing */
 	auto_ended(f, r, d->ok || r->lost, now);
-	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->m.mps_off))
+	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->m.mps_off)) {
 		health_fault_seen(r->g, now);
+		/* a fault its server logged only while its end was held (HOLD_LATE): the others are watched now */
+		if (r->m.fault_t > 0 && r->g->h.hang_from < r->m.fault_t)
+			health_fault_held(f, r, now);
+	}
 	if (d->spent)
 		warnx_("input %llu: %s again, after %d reruns: not run again", t->seq,
 		    r->lost ? r->lost : "out of memory", t->own_reruns);

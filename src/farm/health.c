@@ -250,7 +250,12 @@ health_check(struct farm *f, double now)
 	char why[256];
 	int rc;
 
-	for (int i = 0; i < f->ng && f->stop == 0; i++) {
+	/*
+	 * Also while the farm stops: the stop waits for the running tasks, and
+	 * a client hung beside a fault, or on a daemon that hung, never ends by
+	 * itself (fault() ends them then, and restarts nothing)
+	 */
+	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 
 		if (!g->mps || g->running == 0 || now < g->h.mps_probe_at)

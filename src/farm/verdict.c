@@ -76,7 +76,8 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 static int
 fault_hold(const struct end_facts *x, const struct end_farm *s, double now, struct end_decision *d)
 {
-	if (!x->mps || x->lost || x->alone || x->terminated || s->stop > 0 || x->others == 0)
+	/* while the farm stops too (its running tasks end first), but not once told to end them */
+	if (!x->mps || x->lost || x->alone || x->terminated || s->stop > 1 || x->others == 0)
 		return 0;
 	if (x->fault_held > 0) {
 		/* waited once: a fault only a client's error shows waits for its server's word */
@@ -116,11 +117,20 @@ own_reason(const struct end_facts *x, const struct end_farm *s, struct end_decis
 static int
 again(const struct end_facts *x, const struct end_farm *s, struct end_decision *d)
 {
-	if (s->stop > 0 || (x->terminated && !x->timed_out))
-		return 0;
 	/* a fault around it: another's (a victim, again beside the others), or its own unless it took others */
-	if (x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES && x->culprit != 1 &&
-	    !(x->culprit < 0 && x->first && x->contained)) {
+	int suspect = x->mps && x->fault && !x->alone && x->fault_retries < FARM_FAULT_RETRIES && x->culprit != 1 &&
+	    !(x->culprit < 0 && x->first && x->contained);
+
+	if (x->terminated && !x->timed_out)
+		return 0;
+	if (s->stop > 0) {
+		/* nothing runs again while the farm stops; a suspect is not charged: left for --resume */
+		if (!suspect)
+			return 0;
+		*d = unrecorded(0, 0);
+		return 1;
+	}
+	if (suspect) {
 		*d = decision(END_SUSPECT, 0);
 		/* beside the others once, as a victim; the likely culprit, or a second time, alone */
 		d->alone = (x->culprit < 0 && x->first) || x->fault_retries > 0;

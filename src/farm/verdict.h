@@ -16,7 +16,8 @@
  *     the farm was told to stop within STOP_GRACE of its end; until that
  *     is known, it waits. In a farm over nodes, such a kill waits
  *     NODES_HOLD s too, once (scancel reaches the tasks first).
- *  3. Under MPS, a failure beside other clients waits once, to see what a
+ *  3. Under MPS, a failure beside other clients waits once (also while
+ *     the farm stops, not once a second signal ends the tasks), to see what a
  *     fault took: FAULT_HOLD s when its server's log or a client's error
  *     already shows one, FAULT_LATE s when none shows yet (a server logs
  *     the fault after a client it took may have exited). A fault known
@@ -42,6 +43,8 @@
  *     took none beside it (no other failure within FAULT_HOLD:
  *     contained), else it runs again as its server's only client, which
  *     decides. At most FARM_FAULT_RETRIES free reruns.
+ *     While the farm stops nothing runs again: a suspect is left
+ *     unrecorded then (--resume runs it), never charged.
  *     Else a failure runs again while --retries allows (not while the
  *     farm stops, nor when gpupack ended it, but for --timeout).
  *  6. Recorded: unless its output could not be kept (a shortage that

@@ -165,7 +165,22 @@ test_faults(void)
 	x.contained = 0;
 	is_str(v(&x, &s, 100), "record", "a suspect's lone rerun faulted: the culprit");
 	x.alone = 0;
-	is_str(v(&x, &stopping, 100), "record", "the farm is stopping: no wait, no rerun");
+	d = end_decide(&x, &stopping, 100);
+	ok(d.v == END_WAIT && d.hold == HOLD_FAULT, "the farm is stopping: it still waits to see what the fault took");
+	x.fault_held = 100;
+	x.logged = 1;
+	is_str(v(&x, &stopping, 102), "unrecorded", "then no rerun while the farm stops, and a suspect is "
+	    "not charged: left for --resume");
+	{
+		struct end_farm ending = {2, 50, 1};
+
+		x.fault_held = 0;
+		is_str(v(&x, &ending, 100), "unrecorded", "a second signal: no wait, the suspect left for --resume");
+		x.fault_held = 100;
+	}
+	x.culprit = 1;
+	is_str(v(&x, &stopping, 100), "record", "the farm is stopping: the named culprit is charged");
+	x.culprit = -1;
 	/* where the server's log names the culprit, that decides */
 	x = ended(EXITED(1));
 	x.mps = x.fault = 1;
@@ -286,9 +301,9 @@ test_exhaustive(void)
 				/* own reruns are bounded */
 				if (d.v == END_RERUN && x.own_reruns >= FARM_OWN_RERUNS)
 					bad++;
-				/* a failure with a fault around it, not alone, not stopping, is charged only when it
+				/* a failure with a fault around it, not alone, is charged only when it
 				 * showed the fault first and the fault took no one else */
-				if (x.mps && x.fault && !end_ok(&x) && !x.alone && st == 0 && !x.terminated &&
+				if (x.mps && x.fault && !end_ok(&x) && !x.alone && !x.terminated &&
 				    !x.lost && !x.out_err && !x.node_unrecorded && (d.v == END_RECORD || d.v == END_RETRY) &&
 				    x.culprit != 1 && !(x.culprit < 0 && x.first && x.contained))
 					bad++;
