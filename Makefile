@@ -127,6 +127,13 @@ $(B)/tests/unit/test_farm_life: tests/unit/test_farm_life.c tests/unit/tap.h $(L
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $(addprefix -Wl$(comma)--wrap=,$(LIFE_WRAPS)) -o $@ $< \
 	  $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
 
+# the simulated GPU's energy counter on a clock the test drives
+$(B)/tests/unit/test_gpu_sim: tests/unit/test_gpu_sim.c tests/unit/tap.h $(LIB_OBJS) $(JOB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit -Wl$(comma)--wrap=clock_mono -o $@ $< \
+	  $(LIB_OBJS) $(JOB_OBJS) $(LIBS)
+
 # farmsim (bench/farmsim.sh): one farm over many simulated nodes through the farm's real
 # coordination code (nodes*.c, journal.c); the link wraps the clock, the joblog's lock and the
 # file calls, which tests/tools/farmsim/simfs.c serves from an in-memory shared directory

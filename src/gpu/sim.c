@@ -45,6 +45,7 @@ struct sim {
 	double e_at[TOPO_MAX_GPUS]; /* the energy counter: when each GPU's was last read (0 never) */
 	double e_mj[TOPO_MAX_GPUS]; /* and its value then, in mJ */
 	double e_shown[TOPO_MAX_GPUS]; /* what the counter last showed (the step on: under e_mj) */
+	double e_tick[TOPO_MAX_GPUS]; /* the step on: the update it last showed (now / step, floored) */
 	double e_step_s;            /* GPUPACK_SIM_ENERGY_STEP_MS in seconds; 0: moves on every read */
 };
 
@@ -286,12 +287,17 @@ sim_energy(struct gpu_backend *b, int gpu, uint64_t *mj)
 		s->e_mj[gpu] += s->e_at[gpu] > 0 ? watts * (now - s->e_at[gpu]) * 1000.0 : watts * now * 1000.0;
 		s->e_at[gpu] = now;
 		if (s->e_step_s > 0) {
-			/* what it read at the last update: the power since then is not counted yet */
-			double last = floor(now / s->e_step_s) * s->e_step_s;
+			/* what it read at the last update: the power since then is not counted yet;
+			 * shown once per update, so neither a change of power nor the sum's rounding
+			 * moves it between two updates */
+			double tick = floor(now / s->e_step_s), last = tick * s->e_step_s;
 			double at_update = s->e_mj[gpu] - watts * (now - last) * 1000.0;
 
-			if (at_update > s->e_shown[gpu])
-				s->e_shown[gpu] = at_update;
+			if (tick > s->e_tick[gpu]) {
+				s->e_tick[gpu] = tick;
+				if (at_update > s->e_shown[gpu])
+					s->e_shown[gpu] = at_update;
+			}
 		} else {
 			s->e_shown[gpu] = s->e_mj[gpu];
 		}
