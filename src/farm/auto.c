@@ -25,6 +25,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/host.h"
+#include "util/knob.h"
 #include "util/str.h"
 
 #include <limits.h>
@@ -32,7 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Seconds of running tasks after which a driver that listed none of them is taken as blind. */
+/*
+ * Seconds after the device first showed the farm's work (memory in use past
+ * what it held before, or processes listed) with none of the tasks listed,
+ * after which the driver is taken as blind. Counted from then, not from the
+ * first start: on a loaded machine tasks may take longer than that to reach
+ * the GPU, and a driver that lists nothing because nothing is there yet is
+ * not blind.
+ */
 #define BLIND_AFTER 20.0
 /* The device counts as at its memory limit below this share free. */
 #define MEM_FULL_SHARE 0.02
@@ -44,6 +52,12 @@
 #define STALL 5.0
 /* Seconds a task's processes get to stop once signalled. */
 #define STOP_WAIT 0.02
+
+static double
+blind_after(void)
+{
+	return knob(KNOB_FARM_BLIND_AFTER) > 0 ? (double)knob(KNOB_FARM_BLIND_AFTER) : BLIND_AFTER;
+}
 
 struct farm_auto {
 	struct ctlnode node;
@@ -57,7 +71,7 @@ struct farm_auto {
 	double next, watch_next;
 	struct host_cpu cpu;
 	int cpu_ok;
-	double running_since;     /* 0: no task has run yet */
+	double shown_since;       /* 0: the devices have not shown the farm's work yet */
 	int seen;                 /* a task of ours appeared in a device's process list */
 	int blind;
 	int gate_off;             /* no task is stopped at the door any more (a stall) */
@@ -287,8 +301,11 @@ read_device(struct farm *f, int gi, double now, int full)
 		g->mem_free = smp.mem_free;
 	}
 	/* a driver that never lists our processes: judge by the device's memory */
+	if (!au->seen && au->shown_since == 0 && have && g->running > 0 &&
+	    (smp.nprocs > 0 || smp.mem_used > au->used0[gi]))
+		au->shown_since = now;
 	if (!au->blind && have && g->running > 0 && (smp.nprocs < 0 ||
-	    (!au->seen && au->running_since > 0 && now - au->running_since > BLIND_AFTER)))
+	    (!au->seen && au->shown_since > 0 && now - au->shown_since > blind_after())))
 		au->blind = 1;
 	if (have && smp.nprocs >= 0 && !au->blind)
 		attribute(f, g, &smp);
@@ -461,8 +478,6 @@ auto_tick(struct farm *f, double now)
 	if (full)
 		au->next = now + CTL_TICK;
 	au->watch_next = now + CTLNODE_WATCH;
-	if (au->running_since == 0 && f->st.running > 0)
-		au->running_since = now;
 	read_host(f, now, full);
 	for (int i = 0; i < f->ng; i++)
 		if (f->g[i].ctl && !farm_mps_quiet(&f->g[i], farm_log_since(f, &f->g[i]), now))

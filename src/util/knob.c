@@ -32,6 +32,8 @@ static const struct knob_row rows[KNOB_N] = {
 	    "together may want under -j auto (0: CTLNODE_START_OVER; -1: no limit), for bench/auto.sh's VARIANTS"},
 	[KNOB_FARM_CPU_ROOM] = {"farm.cpu_room_pct", "switch: percent of the CPUs the tasks may want before "
 	    "-j auto's count stops rising (0: CTLNODE_ROOM, 150), for bench/auto.sh's VARIANTS"},
+	[KNOB_FARM_BLIND_AFTER] = {"farm.blind_after_s", "switch: seconds after a device first shows the "
+	    "farm's work, none of its tasks listed, before -j auto takes the driver as blind (0: 20)"},
 };
 
 static _Atomic long values[KNOB_N];

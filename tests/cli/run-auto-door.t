@@ -28,17 +28,17 @@ sum() { printf '%s\n' "$out" | tail -n 1 | jq -r "$1"; }
 
 # --- the gate: 3 tasks fit; 1.5 s of start-up each, 16 CPUs: more start than fit -------------
 # the first four start blind (nothing known yet): one of them may run out of memory; the rest wait
-# at the door once the first footprints show, and go on as memory frees. On a machine loaded by
-# two busy loops gpupack's own readings come late and a task may pass the door between two (2 reruns
-# seen once in 10 runs): the count is test_farm_control's to pin down; here, a few at most
+# at the door once the first footprints show, and go on as memory frees. How many pass the door
+# between two of gpupack's readings depends on how late those come: 0-2 reruns here on an idle
+# machine, 13 once in CI's sanitizer pass beside three other test files on 2 cores. The count is
+# test_farm_control's to pin down, on a clock it drives ("out-of-memory reruns at most"); here it
+# is only told, and what must hold whatever the load is checked: every task once, some waited
 device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
 run A --joblog door.jl "$WORK" farm --work 1.5 ::: $(seq 16)
 is "$rc" 0 "memory for 3 at a time: the farm succeeds"
 is "$(awk -F'\t' 'NR > 1' door.jl | wc -l | tr -d ' ')" 16 "every task in the joblog once"
 is "$(awk -F'\t' 'NR > 1 { print $1 }' door.jl | sort -u | wc -l | tr -d ' ')" 16 "no task twice"
-r=$(sum .reruns)
-[ "$r" -le 3 ]
-ok $? "a few out-of-memory reruns at most ($r)"
+diag "out-of-memory reruns: $(sum .reruns)"
 w=$(sum '.devices[0].auto.waited')
 [ "$w" -ge 1 ]
 ok $? "tasks waited at the door ($w stopped there)"
@@ -53,6 +53,20 @@ stopped_ours() {
 }
 stopped_ours
 ok $((! $?)) "no task of ours left stopped"
+
+# tasks slow to reach the GPU (2.5 s of start-up each, on a machine this test's CPUs make slower)
+# and a driver taken as blind 1 s after the device shows the farm's work with none of its tasks
+# listed (farm.blind_after_s; 20 s in use): that clock starts when the device shows the work, not at
+# the first start (a loaded CI machine once took longer than 20 s to bring a task to the GPU), so
+# the driver that lists them is not taken as blind and the door still works
+device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=2500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
+GPUPACK_KNOBS=farm.blind_after_s=1 run A --joblog slow.jl "$WORK" farm --work 1.5 ::: $(seq 8)
+is "$rc" 0 "tasks slow to reach the GPU: the farm succeeds"
+is "$(awk -F'\t' 'NR > 1' slow.jl | wc -l | tr -d ' ')" 8 "every task in the joblog once"
+w=$(sum '.devices[0].auto.waited')
+[ "$w" -ge 1 ]
+ok $? "the driver is not taken as blind before any task reached the GPU: tasks waited at the door ($w)"
+diag "out-of-memory reruns: $(sum .reruns)"
 
 # --- a fault while tasks wait at the door ----------------------------------------------------
 # On an H200 the server tore an illegal address's clients down only once every client answered;
