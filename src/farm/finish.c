@@ -196,6 +196,7 @@ finish_release(struct farm *f, struct run *r, double now)
 	r->m.alone = 0;
 	r->hold_until = 0;
 	r->m.fault_t = 0;
+	r->m.fault_hold = 0;
 	r->m.hang_t = 0;
 	group_end(r->g, now);
 	f->st.running--;
@@ -365,6 +366,7 @@ static void
 hold(struct farm *f, struct run *r, const struct end_decision *d, double now)
 {
 	r->hold_until = d->until;
+	r->m.fault_hold = d->hold == HOLD_FAULT || d->hold == HOLD_LATE || d->hold == HOLD_LOG;
 	if (d->hold == HOLD_FAULT || d->hold == HOLD_LATE)
 		r->m.fault_t = now;
 	if (d->hold == HOLD_FAULT)
@@ -384,7 +386,7 @@ apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
 	}
 	/* -j auto counts every end; a lost attempt says nothing about the packing */
 	auto_ended(f, r, d->ok || r->lost, now);
-	if (r->g->mps && !d->ok && f->stop == 0 && farm_mps_fault(r->g, r->m.mps_off)) {
+	if (r->g->mps && !d->ok && farm_mps_fault(r->g, r->m.mps_off)) {
 		health_fault_seen(r->g, now);
 		/* a fault its server logged only while its end was held (HOLD_LATE): the others are watched now */
 		if (r->m.fault_t > 0 && r->g->h.hang_from < r->m.fault_t)

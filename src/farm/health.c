@@ -373,7 +373,8 @@ health_fault_said(struct farm *f, struct run *r, double now)
 {
 	if (r->g->mps)
 		r->g->h.fault_said = r->g->h.fault_last = now;
-	if (r->g->mps && f->stop == 0)
+	/* also while the farm stops: a hung client would hold the stop for good */
+	if (r->g->mps)
 		watch_hang(f, r->g, now);
 }
 

@@ -197,8 +197,14 @@ deadlines(struct farm *f, double now)
 		struct run *r = &f->r[i];
 		double d;
 
-		/* a killed task whose end waited to see whether the farm was stopping */
-		if (r->task && r->exited && r->hold_until > 0 && (now >= r->hold_until || f->stop_at > 0)) {
+		/*
+		 * A held end: decided at its time, or at once when the farm stops:
+		 * a stop answers what a killed task waited to learn. A fault's hold
+		 * waits on through a first signal's stop (verdict.h rule 3: its
+		 * server's word decides what the fault took), not through a second.
+		 */
+		if (r->task && r->exited && r->hold_until > 0 && (now >= r->hold_until ||
+		    (f->stop_at > 0 && (!r->m.fault_hold || f->stop > 1)))) {
 			finish_task(f, r, now);
 			continue;
 		}

@@ -48,6 +48,7 @@ struct run_mps {
 	long mps_off;
 	int alone;               /* a suspect's attempt, the only client of its server */
 	double fault_t;          /* an MPS fault ended it then: held a moment to see whether it hit others */
+	int fault_hold;          /* its end is held for a fault (verdict.h): through a first signal's stop too */
 	double hang_cpu, hang_t; /* beside a fault: its CPU seconds at hang_t, when they last grew */
 };
 

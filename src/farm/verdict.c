@@ -72,12 +72,27 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 	return 0;
 }
 
+/* A fault's wait that a second signal cut short: whose failure it was is not known (but a named culprit's). */
+static int
+cut_short(const struct end_facts *x, const struct end_farm *s, double now)
+{
+	double wait = !x->fault ? FAULT_LATE : x->logged || x->culprit >= 0 ? FAULT_HOLD : FAULT_LOG;
+
+	return x->mps && s->stop > 1 && x->fault_held > 0 && x->culprit != 1 && now < x->fault_held + wait;
+}
+
 /* Rule 3: a failure beside other clients waits once to see what a fault took (or whether one comes). */
 static int
 fault_hold(const struct end_facts *x, const struct end_farm *s, double now, struct end_decision *d)
 {
-	/* while the farm stops too (its running tasks end first), but not once told to end them */
-	if (!x->mps || x->lost || x->alone || x->terminated || s->stop > 1 || x->others == 0)
+	if (cut_short(x, s, now)) {
+		*d = unrecorded(1, 1);
+		return 1;
+	}
+	/* while the farm stops too (its running tasks end first), but not once told to end them;
+	 * gpupack knows why it ended what it ended, but for --timeout: a fault's victim may hang */
+	if (!x->mps || x->lost || x->alone || (x->terminated && !x->timed_out) || s->stop > 1 ||
+	    x->others == 0)
 		return 0;
 	if (x->fault_held > 0) {
 		/* waited once: a fault only a client's error shows waits for its server's word */

@@ -18,12 +18,16 @@
  *     NODES_HOLD s too, once (scancel reaches the tasks first).
  *  3. Under MPS, a failure beside other clients waits once (also while
  *     the farm stops, not once a second signal ends the tasks), to see what a
- *     fault took: FAULT_HOLD s when its server's log or a client's error
+ *     fault took; so does an attempt --timeout ended there (a fault's victim
+ *     may hang until then, before the server logs the fault): FAULT_HOLD s when its server's log or a client's error
  *     already shows one, FAULT_LATE s when none shows yet (a server logs
  *     the fault after a client it took may have exited). A fault known
  *     only from a client's own error waits for its server's word up to
  *     FAULT_LOG s after that first wait began: the log's line names the
  *     culprit (rule 5); a neighbour's error can come seconds before it.
+ *     A wait a second signal cuts short leaves the attempt unrecorded
+ *     (--resume runs it): what the fault took is not known then, unless
+ *     the log names it the culprit.
  *  4. An attempt gpupack ended for a reason of its own (its MPS server
  *     died, it hung beside a fault), or that ran out of device memory
  *     beside others (-j auto's packing), runs again first in line, its

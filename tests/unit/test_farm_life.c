@@ -32,7 +32,7 @@
  *    the run returns (none left); the run ends (no wait without an end);
  *  - under MPS, no neighbour is charged: no record is what an attempt
  *    another's fault took (failed, hung, or taken by its dying MPS) did,
- *    but where the farm was stopping then (nothing runs again; verdict.h
+ *    also where the farm was stopping then (left for --resume; verdict.h
  *    rule 5); an input recorded failed in a run nothing stopped failed
  *    --retries times (once at least) on its own, the culprit's attempts
  *    included; no task starts without a daemon; none is left running.
@@ -1147,16 +1147,13 @@ sequence(uint64_t seed, const char *topo)
 	 * hung, or its dying MPS took) is never what a record says, and an input
 	 * recorded failed in a run nothing stopped failed --retries times (1 at
 	 * least) on its own (the culprit's attempts included). While the farm
-	 * stops nothing runs again: a victim decided then (it ended then, or
-	 * its end was held to see the fault, FAULT_HOLD s at most) is recorded
-	 * as it ended (verdict.h rule 5; test_farm_verdict's "the farm is
-	 * stopping").
+	 * stops too: a victim decided then is left for --resume, never recorded
+	 * (verdict.h rules 3 and 5: a fault's hold lasts through a first stop).
 	 */
 	for (int v = 1; v <= sq.n && sq.mps; v++) {
 		if (recs[v] != 1 || !last_set[v])
 			continue;
-		if (last_kind[v] != K_OWN && last_kind[v] != K_CULPRIT &&
-		    !(stop_t > 0 && last_end[v] + FAULT_HOLD >= stop_t)) {
+		if (last_kind[v] != K_OWN && last_kind[v] != K_CULPRIT) {
 			snprintf(msg, sizeof msg, "input %d recorded (exit %d, signal %d) from an attempt %s", v, ev[v],
 			    sg[v], kind_name[last_kind[v]]);
 			violate(msg);

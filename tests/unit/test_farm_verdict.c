@@ -198,6 +198,53 @@ test_faults(void)
 	x.mps = x.fault = 1;
 	x.others = 2;
 	is_str(v(&x, &s, 100), "record", "exit 0 beside a fault: done");
+	/* --timeout ended it beside others before any fault showed (fault farm sequence 82037: a
+	 * victim that would have failed 3 s later, the server's line 0.4 s late) */
+	x = ended(KILLED(SIGTERM));
+	x.timed_out = x.terminated = 1;
+	x.mps = 1;
+	x.others = 2;
+	d = end_decide(&x, &s, 100);
+	ok(d.v == END_WAIT && d.hold == HOLD_LATE && d.until == 100 + FAULT_LATE,
+	    "--timeout beside others, no fault yet: waits %g s for a late one", FAULT_LATE);
+	x.fault_held = 100;
+	is_str(v(&x, &s, 100 + FAULT_LATE), "record", "no fault came: its timeout is its own");
+	x.fault = x.logged = 1;
+	x.culprit = 0;
+	d = end_decide(&x, &s, 100 + FAULT_LATE);
+	ok(d.v == END_SUSPECT && !d.alone, "a fault came, the log naming another: a victim, again, not charged");
+	x = ended(KILLED(SIGTERM));
+	x.terminated = 1;
+	x.mps = x.fault = 1;
+	x.others = 2;
+	is_str(v(&x, &s, 100), "record", "ended by gpupack for another reason of its own: no wait");
+	/* a second signal cuts a fault's wait short (sequence 108279: the timeout's wait for the line) */
+	{
+		struct end_farm ending = {2, 50, 1};
+
+		x = ended(KILLED(SIGTERM));
+		x.timed_out = x.terminated = 1;
+		x.mps = 1;
+		x.others = 2;
+		x.fault_held = 100;
+		is_str(v(&x, &ending, 100 + FAULT_LATE / 2), "unrecorded",
+		    "a second signal cuts the wait for a late line short: left for --resume, its timeout not recorded");
+		is_str(v(&x, &ending, 100 + FAULT_LATE), "record", "after the wait: its timeout");
+		x = ended(EXITED(1));
+		x.mps = x.fault = x.first = x.contained = 1;
+		x.others = 2;
+		x.fault_held = 100;
+		is_str(v(&x, &ending, 100 + FAULT_LOG - 1), "unrecorded",
+		    "cut short while waiting for the server's word: left for --resume, not charged");
+		is_str(v(&x, &ending, 100 + FAULT_LOG), "record", "the word never came: charged");
+		x.logged = 1;
+		x.culprit = 1;
+		is_str(v(&x, &ending, 100 + 1), "record", "cut short, the log naming it the culprit: charged");
+		x.culprit = -1;
+		x.contained = 1;
+		is_str(v(&x, &ending, 100 + 1), "unrecorded",
+		    "cut short while seeing what its logged fault took: left for --resume");
+	}
 }
 
 static void
@@ -303,7 +350,8 @@ test_exhaustive(void)
 					bad++;
 				/* a failure with a fault around it, not alone, is charged only when it
 				 * showed the fault first and the fault took no one else */
-				if (x.mps && x.fault && !end_ok(&x) && !x.alone && !x.terminated &&
+				if (x.mps && x.fault && !end_ok(&x) && !x.alone &&
+				    (!x.terminated || (x.timed_out && !x.halted && !x.stopped)) &&
 				    !x.lost && !x.out_err && !x.node_unrecorded && (d.v == END_RECORD || d.v == END_RETRY) &&
 				    x.culprit != 1 && !(x.culprit < 0 && x.first && x.contained))
 					bad++;
