@@ -76,7 +76,7 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 static int
 cut_short(const struct end_facts *x, const struct end_farm *s, double now)
 {
-	double wait = !x->fault ? FAULT_LATE : x->logged || x->culprit >= 0 ? FAULT_HOLD : FAULT_LOG;
+	double wait = !x->fault ? FAULT_LATE : x->logged ? FAULT_HOLD : FAULT_LOG;
 
 	return x->mps && s->stop > 1 && x->fault_held > 0 && x->culprit != 1 && now < x->fault_held + wait;
 }
