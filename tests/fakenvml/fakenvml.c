@@ -13,7 +13,9 @@
  *                     (3g.40gb and 1g.10gb with compute instances, one more
  *                     1g.10gb without), GPU 1 with MIG pending, exclusive-process.
  *   FAKENVML_FAIL     "call=code[,call=code...]": that call returns that NVML
- *                     error ("nvmlInit_v2=9", "nvmlDeviceGetMemoryInfo_v2=4").
+ *                     error ("nvmlInit_v2=9", "nvmlDeviceGetMemoryInfo_v2=4");
+ *                     "call=code/K": only every K-th call does (a driver
+ *                     that fails now and then).
  *   FAKENVML_OLD      1: behave like a driver that predates the versioned
  *                     structs (the V/_v2 calls answer ARGUMENT_VERSION_MISMATCH).
  *   FAKENVML_CUDA     the driver's CUDA version as NVML gives it (default 13000).
@@ -182,9 +184,17 @@ injected(const char *call)
 
 	log_call(call);
 
-	while (spec && *spec) {
-		if (strncmp(spec, call, len) == 0 && spec[len] == '=')
-			return (nvmlReturn_t)atoi(spec + len + 1);
+	/* calls so far of each entry of the spec (its place in the list) */
+	static unsigned long seen[32];
+
+	for (int i = 0; spec && *spec; i++) {
+		if (strncmp(spec, call, len) == 0 && spec[len] == '=') {
+			char *end;
+			long code = strtol(spec + len + 1, &end, 10), every = *end == '/' ? atol(end + 1) : 1;
+			unsigned long n = i < 32 ? __atomic_add_fetch(&seen[i], 1, __ATOMIC_RELAXED) : 1;
+
+			return every <= 1 || n % (unsigned long)every == 0 ? (nvmlReturn_t)code : NVML_SUCCESS;
+		}
 		spec = strchr(spec, ',');
 		if (spec)
 			spec++;
