@@ -72,13 +72,21 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 	return 0;
 }
 
-/* A fault's wait that a second signal cut short: whose failure it was is not known (but a named culprit's). */
+/*
+ * A fault's wait that a second signal or --halt now cut short, or left no
+ * time for (a failure beside other clients ended as the farm was told to
+ * end them): whose failure it was is not known, but a named culprit's.
+ */
 static int
 cut_short(const struct end_facts *x, const struct end_farm *s, double now)
 {
 	double wait = !x->fault ? FAULT_LATE : x->logged ? FAULT_HOLD : FAULT_LOG;
 
-	return x->mps && s->stop > 1 && x->fault_held > 0 && x->culprit != 1 && now < x->fault_held + wait;
+	if (!x->mps || s->stop < 2 || x->culprit == 1)
+		return 0;
+	if (x->fault_held > 0)
+		return now < x->fault_held + wait;
+	return !x->lost && !x->alone && !(x->terminated && !x->timed_out) && x->others > 0;
 }
 
 /* Rule 3: a failure beside other clients waits once to see what a fault took (or whether one comes). */

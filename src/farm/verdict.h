@@ -25,9 +25,11 @@
  *     only from a client's own error waits for its server's word up to
  *     FAULT_LOG s after that first wait began: the log's line names the
  *     culprit (rule 5); a neighbour's error can come seconds before it.
- *     A wait a second signal cuts short leaves the attempt unrecorded
- *     (--resume runs it): what the fault took is not known then, unless
- *     the log names it the culprit.
+ *     A wait a second signal or --halt now cuts short, or leaves no time
+ *     for (a failure beside others that ended as the farm was told to end
+ *     its tasks), leaves the attempt unrecorded (--resume runs it): what
+ *     the fault took is not known then, unless the log names it the
+ *     culprit.
  *  4. An attempt gpupack ended for a reason of its own (its MPS server
  *     died, it hung beside a fault), or that ran out of device memory
  *     beside others (-j auto's packing), runs again first in line, its

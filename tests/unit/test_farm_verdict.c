@@ -243,7 +243,18 @@ test_faults(void)
 		x.culprit = -1;
 		x.contained = 1;
 		is_str(v(&x, &ending, 100 + 1), "unrecorded",
-		    "cut short while seeing what its logged fault took: left for --resume");
+		    "cut short while seeing what its logged fault took: left for --resume");		/* no time at all (sequence 341015: --halt now,success=1 at the instant a culprit and its
+		 * victim failed, the server's line 0.1 s late) */
+		x = ended(EXITED(1));
+		x.mps = 1;
+		x.others = 1;
+		is_str(v(&x, &ending, 100), "unrecorded",
+		    "a failure beside others as the farm ends its tasks, no fault known yet: left for --resume");
+		x.others = 0;
+		is_str(v(&x, &ending, 100), "record", "nobody beside it: its own, recorded");
+		x.others = 1;
+		x.mps = 0;
+		is_str(v(&x, &ending, 100), "record", "not under MPS: recorded, as parallel");
 	}
 }
 
