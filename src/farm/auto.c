@@ -44,9 +44,9 @@
 #define BLIND_AFTER 20.0
 /*
  * Seconds of readings whose process lists are all unknown (the driver
- * refused one) after which the driver is taken as blind. Until then such a
- * reading leaves the last one that listed the farm's tasks standing, or,
- * before any did, counts every running task on the GPU (as blind).
+ * refused one) after which a driver whose lists answered before is taken
+ * as blind; until then such a reading leaves the last one standing. One
+ * that never answered is blind at its first refusal.
  */
 #define UNKNOWN_FOR 3.0
 /* The device counts as at its memory limit below this share free. */
@@ -72,6 +72,7 @@ struct farm_auto {
 	uint64_t *key;            /* per group: what it is remembered under */
 	uint64_t *used0;          /* per group: device memory in use before the farm */
 	double *unknown_since;    /* per group: its process lists unknown at every reading since (0: known) */
+	int *answered;            /* per group: its process lists answered once */
 	struct ctlnode_dev *dev;  /* per group: the last readings */
 	struct ctlnode_host host; /* the last readings of the host */
 	struct ctlnode_task *t;   /* scratch: the running tasks, for the controllers */
@@ -157,6 +158,7 @@ auto_setup(struct farm *f, const struct gpu_system *sys)
 	au->key = xcalloc((size_t)f->ng, sizeof *au->key);
 	au->used0 = xcalloc((size_t)f->ng, sizeof *au->used0);
 	au->unknown_since = xcalloc((size_t)f->ng, sizeof *au->unknown_since);
+	au->answered = xcalloc((size_t)f->ng, sizeof *au->answered);
 	au->dev = xcalloc((size_t)f->ng, sizeof *au->dev);
 	rem = xcalloc((size_t)f->ng, sizeof *rem);
 	remembered = xcalloc((size_t)f->ng, sizeof *remembered);
@@ -313,18 +315,20 @@ read_device(struct farm *f, int gi, double now, int full)
 	if (!au->seen && au->shown_since == 0 && have && g->running > 0 &&
 	    (smp.nprocs > 0 || smp.mem_used > au->used0[gi]))
 		au->shown_since = now;
-	if (have && smp.nprocs < 0 && au->unknown_since[gi] == 0)
-		au->unknown_since[gi] = now;
-	else if (have && smp.nprocs >= 0)
+	if (have && smp.nprocs >= 0) {
+		au->answered[gi] = 1;
 		au->unknown_since[gi] = 0;
-	if (!au->blind && have && g->running > 0 &&
-	    ((au->unknown_since[gi] > 0 && now - au->unknown_since[gi] >= UNKNOWN_FOR) ||
+	} else if (have && au->unknown_since[gi] == 0) {
+		au->unknown_since[gi] = now;
+	}
+	if (!au->blind && have && g->running > 0 && ((smp.nprocs < 0 && !au->answered[gi]) ||
+	    (au->unknown_since[gi] > 0 && now - au->unknown_since[gi] >= UNKNOWN_FOR) ||
 	    (!au->seen && au->shown_since > 0 && now - au->shown_since > blind_after())))
 		au->blind = 1;
+	/* a reading whose lists were refused, after some answered, leaves the last one standing */
 	if (have && smp.nprocs >= 0 && !au->blind)
 		attribute(f, g, &smp);
-	/* a reading whose lists were refused leaves the last that listed tasks of ours standing */
-	if (have && (au->blind || (smp.nprocs < 0 && !au->seen)))
+	if (have && au->blind)
 		blind_share(f, gi, &smp);
 	d->mem_total = have ? smp.mem_total : 0;
 	d->mem_free = smp.mem_free;
@@ -632,6 +636,7 @@ auto_finish(struct farm *f, int remember)
 	free(au->key);
 	free(au->used0);
 	free(au->unknown_since);
+	free(au->answered);
 	free(au->dev);
 	free(au->t);
 	free(au->who);
