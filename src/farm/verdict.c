@@ -72,6 +72,13 @@ stop_end(const struct end_facts *x, const struct end_farm *s, int ok, double now
 	return 0;
 }
 
+/* Rule 3's ground: a failure under MPS beside other clients, not one gpupack ended for its own reason. */
+static int
+beside_others(const struct end_facts *x)
+{
+	return x->mps && !x->lost && !x->alone && !(x->terminated && !x->timed_out) && x->others > 0;
+}
+
 /*
  * A fault's wait that a second signal or --halt now cut short, or left no
  * time for (a failure beside other clients ended as the farm was told to
@@ -86,7 +93,7 @@ cut_short(const struct end_facts *x, const struct end_farm *s, double now)
 		return 0;
 	if (x->fault_held > 0)
 		return now < x->fault_held + wait;
-	return !x->lost && !x->alone && !(x->terminated && !x->timed_out) && x->others > 0;
+	return beside_others(x);
 }
 
 /* Rule 3: a failure beside other clients waits once to see what a fault took (or whether one comes). */
@@ -99,8 +106,7 @@ fault_hold(const struct end_facts *x, const struct end_farm *s, double now, stru
 	}
 	/* while the farm stops too (its running tasks end first), but not once told to end them;
 	 * gpupack knows why it ended what it ended, but for --timeout: a fault's victim may hang */
-	if (!x->mps || x->lost || x->alone || (x->terminated && !x->timed_out) || s->stop > 1 ||
-	    x->others == 0)
+	if (!beside_others(x) || s->stop > 1)
 		return 0;
 	if (x->fault_held > 0) {
 		/* waited once: a fault only a client's error shows waits for its server's word */

@@ -17,9 +17,10 @@
  *     is known, it waits. In a farm over nodes, such a kill waits
  *     NODES_HOLD s too, once (scancel reaches the tasks first).
  *  3. Under MPS, a failure beside other clients waits once (also while
- *     the farm stops, not once a second signal ends the tasks), to see what a
- *     fault took; so does an attempt --timeout ended there (a fault's victim
- *     may hang until then, before the server logs the fault): FAULT_HOLD s when its server's log or a client's error
+ *     the farm stops, not once a second signal ends the tasks), to see
+ *     what a fault took; so does an attempt --timeout ended there (a
+ *     fault's victim may hang until then, before the server logs the
+ *     fault): FAULT_HOLD s when its server's log or a client's error
  *     already shows one, FAULT_LATE s when none shows yet (a server logs
  *     the fault after a client it took may have exited). A fault known
  *     only from a client's own error waits for its server's word up to
