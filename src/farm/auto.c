@@ -21,6 +21,7 @@
 #include "farm/oom.h"
 #include "farm/remember.h"
 #include "farm/state.h"
+#include "farm/trace.h"
 #include "farm/usagefarm.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -470,9 +471,11 @@ apply(struct farm *f, int n, double now)
 		if (stop && !r->paused && stop_at_door(r)) {
 			r->paused = 1;
 			r->g->waited++;
+			trace_event(now, "door stop seq=%llu pid=%d", r->task->seq, (int)r->pid);
 		} else if (!stop && r->paused) {
 			kill(-r->pid, SIGCONT);
 			r->paused = 0;
+			trace_event(now, "door go seq=%llu pid=%d", r->task->seq, (int)r->pid);
 		}
 		r->ct.m.paused = r->paused;
 	}
@@ -519,6 +522,7 @@ auto_wake(struct run *r)
 		return;
 	kill(-r->pid, SIGCONT);
 	r->paused = 0;
+	trace_event(clock_mono(), "door go seq=%llu pid=%d (all let go)", r->task->seq, (int)r->pid);
 }
 
 /*

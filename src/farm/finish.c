@@ -11,6 +11,7 @@
 #include "farm/oom.h"
 #include "farm/state.h"
 #include "farm/stop.h"
+#include "farm/trace.h"
 #include "farm/verdict.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -435,6 +436,32 @@ apply(struct farm *f, struct run *r, const struct end_decision *d, double now)
 		task_free(f, t);
 }
 
+/* GPUPACK_TRACE: the facts an end was decided from, and the verdict (farm/trace.h) */
+static void
+trace_end(const struct run *r, const struct end_facts *x, const struct end_farm *s,
+    const struct end_decision *d, double now)
+{
+	static const char *const holds[] = {"", " hold=stop", " hold=node", " hold=fault", " hold=late",
+		" hold=log"};
+	char how[32];
+
+	if (!trace_on())
+		return;
+	if (WIFSIGNALED(x->status))
+		snprintf(how, sizeof how, "signal:%d", WTERMSIG(x->status));
+	else
+		snprintf(how, sizeof how, "exit:%d", WIFEXITED(x->status) ? WEXITSTATUS(x->status) : -1);
+	trace_event(now, "end seq=%llu pid=%d gpu=%d %s ran=%.3f timed_out=%d terminated=%d lost=%s "
+	    "stop=%d mps=%d fault=%d logged=%d culprit=%d others=%d first=%d contained=%d alone=%d "
+	    "oom=%d held=%.3f attempts=%d fault_retries=%d own_reruns=%d -> %s%s%s%s%s",
+	    r->task->seq, (int)r->pid, r->g->gpu_index, how, x->ended - r->start, x->timed_out, x->terminated,
+	    x->lost ? "yes" : "no", s->stop, x->mps, x->fault, x->logged, x->culprit, x->others, x->first,
+	    x->contained, x->alone, x->oom, x->fault_held > 0 ? x->fault_held - r->start : 0, x->attempts,
+	    x->fault_retries, x->own_reruns, end_name(d->v), d->v == END_WAIT ? holds[d->hold] : "",
+	    d->v == END_SUSPECT && d->alone ? " alone" : "", d->v == END_RERUN ? " why=" : "",
+	    d->v == END_RERUN && d->why ? d->why : "");
+}
+
 void
 finish_task(struct farm *f, struct run *r, double now)
 {
@@ -444,5 +471,6 @@ finish_task(struct farm *f, struct run *r, double now)
 
 	gather(f, r, &x, now);
 	d = end_decide(&x, &s, now);
+	trace_end(r, &x, &s, &d, now);
 	apply(f, r, &d, now);
 }

@@ -41,6 +41,7 @@
 #include "farm/cost.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
+#include "farm/trace.h"
 #include "farm/verdict.h"
 #include "util/err.h"
 #include "util/host.h"
@@ -200,6 +201,8 @@ hang_check(struct farm *f, struct group *g, double now)
 			continue;
 		/* through the server first (terminate_client): a client killed mid-work can wedge it */
 		r->lost = HUNG_WHY;
+		trace_event(now, "hung seq=%llu pid=%d: no CPU for %.0f s beside a fault", r->task->seq, (int)r->pid,
+		    now - r->m.hang_t);
 		halt_terminate(r, now);
 		hung++;
 		watched--;
@@ -363,16 +366,20 @@ health_fault_held(struct farm *f, struct run *r, double now)
 void
 health_fault_seen(struct group *g, double now)
 {
-	if (g->h.fault_at == 0)
+	if (g->h.fault_at == 0) {
 		g->h.fault_at = now;
+		trace_event(now, "fault seen gpu=%d", g->gpu_index);
+	}
 	g->h.fault_last = now;
 }
 
 void
 health_fault_said(struct farm *f, struct run *r, double now)
 {
-	if (r->g->mps)
+	if (r->g->mps) {
 		r->g->h.fault_said = r->g->h.fault_last = now;
+		trace_event(now, "fault said seq=%llu pid=%d gpu=%d", r->task->seq, (int)r->pid, r->g->gpu_index);
+	}
 	/* also while the farm stops: a hung client would hold the stop for good */
 	if (r->g->mps)
 		watch_hang(f, r->g, now);

@@ -14,6 +14,7 @@
 #include "farm/shell.h"
 #include "farm/spawn.h"
 #include "farm/state.h"
+#include "farm/trace.h"
 #include "farm/stop.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -564,6 +565,8 @@ launch(struct farm *f, struct run *r, struct task *t, double now, int *e)
 		goto out;
 	}
 	started(f, r, line, now);
+	trace_event(now, "start seq=%llu pid=%d gpu=%d attempts=%d fault_retries=%d own_reruns=%d alone=%d",
+	    t->seq, (int)r->pid, r->g->gpu_index, t->attempts, t->fault_retries, t->own_reruns, r->m.alone);
 	line = NULL;
 out:
 	if (f->o->results || !f->o->ungroup) {

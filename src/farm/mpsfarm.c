@@ -12,6 +12,7 @@
  */
 #include "farm/mpsfarm.h"
 #include "farm/cost.h"
+#include "farm/trace.h"
 #include "share/mps.h"
 #include "util/err.h"
 #include "util/knob.h"
@@ -147,6 +148,7 @@ farm_mps_fault_news(struct group *g, long since, double now)
 		err_clear();
 	if (hit != 1)
 		return 0;
+	trace_event(now, "fault logged gpu=%d", g->gpu_index);
 	g->h.fault_last = now;
 	g->h.fault_log_off = farm_mps_log_offset(g);
 	return 1;

@@ -11,6 +11,7 @@
 #include "farm/mpsfarm.h"
 #include "farm/shell.h"
 #include "farm/state.h"
+#include "farm/trace.h"
 #include "farm/usagefarm.h"
 #include "gpu/select.h"
 #include "util/err.h"
@@ -440,7 +441,8 @@ setup_prepare(struct farm *f, struct gpu_backend *b)
 {
 	const char *from;
 
-	if (setup_devices(f, b) < 0 || nodes_prepare(f) < 0)
+	/* first: a GPUPACK_TRACE that cannot be written refuses the run before anything changes */
+	if (trace_open(f->st.t0) < 0 || setup_devices(f, b) < 0 || nodes_prepare(f) < 0)
 		return -1;
 	/*
 	 * One farm per joblog, before it is read (a farm over nodes takes it in
@@ -524,6 +526,7 @@ setup_cleanup(struct farm *f)
 	nodes_close(f);
 	/* after the last record and the merged joblog of a farm over nodes */
 	joblock_release(&f->lock);
+	trace_close();
 	for (int i = NFIXED_KEYS; i < f->envk.nkeys; i++)
 		free((char *)f->envk.keys[i]);
 	tmpl_free(&f->cmd);

@@ -107,10 +107,18 @@ a)
 	sleep 5 ;;
 esac
 SH
-run R -j 8 --retries 1 --joblog word.jl sh word.sh ::: a b f
+GPUPACK_TRACE=word.trace run R -j 8 --retries 1 --joblog word.jl sh word.sh ::: a b f
 is "$rc" 1 "a neighbour's error 3 s before the server's word: only the culprit fails"
 is "$(awk -F'\t' 'NR > 1 && $7 != 0 { print $9 }' word.jl)" "sh word.sh f" "the culprit alone is recorded failed"
 is "$(grep -c '^a$' word.runs)" 2 "the neighbour ran again"
+# GPUPACK_TRACE tells it: the neighbour's own error, its waits, then the verdict
+is "$(grep -c ' fault said seq=1 ' word.trace)" 1 "trace: the neighbour's error is a fault said"
+like "$(grep ' end seq=1 ' word.trace | head -n 1)" ' exit:1 .* fault=1 logged=0 culprit=-1 .* -> wait hold=fault$' \
+	"trace: its first end waits for the fault (not logged, no culprit named yet)"
+like "$(grep ' end seq=1 ' word.trace | sed -n 2p)" ' -> wait hold=log$' "trace: then for the server's word"
+like "$(grep ' end seq=1 ' word.trace | sed -n 3p)" ' logged=1 culprit=0 .* -> suspect$' \
+	"trace: the log names another: a suspect, run again"
+like "$(grep ' end seq=3 ' word.trace | tail -n 1)" ' culprit=1 .* -> record$' "trace: the culprit named: recorded"
 
 # a plain failure under MPS, no fault anywhere: charged as any (after a short look for a fault)
 cat >plain.sh <<'SH'
