@@ -6,9 +6,10 @@
 # parallel -j 16 beside a hand-started MPS daemon (private pipe and log
 # directories) every PAR_EVERY rounds. Per run: the makespan, the
 # neighbours recorded failed (any failed record but the two faulting
-# tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm-TAG.md,
-# the runs' joblogs, stderr and JSON in fault-farm-TAG.tgz beside it. Never changes a card setting; every daemon started
-# is stopped.
+# tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm-TAG.md;
+# the runs' joblogs, stderr, JSON, daemon logs and GPUPACK_TRACE (each attempt's
+# start, its end's facts and verdict) in fault-farm-TAG.tgz beside it. Never
+# changes a card setting; every daemon started is stopped.
 #   ROUNDS=10 PAR_EVERY=3 bash tests/gpu/fault-farm.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -100,22 +101,37 @@ stall_dump() { # name state-dir pid
 	} >"$RUNS/$1.stall" 2>&1
 }
 
+# the run's daemon logs, copied each second while it lasts (its teardown removes them); a
+# restarted daemon's earlier log is kept as .1
+logs_keep() { # state-dir name pid
+	local f to
+	while kill -0 "$3" 2>/dev/null; do
+		for f in "$1"/mps/*/log/server.log "$1"/mps/*/log/control.log; do
+			[ -f "$f" ] || continue
+			to=$RUNS/$2.$(basename "$f")
+			[ -f "$to" ] && [ "$(stat -c %s "$f")" -lt "$(stat -c %s "$to")" ] && mv "$to" "$to.1"
+			cp "$f" "$to" 2>/dev/null
+		done
+		sleep 1
+	done
+}
+
 gp_run() { # name
-	local st t0 t1 pid dump
+	local st t0 t1 pid dump keep
 	st=$(mktemp -d /tmp/ffg.XXXXXX)
 	t0=$(date +%s.%N)
-	GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run ${GP_ARGS:-} --json --joblog "$RUNS/$1.joblog" \
-		<"$tasks" >"$RUNS/$1.out" 2>"$RUNS/$1.err" &
+	# GPUPACK_TRACE: each attempt's start, the facts of its end and the verdict (doc/run.md)
+	GPUPACK_TRACE=$RUNS/$1.trace GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run ${GP_ARGS:-} \
+		--json --joblog "$RUNS/$1.joblog" <"$tasks" >"$RUNS/$1.out" 2>"$RUNS/$1.err" &
 	pid=$!
 	stall_dump "$1" "$st" "$pid" &
 	dump=$!
+	logs_keep "$st" "$1" "$pid" &
+	keep=$!
 	wait "$pid"
 	t1=$(date +%s.%N)
 	kill "$dump" 2>/dev/null
-	wait "$dump" 2>/dev/null
-	for f in "$st"/mps/*/log/server.log "$st"/mps/*/log/control.log; do
-		[ -f "$f" ] && cp "$f" "$RUNS/$1.$(basename "$f")"
-	done
+	wait "$dump" "$keep" 2>/dev/null
 	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
 	tail -n 1 "$RUNS/$1.out" >"$RUNS/$1.json"
 	rm -f "$RUNS/$1.out"

@@ -13,7 +13,7 @@
 # memory-heavy farm (gpupack-work alloc), the GPU-bound binary. Knobs: N
 # (tasks a farm, default 8), STEPS and WIDTH (train.py's, default 300 and
 # 2048), ITERS (matmul's at n=4096, default 2000: seconds a task on an
-# H200), LIMIT (seconds a farm may take, 120).
+# H200), LIMIT (seconds a farm may take, 120). Each farm's --json in $OUT/usage-json.tgz.
 # DRY=1 runs the checks' arithmetic on a --sim farm of sleeps (no GPU).
 # Never changes a card setting. About 400 s on an H200.
 set -u
@@ -134,10 +134,17 @@ elif [ -n "$DRY" ] || [ -x "$W" ]; then
 			farm "matmul-$share" "$share" "$jobs" sh -c "'\"\$0\" matmul --n 4096 --iters ${ITERS:-2000}'" "$W" \
 				::: $(seq "$N")
 		done
+		# every task under the same crowding: time-slicing's switches cost GPU time, and at -j 4
+		# the last two tasks ran two at a time; told, to separate that from the samples' noise
+		farm matmul-timeslice-all timeslice "$N" sh -c "'\"\$0\" matmul --n 4096 --iters ${ITERS:-2000}'" \
+			"$W" ::: $(seq "$N")
 	fi
 	verdicts < <(judge mem 0 | grep '^INFO')
 	for share in exclusive timeslice mps; do
 		[ -s "$TMP/matmul-$share.json" ] && verdicts < <(judge "matmul-$share" 0 spread)
 	done
+	[ -s "$TMP/matmul-timeslice-all.json" ] && verdicts < <(judge matmul-timeslice-all 0 | grep '^INFO')
 fi
+# each farm's --json (its per-task usage list) beside the report
+tar -C "$TMP" -czf "$OUT/usage-json.tgz" $(cd "$TMP" && ls ./*.json 2>/dev/null) 2>/dev/null
 gpu_finish
