@@ -288,6 +288,34 @@ blind_share(struct farm *f, int gi, const struct gpu_sample *smp)
 }
 
 /* Read device gi (full: everything; else memory and processes only) into au->dev[gi]. */
+/*
+ * Is the driver blind to our tasks (no door, footprints from the device's
+ * memory)? Its process lists refused before any answered, refused for
+ * UNKNOWN_FOR after, or no task of ours listed blind_after() seconds after
+ * the device first showed the farm's work (a driver that never lists them:
+ * judged by the device's memory).
+ */
+static void
+blind_check(struct farm *f, int gi, const struct gpu_sample *smp, double now)
+{
+	struct farm_auto *au = f->au;
+	const struct group *g = &f->g[gi];
+
+	if (!au->seen && au->shown_since == 0 && g->running > 0 &&
+	    (smp->nprocs > 0 || smp->mem_used > au->used0[gi]))
+		au->shown_since = now;
+	if (smp->nprocs >= 0) {
+		au->answered[gi] = 1;
+		au->unknown_since[gi] = 0;
+	} else if (au->unknown_since[gi] == 0) {
+		au->unknown_since[gi] = now;
+	}
+	if (!au->blind && g->running > 0 && ((smp->nprocs < 0 && !au->answered[gi]) ||
+	    (au->unknown_since[gi] > 0 && now - au->unknown_since[gi] >= UNKNOWN_FOR) ||
+	    (!au->seen && au->shown_since > 0 && now - au->shown_since > blind_after())))
+		au->blind = 1;
+}
+
 static void
 read_device(struct farm *f, int gi, double now, int full)
 {
@@ -312,20 +340,8 @@ read_device(struct farm *f, int gi, double now, int full)
 		g->mem_total = smp.mem_total;
 		g->mem_free = smp.mem_free;
 	}
-	/* a driver that never lists our processes: judge by the device's memory */
-	if (!au->seen && au->shown_since == 0 && have && g->running > 0 &&
-	    (smp.nprocs > 0 || smp.mem_used > au->used0[gi]))
-		au->shown_since = now;
-	if (have && smp.nprocs >= 0) {
-		au->answered[gi] = 1;
-		au->unknown_since[gi] = 0;
-	} else if (have && au->unknown_since[gi] == 0) {
-		au->unknown_since[gi] = now;
-	}
-	if (!au->blind && have && g->running > 0 && ((smp.nprocs < 0 && !au->answered[gi]) ||
-	    (au->unknown_since[gi] > 0 && now - au->unknown_since[gi] >= UNKNOWN_FOR) ||
-	    (!au->seen && au->shown_since > 0 && now - au->shown_since > blind_after())))
-		au->blind = 1;
+	if (have)
+		blind_check(f, gi, &smp, now);
 	/* a reading whose lists were refused, after some answered, leaves the last one standing */
 	if (have && smp.nprocs >= 0 && !au->blind)
 		attribute(f, g, &smp);

@@ -54,32 +54,36 @@ stopped_ours() {
 stopped_ours
 ok $((! $?)) "no task of ours left stopped"
 
+# door_case WHAT VAR=VALUE: 8 tasks on the device above with VAR set for gpupack alone; what must
+# hold however loaded the machine: the farm succeeds, every task once, and the door still works
+# (the driver not taken as blind: some task waited there)
+door_case() {
+	export "$2"
+	run A --joblog case.jl "$WORK" farm --work 1.5 ::: $(seq 8)
+	unset "${2%%=*}"
+	is "$rc" 0 "$1: the farm succeeds"
+	is "$(awk -F'\t' 'NR > 1' case.jl | wc -l | tr -d ' ')" 8 "$1: every task in the joblog once"
+	w=$(sum '.devices[0].auto.waited')
+	[ "$w" -ge 1 ]
+	ok $? "$1: not taken as blind, tasks waited at the door ($w)"
+	diag "$1: out-of-memory reruns: $(sum .reruns)"
+	rm -f case.jl
+}
+
 # tasks slow to reach the GPU (2.5 s of start-up each, on a machine this test's CPUs make slower)
 # and a driver taken as blind 1 s after the device shows the farm's work with none of its tasks
 # listed (farm.blind_after_s; 20 s in use): that clock starts when the device shows the work, not at
 # the first start (a loaded CI machine once took longer than 20 s to bring a task to the GPU), so
 # the driver that lists them is not taken as blind and the door still works
 device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=2500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
-GPUPACK_KNOBS=farm.blind_after_s=1 run A --joblog slow.jl "$WORK" farm --work 1.5 ::: $(seq 8)
-is "$rc" 0 "tasks slow to reach the GPU: the farm succeeds"
-is "$(awk -F'\t' 'NR > 1' slow.jl | wc -l | tr -d ' ')" 8 "every task in the joblog once"
-w=$(sum '.devices[0].auto.waited')
-[ "$w" -ge 1 ]
-ok $? "the driver is not taken as blind before any task reached the GPU: tasks waited at the door ($w)"
-diag "out-of-memory reruns: $(sum .reruns)"
+door_case "tasks slow to reach the GPU" GPUPACK_KNOBS=farm.blind_after_s=1
 
 # a driver that refuses its process list now and then (every third call, the first answered;
 # NVML_ERROR_UNKNOWN): a reading it refused leaves the last one standing, and only 3 s of refusals
 # make the driver blind, so the door still works (a single refusal once made -j auto blind for the
 # rest of the run). Counted by calls, not time: the same calls fail however loaded the machine is
 device curve=1:1,8:8 sm=1:0.1,8:1 start_ms=1500 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=24000 dev_mib=80000
-FAKENVML_FAIL=nvmlDeviceGetComputeRunningProcesses_v3=999/3 run A --joblog flaky.jl "$WORK" farm --work 1.5 ::: $(seq 8)
-is "$rc" 0 "a process list refused now and then: the farm succeeds"
-is "$(awk -F'\t' 'NR > 1' flaky.jl | wc -l | tr -d ' ')" 8 "every task in the joblog once"
-w=$(sum '.devices[0].auto.waited')
-[ "$w" -ge 1 ]
-ok $? "not taken as blind: tasks waited at the door ($w)"
-diag "out-of-memory reruns: $(sum .reruns)"
+door_case "a process list refused now and then" FAKENVML_FAIL=nvmlDeviceGetComputeRunningProcesses_v3=999/3
 
 # --- a fault while tasks wait at the door ----------------------------------------------------
 # On an H200 the server tore an illegal address's clients down only once every client answered;
