@@ -243,7 +243,8 @@ test_faults(void)
 		x.culprit = -1;
 		x.contained = 1;
 		is_str(v(&x, &ending, 100 + 1), "unrecorded",
-		    "cut short while seeing what its logged fault took: left for --resume");		/* no time at all (sequence 341015: --halt now,success=1 at the instant a culprit and its
+		    "cut short while seeing what its logged fault took: left for --resume");
+		/* no time at all (sequence 341015: --halt now,success=1 at the instant a culprit and its
 		 * victim failed, the server's line 0.1 s late) */
 		x = ended(EXITED(1));
 		x.mps = 1;
@@ -255,6 +256,10 @@ test_faults(void)
 		x.others = 1;
 		x.mps = 0;
 		is_str(v(&x, &ending, 100), "record", "not under MPS: recorded, as parallel");
+		x.mps = x.fault = x.logged = 1;
+		x.culprit = 1;
+		is_str(v(&x, &ending, 100), "record",
+		    "the log names it the culprit as the farm ends its tasks: charged at once, no wait");
 	}
 }
 
