@@ -323,14 +323,19 @@ read_device(struct farm *f, int gi, double now, int full)
 	struct group *g = &f->g[gi];
 	struct ctlnode_dev *d = &au->dev[gi];
 	struct gpu_sample smp;
+	double t0, t1;
 	uint64_t mj;
 	int have;
 
 	memset(&smp, 0, sizeof smp);
+	t0 = clock_mono();
 	if (full || !f->b || !f->b->sample_procs)
 		have = f->b && f->b->sample && f->b->sample(f->b, g->gpu_index, g->gi_id, &smp) == 0;
 	else
 		have = f->b->sample_procs(f->b, g->gpu_index, g->gi_id, &smp) == 0;
+	/* a reading the driver held (beside an MPS fault on an H200 it waited there 60 s) */
+	if ((t1 = clock_mono()) - t0 > 0.25)
+		trace_event(t1, "auto read gpu=%d took %.3f s", g->gpu_index, t1 - t0);
 	if (!have) {
 		err_clear();
 		smp.busy = smp.sm_active = -1;

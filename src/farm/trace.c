@@ -21,9 +21,9 @@ trace_open(double t0)
 	int fd;
 
 	trace_close();
-	base = t0;
 	if (!path || !*path)
 		return 0;
+	base = t0;
 	/* the user's own file: appended to, never a followed symlink, private when created */
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0)

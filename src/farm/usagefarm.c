@@ -12,6 +12,7 @@
 #include "farm/usagefarm.h"
 #include "farm/mpsfarm.h"
 #include "farm/state.h"
+#include "farm/trace.h"
 #include "farm/usage.h"
 #include "gpu/backend.h"
 #include "gpu/energy.h"
@@ -19,6 +20,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/knob.h"
 #include "util/str.h"
 
 #include <math.h>
@@ -29,6 +31,8 @@
 #include <unistd.h>
 
 #define USAGE_PERIOD 0.2
+/* seconds a device's reading may take before GPUPACK_TRACE tells it */
+#define SLOW_READ 0.25
 #define USAGE_MAX_GPUS 64
 #define USAGE_UTIL_MAX 128
 
@@ -68,7 +72,7 @@ usage_of(struct farm *f)
 {
 	struct farm_usage *u = f->usage;
 
-	if (u || !f->b || f->ng == 0)
+	if (u || !f->b || f->ng == 0 || knob(KNOB_FARM_USAGE_OFF) == 1)
 		return u;
 	u = xcalloc(1, sizeof *u);
 	for (int i = 0; i < f->ng; i++) {
@@ -243,7 +247,7 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 {
 	struct usage_seen seen[USAGE_UTIL_MAX];
 	int who[USAGE_UTIL_MAX];
-	double busy, dj;
+	double busy, dj, t0, t1;
 	int n = 0;
 
 	/* beside an MPS fault the driver is left alone (farm_mps_quiet); the next sample spans the gap */
@@ -254,6 +258,7 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 		}
 	dt += g->held;
 	g->held = 0;
+	t0 = clock_mono();
 	dj = read_energy(f, g);
 	busy = read_busy(f, g);
 	for (int i = 0; i < f->nr && n < USAGE_UTIL_MAX; i++) {
@@ -266,6 +271,9 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 	}
 	read_util(f, g, seen, who, n);
 	read_mem(f, g, seen, who, n);
+	/* a read the driver held (beside an MPS fault on an H200 gpupack waited there 60 s) */
+	if ((t1 = clock_mono()) - t0 > SLOW_READ)
+		trace_event(t1, "usage read gpu=%d took %.3f s", g->index, t1 - t0);
 	if (dt > 0)
 		usage_interval(&g->dev, seen, n, dt, busy, dj);
 }

@@ -34,6 +34,8 @@ static const struct knob_row rows[KNOB_N] = {
 	    "-j auto's count stops rising (0: CTLNODE_ROOM, 150), for bench/auto.sh's VARIANTS"},
 	[KNOB_FARM_BLIND_AFTER] = {"farm.blind_after_s", "switch: seconds after a device first shows the "
 	    "farm's work, none of its tasks listed, before -j auto takes the driver as blind (0: 20)"},
+	[KNOB_FARM_USAGE_OFF] = {"farm.usage_off", "switch: 1, the per-task usage sampler reads no driver "
+	    "(no usage records), for tests/gpu/fault-farm.sh's comparison of a farm without its reads"},
 };
 
 static _Atomic long values[KNOB_N];

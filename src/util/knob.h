@@ -31,6 +31,7 @@ enum knob_id {
 	KNOB_FARM_START_OVER,   /* percent of the CPUs that tasks starting together may want (-1: any) */
 	KNOB_FARM_CPU_ROOM,     /* percent of the CPUs the tasks may want before the count stops rising */
 	KNOB_FARM_BLIND_AFTER,  /* seconds after the farm's work shows with none of its tasks listed: blind */
+	KNOB_FARM_USAGE_OFF,    /* the per-task usage sampler reads no driver (a GPU experiment's other arm) */
 	KNOB_N
 };
 

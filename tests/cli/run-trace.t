@@ -47,3 +47,21 @@ GPUPACK_TRACE=link run R --joblog jl3 true ::: 1
 is "$rc" 255 "a GPUPACK_TRACE that is a symlink: refused"
 is "$(wc -c <t1)" "$before" "the file it points to is untouched"
 ok "$([ ! -e jl3 ] && echo 0 || echo 1)" "no joblog written"
+
+# a driver slow to answer (on an H200 gpupack's own reading waited 60 s in the driver beside an
+# MPS fault): each device reading that took more than 0.25 s is a line, -j auto's and the usage
+# sampler's; none when the driver answers at once
+rm -rf dev && mkdir -p dev/proc
+printf '%s\n' curve=1:1,8:8 sm=1:0.1,8:1 start_ms=100 start_cpu=1 gpu_cpu=0 ncpu=16 task_mib=2000 \
+	dev_mib=80000 >dev/config
+F() {
+	FAKENVML_DEVICE="$T/dev" FAKE_DEVICE="$T/dev" GPUPACK_PROC_DIR="$T/dev/proc" \
+		GPUPACK_NVML_LIB="$GPUPACK_BUILD/tests/fakenvml/libnvidia-ml.so.1" \
+		$GPUPACK run --share timeslice --json "$TOOLS/fake-work" farm --work 1 ::: 1 2 3
+}
+GPUPACK_TRACE=t2 FAKENVML_SLOW=nvmlDeviceGetComputeRunningProcesses_v3=300 run F
+is "$rc" 0 "a slow driver: the farm runs"
+ok "$(grep -q ' auto read gpu=0 took 0\.[3-9][0-9]* s$' t2; echo $?)" "-j auto's slow reading is a line"
+ok "$(grep -q ' usage read gpu=0 took [0-9.]* s$' t2; echo $?)" "the usage sampler's slow reading is a line"
+GPUPACK_TRACE=t3 run F
+is "$(grep -c ' read gpu=' t3)" 0 "a driver that answers at once: no such line"

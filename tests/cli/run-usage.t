@@ -94,3 +94,12 @@ is "$(j '.usage | length')" 2 "a usage record per task there too"
 is "$(j '.simulated')" true "labelled simulated"
 is "$(j '[.usage[].basis.gpu_mem_peak.basis] | unique | join(" ")')" unknown \
 	"the simulated GPU lists no per-process memory: unknown"
+
+# --- farm.usage_off (fault-farm.sh's arm without the sampler): the driver is not read for it ---
+rm -f "$T/calls.log"
+GPUPACK_KNOBS=farm.usage_off=1 FAKENVML_CALLS="$T/calls.log" run A "$WORK" farm --work 1 ::: 1 2 3
+is "$rc" 0 "the sampler off: the farm runs"
+is "$(j '.usage | length')" 0 "no usage records"
+is "$(awk '$2 ~ /ProcessUtilization|RunningProcesses|UtilizationRates/' "$T/calls.log" | wc -l | tr -d ' ')" \
+	0 "no per-process or utilization reading"
+is "$(grep -c MemoryInfo "$T/calls.log")" 1 "the device's memory read once, when the devices are found"

@@ -16,6 +16,8 @@
  *                     error ("nvmlInit_v2=9", "nvmlDeviceGetMemoryInfo_v2=4");
  *                     "call=code/K": only every K-th call does (a driver
  *                     that fails now and then).
+ *   FAKENVML_SLOW     "call=ms[,call=ms...]": that call takes that long (a
+ *                     driver busy tearing a fault's clients down).
  *   FAKENVML_OLD      1: behave like a driver that predates the versioned
  *                     structs (the V/_v2 calls answer ARGUMENT_VERSION_MISMATCH).
  *   FAKENVML_CUDA     the driver's CUDA version as NVML gives it (default 13000).
@@ -175,14 +177,34 @@ log_call(const char *call)
 	fclose(fp);
 }
 
+/* FAKENVML_SLOW: the milliseconds this call waits first, or 0. */
+static long
+slow_ms(const char *call)
+{
+	const char *spec = getenv("FAKENVML_SLOW");
+	size_t len = strlen(call);
+
+	while (spec && *spec) {
+		if (strncmp(spec, call, len) == 0 && spec[len] == '=')
+			return atol(spec + len + 1);
+		spec = strchr(spec, ',');
+		if (spec)
+			spec++;
+	}
+	return 0;
+}
+
 /* The error FAKENVML_FAIL asks this call to return, or NVML_SUCCESS. */
 static nvmlReturn_t
 injected(const char *call)
 {
 	const char *spec = getenv("FAKENVML_FAIL");
 	size_t len = strlen(call);
+	long ms = slow_ms(call);
 
 	log_call(call);
+	if (ms > 0)
+		nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 
 	/* calls so far of each entry of the spec (its place in the list) */
 	static unsigned long seen[32];
