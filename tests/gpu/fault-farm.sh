@@ -11,6 +11,9 @@
 # start, its end's facts and verdict) in fault-farm-TAG.tgz beside it. Never
 # changes a card setting; every daemon started is stopped.
 #   ROUNDS=10 PAR_EVERY=3 bash tests/gpu/fault-farm.sh
+#   ARMS="auto nousage" ...   each round runs these gpupack arms in turn: auto (GP_ARGS, default
+#                             -j auto), nousage (the same with farm.usage_off=1: the per-task
+#                             usage sampler reads no driver), j16, j16nousage (-j 16)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/fault-farm}
@@ -77,7 +80,7 @@ par_run() { # name
 # what a run that has not ended by LIMIT is doing, 12 s before it is killed: every task process
 # (state, kernel wait, CPU), the run's daemon's view (server list, clients), the run's MPS logs
 stall_dump() { # name state-dir pid
-	local p d
+	local d
 	sleep $(( ${LIMIT:-300} - 12 ))
 	kill -0 "$3" 2>/dev/null || return 0
 	{
@@ -116,12 +119,30 @@ logs_keep() { # state-dir name pid
 	done
 }
 
-gp_run() { # name
+# an arm of the comparison: its gpupack options and knobs (ARMS lists those each round runs)
+arm_args() { # arm
+	case $1 in
+	auto) echo "${GP_ARGS:-}" ;;
+	nousage) echo "${GP_ARGS:-}" ;;
+	j16) echo "-j 16" ;;
+	j16nousage) echo "-j 16" ;;
+	*) echo "fault-farm.sh: unknown arm $1 (auto, nousage, j16, j16nousage)" >&2; exit 2 ;;
+	esac
+}
+arm_knobs() { # arm: farm.usage_off=1, the per-task usage sampler reading no driver
+	case $1 in *nousage) echo farm.usage_off=1 ;; esac
+}
+ARMS=${ARMS:-auto}
+for a in $ARMS; do arm_args "$a" >/dev/null || exit 2; done
+
+gp_run() { # name arm
 	local st t0 t1 pid dump keep
 	st=$(mktemp -d /tmp/ffg.XXXXXX)
 	t0=$(date +%s.%N)
 	# GPUPACK_TRACE: each attempt's start, the facts of its end and the verdict (doc/run.md)
-	GPUPACK_TRACE=$RUNS/$1.trace GPUPACK_STATE_DIR=$st timeout -k 10 "${LIMIT:-300}" "$G" run ${GP_ARGS:-} \
+	# shellcheck disable=SC2046 # the arm's options split on purpose
+	GPUPACK_KNOBS=$(arm_knobs "$2") GPUPACK_TRACE=$RUNS/$1.trace GPUPACK_STATE_DIR=$st \
+		timeout -k 10 "${LIMIT:-300}" "$G" run $(arm_args "$2") \
 		--json --joblog "$RUNS/$1.joblog" <"$tasks" >"$RUNS/$1.out" 2>"$RUNS/$1.err" &
 	pid=$!
 	stall_dump "$1" "$st" "$pid" &
@@ -135,7 +156,8 @@ gp_run() { # name
 	GPUPACK_STATE_DIR=$st "$G" mps stop --all --force >/dev/null 2>&1
 	tail -n 1 "$RUNS/$1.out" >"$RUNS/$1.json"
 	rm -f "$RUNS/$1.out"
-	row "$1" "gpupack (${GP_ARGS:-default: -j auto}, mps)" "$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
+	row "$1" "gpupack $2 ($(arm_args "$2" | grep . || echo '-j auto'), mps$([ -n "$(arm_knobs "$2")" ] && echo ", $(arm_knobs "$2")"))" \
+		"$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
 	rm -rf "$st"
 }
 
@@ -150,7 +172,7 @@ warm="warm-up before the runs: one training alone, exit $?, $(awk -v a="$(date +
 t_begin=$(date +%s)
 for r in $(seq "$ROUNDS"); do
 	[ $(($(date +%s) - t_begin)) -lt "${DEADLINE:-100000}" ] || break
-	gp_run "$TAG-g$r"
+	for a in $ARMS; do gp_run "$TAG-$a$r" "$a"; done
 	if [ $(( (r - 1) % PAR_EVERY )) = 0 ]; then par_run "$TAG-p$r"; fi
 done
 left=$(pgrep -f 'nvidia-cuda-mps-(control|server)' | wc -l)

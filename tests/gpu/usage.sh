@@ -146,5 +146,5 @@ elif [ -n "$DRY" ] || [ -x "$W" ]; then
 	[ -s "$TMP/matmul-timeslice-all.json" ] && verdicts < <(judge matmul-timeslice-all 0 | grep '^INFO')
 fi
 # each farm's --json (its per-task usage list) beside the report
-tar -C "$TMP" -czf "$OUT/usage-json.tgz" $(cd "$TMP" && ls ./*.json 2>/dev/null) 2>/dev/null
+(cd "$TMP" && tar -czf "$OUT/usage-json.tgz" ./*.json 2>/dev/null)
 gpu_finish
