@@ -486,7 +486,7 @@ apply(struct farm *f, int n, double now)
 		struct run *r = au->who[i];
 		/* beside a fault nothing waits stopped: the server's teardown waits on every client (health.c) */
 		int stop = au->t[i].m.pause && !au->t[i].m.on_gpu && f->stop == 0 && !au->blind && !au->gate_off &&
-		    now >= r->g->h.door_shut_until;
+		    !health_door_shut(r->g, now);
 
 		r->ct = au->t[i];
 		if (stop && !r->paused && stop_at_door(r)) {

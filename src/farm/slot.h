@@ -37,7 +37,6 @@ struct group_mps {
 	unsigned long long ep_seq;  /* and whose failure that was */
 	double fault_asked;       /* when the server was last asked whether it is in FAULT */
 	double fault_mute;        /* when its daemon last did not answer that; 0 it did */
-	double door_shut_until;   /* a fault then: no task is stopped at the GPU's door before */
 	int solo;                 /* a suspect of a fault runs alone here: start nothing else */
 	int mps_down;             /* no task starts here until the daemon is restarted */
 	int mps_restarts;         /* restarts this run made here */

@@ -303,6 +303,8 @@ int health_others(const struct farm *f, const struct run *r);
 void health_fault_held(struct farm *f, struct run *r, double now);
 /* A failure on g saw a fault in its server's log (g->h.fault_at, for farm_mps_blocked and _stuck). */
 void health_fault_seen(struct group *g, double now);
+/* A fault on g within the grace: nothing is stopped at the GPU's door (-j auto). */
+int health_door_shut(const struct group *g, double now);
 /* An attempt on g failed saying its GPU context died of a fault: its neighbours are watched for a hang. */
 void health_fault_said(struct farm *f, struct run *r, double now);
 /* Did the fault that ended r stay its own (others that ran beside it ran on)? */
