@@ -348,11 +348,29 @@ watch_hang(struct farm *f, struct group *g, double now)
 int
 health_others(const struct farm *f, const struct run *r)
 {
+	const struct group *g = r->g;
+	double at = r->ended_at > 0 ? r->ended_at : r->start;
 	int others = 0;
 
 	/* the others on its server: running, or ended and not finished yet (held, as it may be) */
 	for (int i = 0; i < f->nr; i++)
-		others += &f->r[i] != r && f->r[i].g == r->g && f->r[i].task;
+		others += &f->r[i] != r && f->r[i].g == g && f->r[i].task;
+	/*
+	 * and another's failure there beside it a moment before, decided already: as the farm
+	 * ends its tasks no end waits, so of a culprit and its victim reaped in one pass the
+	 * second found none beside it and was recorded failed (sequence 484389, --halt now)
+	 */
+	for (int k = 0; k < 2; k++) {
+		int running = 0;
+
+		if (g->h.fail_at[k] <= 0 || g->h.fail_seq[k] == r->task->seq || g->h.fail_at[k] < r->start ||
+		    g->h.fail_at[k] < at - FAULT_HOLD)
+			continue;
+		for (int i = 0; i < f->nr; i++)
+			running |= &f->r[i] != r && f->r[i].g == g && f->r[i].task &&
+			    f->r[i].task->seq == g->h.fail_seq[k];
+		others += !running;
+	}
 	return others;
 }
 

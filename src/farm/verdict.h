@@ -94,7 +94,8 @@ struct end_facts {
 	int mps;              /* it ran on an MPS device */
 	int fault;            /* a fault since it started: its server's log, or a client's error */
 	int logged;           /* its server (its log or its daemon) shows that fault, not only a client */
-	int others;           /* other clients of ours on its server (running, or ended and waiting) */
+	int others;           /* other clients of ours on its server (running, ended and waiting, or failed
+	                       * there within FAULT_HOLD before it, while it ran) */
 	int alone;            /* it ran as its server's only client (a suspect's rerun) */
 	int contained;        /* after the wait: the fault took no other client of those beside it */
 	int first;            /* it saw its fault first: not a neighbour of another's */

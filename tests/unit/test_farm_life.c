@@ -1344,6 +1344,20 @@ main(void)
 	setenv("GPUPACK_STATE_DIR", base, 1);
 	/* a simulated machine's MPS: the fake world here, not the stand-in daemon (never run) */
 	setenv("GPUPACK_MPS_CONTROL", "/nonexistent/gpupack-life-mps-control", 1);
+	/* the sequences that once broke a promise (bench/results/2026-12-02-torture-life.md), every time */
+	{
+		static const uint64_t known[] = {25348, 26235, 82037, 84510, 93233, 106976, 108279, 252225,
+			341015, 387963, 484389};
+		long kbad = 0;
+
+		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+			uint64_t next = known[i];
+
+			kbad += batch(&next, known[i] + 1, 1, topo, base, verbose);
+		}
+		ok(kbad == 0, "the %zu sequences that once broke a promise keep them: %ld broke one",
+		    sizeof known / sizeof known[0], kbad);
+	}
 	if (jobs < 1)
 		jobs = 1;
 	/* LIFE_JOBS workers, each its share of the seeds */
