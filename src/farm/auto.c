@@ -672,11 +672,15 @@ auto_finish(struct farm *f, int remember)
 void
 auto_energy(struct farm *f, int end)
 {
-	usagefarm_mark(f, clock_mono());
+	double now = clock_mono();
+
+	usagefarm_mark(f, now);
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		uint64_t mj = 0;
-		int ok = f->b && f->b->energy && f->b->energy(f->b, g->gpu_index, &mj) == 0;
+		/* the usage sample's own reading: a counter step between two reads split them (run-usage.t) */
+		int ok = usagefarm_energy_at(f, g->gpu_index, now, &mj) == 0 ||
+		    (f->b && f->b->energy && f->b->energy(f->b, g->gpu_index, &mj) == 0);
 
 		err_clear();
 		if (!end) {

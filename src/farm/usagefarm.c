@@ -48,6 +48,7 @@ struct usage_gpu {
 	int whole;                /* one group, the whole GPU: its busy share is the tasks' */
 	int e_ok;                 /* last_mj is a reading */
 	uint64_t last_mj;
+	double read_t;            /* when last_mj was read */
 	uint64_t since_us;        /* the newest per-process utilization sample read */
 	double held;              /* seconds not sampled beside an MPS fault, for the next sample */
 	struct gpu_energy_meter meter;
@@ -260,6 +261,8 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 	g->held = 0;
 	t0 = clock_mono();
 	dj = read_energy(f, g);
+	if (g->e_ok)
+		g->read_t = now;
 	busy = read_busy(f, g);
 	for (int i = 0; i < f->nr && n < USAGE_UTIL_MAX; i++) {
 		struct run *r = &f->r[i];
@@ -327,6 +330,19 @@ usagefarm_mark(struct farm *f, double now)
 
 	if (u && now > u->last_t)
 		sample_all(f, u, now);
+}
+
+int
+usagefarm_energy_at(const struct farm *f, int gpu_index, double now, uint64_t *mj)
+{
+	const struct farm_usage *u = f->usage;
+
+	for (int k = 0; u && k < u->ngpu; k++)
+		if (u->gpu[k].index == gpu_index && u->gpu[k].e_ok && u->gpu[k].read_t == now) {
+			*mj = u->gpu[k].last_mj;
+			return 0;
+		}
+	return -1;
 }
 
 static struct usage_gpu *

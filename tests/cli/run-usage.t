@@ -95,6 +95,15 @@ is "$(j '.simulated')" true "labelled simulated"
 is "$(j '[.usage[].basis.gpu_mem_peak.basis] | unique | join(" ")')" unknown \
 	"the simulated GPU lists no per-process memory: unknown"
 
+# --- a counter that steps between two reads of it (a slow driver): the farm's joules are the usage
+# sample's own reading, so the split still adds up to them (two reads, a step apart: 1.009-1.018)
+run env FAKENVML_SLOW=nvmlDeviceGetTotalEnergyConsumption=60 FAKENVML_DEVICE="$D" FAKE_DEVICE="$D" \
+	GPUPACK_PROC_DIR="$D/proc" GPUPACK_NVML_LIB="$FAKE_LIB" FAKENVML_ENERGY_STEP_MS=100 \
+	$GPUPACK run --share timeslice -j 3 --json "$WORK" farm --work 1.5 ::: 1 2 3
+is "$rc" 0 "a slow energy counter: the farm runs"
+is "$(j '(([.usage[].joules] | add) + .unattributed_j) / .energy_j * 1000 | round')" 1000 \
+	"the tasks' joules and the unattributed still add up to the farm's"
+
 # --- farm.usage_off (fault-farm.sh's arm without the sampler): the driver is not read for it ---
 rm -f "$T/calls.log"
 GPUPACK_KNOBS=farm.usage_off=1 FAKENVML_CALLS="$T/calls.log" run A "$WORK" farm --work 1 ::: 1 2 3
