@@ -287,7 +287,6 @@ blind_share(struct farm *f, int gi, const struct gpu_sample *smp)
 	}
 }
 
-/* Read device gi (full: everything; else memory and processes only) into au->dev[gi]. */
 /*
  * Is the driver blind to our tasks (no door, footprints from the device's
  * memory)? Its process lists refused before any answered, refused for
@@ -316,6 +315,7 @@ blind_check(struct farm *f, int gi, const struct gpu_sample *smp, double now)
 		au->blind = 1;
 }
 
+/* Read device gi (full: everything; else memory and processes only) into au->dev[gi]. */
 static void
 read_device(struct farm *f, int gi, double now, int full)
 {
@@ -323,7 +323,7 @@ read_device(struct farm *f, int gi, double now, int full)
 	struct group *g = &f->g[gi];
 	struct ctlnode_dev *d = &au->dev[gi];
 	struct gpu_sample smp;
-	double t0, t1;
+	double t0;
 	uint64_t mj;
 	int have;
 
@@ -333,9 +333,7 @@ read_device(struct farm *f, int gi, double now, int full)
 		have = f->b && f->b->sample && f->b->sample(f->b, g->gpu_index, g->gi_id, &smp) == 0;
 	else
 		have = f->b->sample_procs(f->b, g->gpu_index, g->gi_id, &smp) == 0;
-	/* a reading the driver held (beside an MPS fault on an H200 it waited there 60 s) */
-	if ((t1 = clock_mono()) - t0 > 0.25)
-		trace_event(t1, "auto read gpu=%d took %.3f s", g->gpu_index, t1 - t0);
+	trace_read("auto", g->gpu_index, t0);
 	if (!have) {
 		err_clear();
 		smp.busy = smp.sm_active = -1;
@@ -672,14 +670,12 @@ auto_finish(struct farm *f, int remember)
 void
 auto_energy(struct farm *f, int end)
 {
-	double now = clock_mono();
-
-	usagefarm_mark(f, now);
+	usagefarm_mark(f, clock_mono());
 	for (int i = 0; i < f->ng; i++) {
 		struct group *g = &f->g[i];
 		uint64_t mj = 0;
 		/* the usage sample's own reading: a counter step between two reads split them (run-usage.t) */
-		int ok = usagefarm_energy_at(f, g->gpu_index, now, &mj) == 0 ||
+		int ok = usagefarm_energy_last(f, g->gpu_index, &mj) == 0 ||
 		    (f->b && f->b->energy && f->b->energy(f->b, g->gpu_index, &mj) == 0);
 
 		err_clear();

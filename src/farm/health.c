@@ -322,8 +322,10 @@ health_task_failed(struct farm *f, struct run *r, double now)
 	if (!g->mps || r->lost)
 		return r->lost != NULL;
 	/* its server logged a fault since it started: a silent daemon now is busy with it */
-	if (farm_mps_fault(g, r->m.mps_off))
+	if (farm_mps_fault(g, r->m.mps_off)) {
+		trace_event(now, "fault logged gpu=%d (seen at input %llu's end)", g->gpu_index, r->task->seq);
 		g->h.fault_last = now;
+	}
 	/* the last two failures here: whether a fault took others too (health_fault_contained) */
 	g->h.fail_seq[1] = g->h.fail_seq[0];
 	g->h.fail_at[1] = g->h.fail_at[0];
@@ -404,13 +406,12 @@ health_fault_seen(struct group *g, double now)
 void
 health_fault_said(struct farm *f, struct run *r, double now)
 {
-	if (r->g->mps) {
-		r->g->h.fault_said = r->g->h.fault_last = now;
-		trace_event(now, "fault said seq=%llu pid=%d gpu=%d", r->task->seq, (int)r->pid, r->g->gpu_index);
-	}
+	if (!r->g->mps)
+		return;
+	r->g->h.fault_said = r->g->h.fault_last = now;
+	trace_event(now, "fault said seq=%llu pid=%d gpu=%d", r->task->seq, (int)r->pid, r->g->gpu_index);
 	/* also while the farm stops: a hung client would hold the stop for good */
-	if (r->g->mps)
-		watch_hang(f, r->g, now);
+	watch_hang(f, r->g, now);
 }
 
 int

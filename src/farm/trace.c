@@ -2,6 +2,7 @@
  * trace: the farm's lifecycle, line by line, for a person (farm/trace.h).
  */
 #include "farm/trace.h"
+#include "util/clock.h"
 #include "util/err.h"
 
 #include <errno.h>
@@ -66,4 +67,13 @@ trace_event(double now, const char *fmt, ...)
 	fputc('\n', out);
 	/* line by line: a farm killed midway keeps what it traced */
 	fflush(out);
+}
+
+void
+trace_read(const char *who, int gpu, double t0)
+{
+	double t1;
+
+	if (out && (t1 = clock_mono()) - t0 > TRACE_SLOW_READ)
+		trace_event(t1, "%s read gpu=%d took %.3f s", who, gpu, t1 - t0);
 }

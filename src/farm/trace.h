@@ -15,5 +15,12 @@ void trace_close(void);
 int trace_on(void);
 /* One line: "SECONDS " then the formatted event; nothing when off. */
 void trace_event(double now, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * A reading of GPU gpu's driver by who ("auto", "usage") begun at t0 (monotonic):
+ * a line when it took over TRACE_SLOW_READ s (beside an MPS fault on an H200
+ * gpupack's own reading waited 60 s in the driver).
+ */
+#define TRACE_SLOW_READ 0.25
+void trace_read(const char *who, int gpu, double t0);
 
 #endif

@@ -31,8 +31,6 @@
 #include <unistd.h>
 
 #define USAGE_PERIOD 0.2
-/* seconds a device's reading may take before GPUPACK_TRACE tells it */
-#define SLOW_READ 0.25
 #define USAGE_MAX_GPUS 64
 #define USAGE_UTIL_MAX 128
 
@@ -48,7 +46,7 @@ struct usage_gpu {
 	int whole;                /* one group, the whole GPU: its busy share is the tasks' */
 	int e_ok;                 /* last_mj is a reading */
 	uint64_t last_mj;
-	double read_t;            /* when last_mj was read */
+	int fresh;                /* last_mj was read at the last sample (not one left out beside a fault) */
 	uint64_t since_us;        /* the newest per-process utilization sample read */
 	double held;              /* seconds not sampled beside an MPS fault, for the next sample */
 	struct gpu_energy_meter meter;
@@ -248,9 +246,10 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 {
 	struct usage_seen seen[USAGE_UTIL_MAX];
 	int who[USAGE_UTIL_MAX];
-	double busy, dj, t0, t1;
+	double busy, dj, t0;
 	int n = 0;
 
+	g->fresh = 0;
 	/* beside an MPS fault the driver is left alone (farm_mps_quiet); the next sample spans the gap */
 	for (int gi = 0; gi < f->ng; gi++)
 		if (f->g[gi].gpu_index == g->index && farm_mps_quiet(&f->g[gi], farm_log_since(f, &f->g[gi]), now)) {
@@ -261,8 +260,7 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 	g->held = 0;
 	t0 = clock_mono();
 	dj = read_energy(f, g);
-	if (g->e_ok)
-		g->read_t = now;
+	g->fresh = g->e_ok;
 	busy = read_busy(f, g);
 	for (int i = 0; i < f->nr && n < USAGE_UTIL_MAX; i++) {
 		struct run *r = &f->r[i];
@@ -274,9 +272,7 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 	}
 	read_util(f, g, seen, who, n);
 	read_mem(f, g, seen, who, n);
-	/* a read the driver held (beside an MPS fault on an H200 gpupack waited there 60 s) */
-	if ((t1 = clock_mono()) - t0 > SLOW_READ)
-		trace_event(t1, "usage read gpu=%d took %.3f s", g->index, t1 - t0);
+	trace_read("usage", g->index, t0);
 	if (dt > 0)
 		usage_interval(&g->dev, seen, n, dt, busy, dj);
 }
@@ -333,12 +329,12 @@ usagefarm_mark(struct farm *f, double now)
 }
 
 int
-usagefarm_energy_at(const struct farm *f, int gpu_index, double now, uint64_t *mj)
+usagefarm_energy_last(const struct farm *f, int gpu_index, uint64_t *mj)
 {
 	const struct farm_usage *u = f->usage;
 
 	for (int k = 0; u && k < u->ngpu; k++)
-		if (u->gpu[k].index == gpu_index && u->gpu[k].e_ok && u->gpu[k].read_t == now) {
+		if (u->gpu[k].index == gpu_index && u->gpu[k].fresh) {
 			*mj = u->gpu[k].last_mj;
 			return 0;
 		}

@@ -25,11 +25,12 @@ void usagefarm_tick(struct farm *f, double now);
 /* Sample now whatever the time since the last (the farm's start and end: auto_energy). */
 void usagefarm_mark(struct farm *f, double now);
 /*
- * The energy counter of GPU gpu_index as the sample at now read it: 0, or -1
- * (none read then). The farm's own joules are taken from the same reading,
- * so the tasks' and the unattributed add up to them exactly.
+ * The energy counter of GPU gpu_index as the last sample read it: 0, or -1
+ * (that sample read none). The farm's own joules are taken from the reading
+ * of usagefarm_mark's sample, so the tasks' and the unattributed add up to
+ * them exactly.
  */
-int usagefarm_energy_at(const struct farm *f, int gpu_index, double now, uint64_t *mj);
+int usagefarm_energy_last(const struct farm *f, int gpu_index, uint64_t *mj);
 /* When the loop should wake for the next sample (monotonic); 0: no need (no task runs, or the
  * backend gives nothing per process). */
 double usagefarm_due(struct farm *f);

@@ -122,7 +122,7 @@ is "$(awk -F'\t' 'NR > 1' fault.jl | wc -l | tr -d ' ')" 16 "every task in the j
 # (within its 60 s grace: the whole run). How many were still stopped then depends on timing; a
 # machine too busy to stop any before the fault checks only the second part.
 door=$(awk '
-	/ fault logged / && !f { f = 1; for (s in p) if (p[s]) held[s] = 1; next }
+	/ fault (logged|seen|said) / && !f { f = 1; for (s in p) if (p[s]) held[s] = 1; next }
 	!f && / door stop / { p[$4] = 1 }
 	!f && / door go / { p[$4] = 0 }
 	f && / door go / { if ($4 in held && !again) held[$4] = 0 }

@@ -177,49 +177,45 @@ log_call(const char *call)
 	fclose(fp);
 }
 
-/* FAKENVML_SLOW: the milliseconds this call waits first, or 0. */
-static long
-slow_ms(const char *call)
+/*
+ * In a "call=value[,call=value...]" list (FAKENVML_FAIL, FAKENVML_SLOW),
+ * where call's value starts, and its place in the list; NULL: not listed.
+ */
+static const char *
+spec_find(const char *spec, const char *call, int *at)
 {
-	const char *spec = getenv("FAKENVML_SLOW");
 	size_t len = strlen(call);
-
-	while (spec && *spec) {
-		if (strncmp(spec, call, len) == 0 && spec[len] == '=')
-			return atol(spec + len + 1);
-		spec = strchr(spec, ',');
-		if (spec)
-			spec++;
-	}
-	return 0;
-}
-
-/* The error FAKENVML_FAIL asks this call to return, or NVML_SUCCESS. */
-static nvmlReturn_t
-injected(const char *call)
-{
-	const char *spec = getenv("FAKENVML_FAIL");
-	size_t len = strlen(call);
-	long ms = slow_ms(call);
-
-	log_call(call);
-	if (ms > 0)
-		nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
-
-	/* calls so far of each entry of the spec (its place in the list) */
-	static unsigned long seen[32];
 
 	for (int i = 0; spec && *spec; i++) {
 		if (strncmp(spec, call, len) == 0 && spec[len] == '=') {
-			char *end;
-			long code = strtol(spec + len + 1, &end, 10), every = *end == '/' ? atol(end + 1) : 1;
-			unsigned long n = i < 32 ? __atomic_add_fetch(&seen[i], 1, __ATOMIC_RELAXED) : 1;
-
-			return every <= 1 || n % (unsigned long)every == 0 ? (nvmlReturn_t)code : NVML_SUCCESS;
+			*at = i;
+			return spec + len + 1;
 		}
 		spec = strchr(spec, ',');
 		if (spec)
 			spec++;
+	}
+	return NULL;
+}
+
+/* The error FAKENVML_FAIL asks this call to return, or NVML_SUCCESS; FAKENVML_SLOW's wait first. */
+static nvmlReturn_t
+injected(const char *call)
+{
+	/* calls so far of each entry of the spec (its place in the list) */
+	static unsigned long seen[32];
+	const char *v;
+	char *end;
+	int i;
+
+	log_call(call);
+	if ((v = spec_find(getenv("FAKENVML_SLOW"), call, &i)) != NULL && atol(v) > 0)
+		nanosleep(&(struct timespec){atol(v) / 1000, (atol(v) % 1000) * 1000000L}, NULL);
+	if ((v = spec_find(getenv("FAKENVML_FAIL"), call, &i)) != NULL) {
+		long code = strtol(v, &end, 10), every = *end == '/' ? atol(end + 1) : 1;
+		unsigned long n = i < 32 ? __atomic_add_fetch(&seen[i], 1, __ATOMIC_RELAXED) : 1;
+
+		return every <= 1 || n % (unsigned long)every == 0 ? (nvmlReturn_t)code : NVML_SUCCESS;
 	}
 	return NVML_SUCCESS;
 }
