@@ -16,17 +16,27 @@
 #include <string.h>
 
 void
-halt_terminate(struct run *r, double now)
+halt_signal(struct run *r, double now)
 {
 	if (r->terminated)
 		return;
 	r->terminated = 1;
 	r->kill_at = now + FARM_KILL_GRACE;
+	kill(-r->pid, SIGTERM);
+	auto_wake(r);
+}
+
+void
+halt_terminate(struct run *r, double now)
+{
+	if (r->terminated)
+		return;
 	if (!r->g->mps) {
-		kill(-r->pid, SIGTERM);
-		auto_wake(r);
+		halt_signal(r, now);
 		return;
 	}
+	r->terminated = 1;
+	r->kill_at = now + FARM_KILL_GRACE;
 	farm_mps_terminate(r->g, r->pid);
 	r->term_at = now + FARM_MPS_TERM_WAIT;
 	r->kill_at += FARM_MPS_TERM_WAIT;

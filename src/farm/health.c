@@ -199,11 +199,16 @@ hang_check(struct farm *f, struct group *g, double now)
 		}
 		if (now - r->m.hang_t < hang_after())
 			continue;
-		/* through the server first (terminate_client): a client killed mid-work can wedge it */
+		/*
+		 * Signalled, not through the server: on an H200 (fault farm k1) a hung
+		 * client's terminate_client held the daemon 30 s, and gpupack's every
+		 * call to it meanwhile, so the farm stood still; the server takes a
+		 * client's death as its exit. A hung client has no work to cut short.
+		 */
 		r->lost = HUNG_WHY;
 		trace_event(now, "hung seq=%llu pid=%d: no CPU for %.0f s beside a fault", r->task->seq, (int)r->pid,
 		    now - r->m.hang_t);
-		halt_terminate(r, now);
+		halt_signal(r, now);
 		hung++;
 		watched--;
 	}

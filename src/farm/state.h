@@ -235,6 +235,8 @@ uint64_t farm_identity(const struct farm_opts *o);
 void halt_fatal(struct farm *f, double now);
 /* Ask a task to end: under MPS terminate_client first; SIGTERM to its group; SIGKILL after a grace. */
 void halt_terminate(struct run *r, double now);
+/* The same without the server: SIGTERM to its group now, SIGKILL after the grace (a hung client). */
+void halt_signal(struct run *r, double now);
 void halt_terminate_all(struct farm *f, double now);
 /*
  * A task's output could not be kept or written (errno e; what: where): its

@@ -39,9 +39,9 @@
  *  5. A failure with a fault around it (its server's log, or a client's
  *     error, since it started): where the log names the fault's culprit
  *     (driver 580: "Client {PID: PID, ...} encountered a fatal GPU
- *     error"), it is charged if it is
- *     that process, else it is a victim (below). Where the log names
- *     none, it is a neighbour's when another failure saw
+ *     error", its teardown naming no other client: share/mps.h), it is
+ *     charged if it is that process, else it is a victim (below). Where
+ *     the log names none, it is a neighbour's when another failure saw
  *     that fault first (within FAULT_EPISODE s): a victim, run again
  *     beside the others, --retries untouched, never charged (a second
  *     time, alone: where faults take every client, the culprit may

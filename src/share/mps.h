@@ -179,7 +179,11 @@ int mps_log_fatal_since(const struct mps_daemon *d, long log_offset);
  * Does server.log past log_offset name pid as a fault's culprit ("Client
  * {PID: PID, Context: N} encountered a fatal GPU error", driver 580)? 1
  * yes; 0 it names others only; -1 it names none (a log or driver that does
- * not say, a device-side assert; err set on a read error).
+ * not say, a device-side assert; err set on a read error). A fault whose
+ * teardown ("All clients belonging to error trigging process PID") names
+ * any client but the one named, or that has not been read to its end,
+ * names none: on an H200 the server named a training that ran beside the
+ * fault, not the process that wrote the illegal address (fault farm k1).
  */
 int mps_fault_culprit(const struct mps_daemon *d, long log_offset, pid_t pid);
 
@@ -229,5 +233,6 @@ int mps_parse_ps(const char *text, struct mps_ps_row **out, int *n);
 int mps_reply_is_error(const char *reply);                      /* "Error: ...", "unrecognized" */
 int mps_log_line_fatal(const char *line);                       /* a server.log fatal-error line */
 long mps_log_line_culprit(const char *line);                    /* the pid a fault line blames; 0 none */
+long mps_log_line_torn(const char *line);                       /* the pid a teardown line names; 0 none */
 
 #endif

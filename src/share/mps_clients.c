@@ -222,18 +222,40 @@ mps_log_fatal_since(const struct mps_daemon *d, long offset)
 	return hit;
 }
 
+/* One fault's verdict on pid (1 its culprit, 0 another's), folded into *named; none when ambiguous. */
+static void
+fault_named(long who, int others, int read_on, pid_t pid, int *named)
+{
+	if (who <= 0 || others || !read_on)
+		return;
+	if (who == (long)pid)
+		*named = 1;
+	else if (*named < 0)
+		*named = 0;
+}
+
 int
 mps_fault_culprit(const struct mps_daemon *d, long log_offset, pid_t pid)
 {
 	char *data, *save = NULL;
-	int named = -1;
-	long who;
+	int named = -1, others = 0, read_on = 0;
+	long who = 0, w;
 
 	if (log_since(d, log_offset, &data) < 0)
 		return -1;
-	for (char *l = data ? strtok_r(data, "\n", &save) : NULL; l && named != 1; l = strtok_r(NULL, "\n", &save))
-		if ((who = mps_log_line_culprit(l)) > 0)
-			named = who == (long)pid;
+	for (char *l = data ? strtok_r(data, "\n", &save) : NULL; l && named != 1; l = strtok_r(NULL, "\n", &save)) {
+		if ((w = mps_log_line_culprit(l)) > 0) {
+			fault_named(who, others, read_on, pid, &named);
+			who = w;
+			others = read_on = 0;
+		} else if (who > 0) {
+			/* a line after it: the fault's teardown lines come at once, in the same write */
+			read_on = 1;
+			if ((w = mps_log_line_torn(l)) > 0 && w != who)
+				others = 1;
+		}
+	}
+	fault_named(who, others, read_on, pid, &named);
 	free(data);
 	return named;
 }

@@ -151,3 +151,24 @@ mps_log_line_culprit(const char *line)
 		return 0;
 	return pid;
 }
+
+long
+mps_log_line_torn(const char *line)
+{
+	/* driver 580, one per client a fault tore down: "All clients belonging to error trigging process 3345 will be torn down" */
+	static const char key[] = "All clients belonging to error trigging process ";
+	const char *p = strstr(line, key);
+	char *end;
+	long pid;
+
+	if (!p)
+		return 0;
+	p += strlen(key);
+	if (*p < '1' || *p > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno || *end != ' ')
+		return 0;
+	return pid;
+}

@@ -128,9 +128,11 @@ run R -j 8 --retries 1 --joblog plain.jl sh plain.sh ::: a b f
 is "$rc" 1 "a failure without a fault: charged"
 is "$(awk -F'\t' 'NR > 1 && $9 ~ / f$/ { print $7 }' plain.jl)" 3 "with its own exit status, run once"
 
-# a fault that takes every client, the server's log naming the culprit (driver 580's "error
-# trigging process PID"): the culprit is charged at once, without a run alone; every other
-# client it took runs again beside the others and ends done
+# a fault that takes every client, the server's log naming the culprit and tearing every client
+# down (driver 580's "error trigging process PID" for each): a naming the teardown does not bear
+# out proves nothing (fault farm k1 on an H200: it named a training beside the fault). No one is
+# charged then: the first to fail runs again alone, the rest beside each other; the culprit is
+# charged once it faulted alone, and every client it took ends done, --retries unspent
 cp "$GPUPACK_SRC/tests/cli/mps-task-lib.sh" tasklib.sh
 rm -f fault
 cat >named.sh <<'SH'
@@ -144,9 +146,34 @@ if [ "$1" = f ]; then
 fi
 client
 SH
-run R -j 8 --retries 1 --json --joblog named.jl sh named.sh ::: a b c f
+GPUPACK_TRACE=named.trace run R -j 8 --retries 1 --json --joblog named.jl sh named.sh ::: a b c f
 is "$rc" 1 "a fault that took everyone, its culprit named: only the culprit fails"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' named.jl | wc -l | tr -d ' ')" 3 "the three it took end done"
-is "$(grep -c '^f$' named.runs)" 1 "the named culprit ran once: no rerun, alone or not"
-is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '"\(.fault_retries) \(.retries)"')" "3 0" \
-	"the three victims ran again for free, no --retries spent"
+like "$(grep ' start seq=4 ' named.trace | tail -n 1)" ' alone=1$' "the culprit's last attempt ran alone"
+like "$(grep ' end seq=4 ' named.trace | tail -n 1)" ' culprit=1 .* alone=1 .* -> record$' \
+	"charged once it faulted alone, the log naming it"
+is "$(printf '%s\n' "$out" | tail -n 1 | jq -r '.retries')" 0 "no --retries spent"
+
+# the log names a neighbour (as on the H200): the neighbour is not charged, the culprit is
+rm -f fault a.pid
+cat >wrong.sh <<'SH'
+. ./tasklib.sh
+echo "$1" >>wrong.runs
+if [ "$1" = f ]; then
+	if [ ! -e fault ]; then
+		PEERS=3 peers
+		touch fault
+		echo "x_fault_by $(cat a.pid) 200" | "$GPUPACK_MPS_CONTROL" >/dev/null
+	else
+		echo "x_fault_by $$ 200" | "$GPUPACK_MPS_CONTROL" >/dev/null
+	fi
+	exit 1
+fi
+[ "$1" = a ] && echo $$ >a.pid
+client
+SH
+GPUPACK_TRACE=wrong.trace run R -j 8 --retries 1 --json --joblog wrong.jl sh wrong.sh ::: a b c f
+is "$rc" 1 "the log naming a neighbour: only the culprit fails"
+is "$(awk -F'\t' 'NR > 1 && $7 != 0 { print $9 }' wrong.jl)" "sh wrong.sh f" "the culprit alone is recorded failed"
+is "$(awk -F'\t' 'NR > 1 && $9 == "sh wrong.sh a" { print $7 }' wrong.jl)" 0 "the neighbour the log named ends done"
+is "$(grep ' end seq=1 ' wrong.trace | grep -c ' culprit=1 ')" 0 "the naming is not taken as its culprit's"

@@ -108,9 +108,24 @@ esac
 [ "$(grep -cx "$1" hang.runs)" -gt 1 ] && exec "$CLIENT" --ms 200
 exec "$CLIENT" --ms 30000
 SH
-GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 --retries 1 --json --joblog hang.jl \
-	sh hang.sh ::: a b c f
+# the control program through a wrapper that notes each command it is given
+cat >control.sh <<SH
+#!/bin/sh
+[ \$# -gt 0 ] && exec "$GPUPACK_MPS_CONTROL" "\$@"
+cmd=\$(cat)
+printf '%s\\n' "\$cmd" >>"$T/commands"
+printf '%s\\n' "\$cmd" | exec "$GPUPACK_MPS_CONTROL"
+SH
+chmod +x control.sh
+rm -f commands
+GPUPACK_MPS_CONTROL=$T/control.sh GPUPACK_KNOBS=farm.fault_hang_s=1 run timeout -k 5 60 $G run --gpus 0 -j 8 \
+	--retries 1 --json --joblog hang.jl sh hang.sh ::: a b c f
 is "$rc" 1 "a contained fault whose neighbours hang: the farm ends (the faulting task failed)"
+# on an H200 (fault farm k1) terminate_client of a hung client held the daemon 30 s, and the
+# farm with it: a hung client is signalled, its server not asked
+grep -q '^get_server_list' commands
+ok $? "(the wrapper saw gpupack's commands)"
+is "$(grep -c '^terminate_client' commands)" 0 "the hung clients were signalled, not terminated through the server"
 is "$(awk -F'\t' 'NR > 1 && $7 == 0' hang.jl | wc -l | tr -d ' ')" 3 "the two hung tasks and the busy one end done"
 is "$(awk -F'\t' 'NR > 1' hang.jl | wc -l | tr -d ' ')" 4 "every task is in the joblog once"
 is "$(grep -c '^[ab]$' hang.runs) $(grep -c '^c$' hang.runs)" "4 1" "each hung task ran twice, the busy one once"

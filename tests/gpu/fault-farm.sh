@@ -4,7 +4,7 @@
 # (gpupack-work fault) and one training that dies of a device-side assert,
 # ROUNDS times under gpupack's default (-j auto, MPS), alternating with GNU
 # parallel -j 16 beside a hand-started MPS daemon (private pipe and log
-# directories) every PAR_EVERY rounds. Per run: the makespan, the
+# directories) every PAR_EVERY rounds (0: never). Per run: the makespan, the
 # neighbours recorded failed (any failed record but the two faulting
 # tasks'), the free fault reruns and --retries spent. Report: $OUT/fault-farm-TAG.md;
 # the runs' joblogs, stderr, JSON, daemon logs and GPUPACK_TRACE (each attempt's
@@ -159,6 +159,8 @@ gp_run() { # name arm
 	row "$1" "gpupack $2 ($(arm_args "$2" | grep . || echo '-j auto'), mps$([ -n "$(arm_knobs "$2")" ] && echo ", $(arm_knobs "$2")"))" \
 		"$t0" "$t1" "$RUNS/$1.joblog" "$RUNS/$1.json"
 	rm -rf "$st"
+	# the archive so far: a call stopped at its limit still brings back the runs that ended
+	tar -C "$RUNS" -czf "$OUT/fault-farm-$TAG.tgz" . 2>/dev/null
 }
 
 # one training alone first, untimed: on a fresh machine the first farm (gpupack's or parallel's)
@@ -173,7 +175,7 @@ t_begin=$(date +%s)
 for r in $(seq "$ROUNDS"); do
 	[ $(($(date +%s) - t_begin)) -lt "${DEADLINE:-100000}" ] || break
 	for a in $ARMS; do gp_run "$TAG-$a$r" "$a"; done
-	if [ $(( (r - 1) % PAR_EVERY )) = 0 ]; then par_run "$TAG-p$r"; fi
+	if [ "$PAR_EVERY" -gt 0 ] && [ $(( (r - 1) % PAR_EVERY )) = 0 ]; then par_run "$TAG-p$r"; fi
 done
 left=$(pgrep -f 'nvidia-cuda-mps-(control|server)' | wc -l)
 echo >>"$rep"

@@ -13,7 +13,8 @@
 # memory-heavy farm (gpupack-work alloc), the GPU-bound binary. Knobs: N
 # (tasks a farm, default 8), STEPS and WIDTH (train.py's, default 300 and
 # 2048), ITERS (matmul's at n=4096, default 2000: seconds a task on an
-# H200), LIMIT (seconds a farm may take, 120). Each farm's --json in $OUT/usage-json.tgz.
+# H200), LIMIT (seconds a farm may take, 120), ONLY (farm names to run, the rest skipped: e.g.
+# ONLY="matmul-timeslice matmul-timeslice-all"). Each farm's --json in $OUT/usage-json.tgz.
 # DRY=1 runs the checks' arithmetic on a --sim farm of sleeps (no GPU).
 # Never changes a card setting. About 400 s on an H200.
 set -u
@@ -38,10 +39,19 @@ SIM=()
 TRAIN=(python3 bench/auto/train.py)
 [ -n "$DRY" ] && TRAIN=(sh -c "'sleep 0.5'" x)
 
+ONLY=${ONLY:-}
+# want NAME: is farm NAME to run (ONLY unset, or naming it)?
+want() {
+	[ -z "$ONLY" ] && return 0
+	case " $ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # farm NAME SHARE JOBS CMD...: a farm of N tasks; its --json summary in $TMP/NAME.json
 farm() {
 	local name=$1 share=$2 jobs=$3
 	shift 3
+	want "$name" || return 0
 	GPUPACK_STATE_DIR=$TMP/st-$name timeout "$LIMIT" "$G" "${SIM[@]}" run --share "$share" -j "$jobs" --json \
 		--summary "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
 	local rc=$?
@@ -101,15 +111,16 @@ verdicts() {
 
 # --- one task alone: its peak memory ---------------------------------------------------------
 farm alone exclusive 1 "${TRAIN[@]}" {} "$STEPS" "$WIDTH" ::: 1
-ALONE=$(python3 -c 'import json,sys; u=json.load(open(sys.argv[1]))["usage"]; print(u[0]["gpu_mem_peak"] or 0)' "$TMP/alone.json" 2>/dev/null || echo 0)
-info "one training alone: peak $((${ALONE%.*} / 1048576)) MiB"
+[ -s "$TMP/alone.json" ] && ALONE=$(python3 -c 'import json,sys; u=json.load(open(sys.argv[1]))["usage"]; print(u[0]["gpu_mem_peak"] or 0)' "$TMP/alone.json" 2>/dev/null || echo 0)
+ALONE=${ALONE:-0}
+want alone && info "one training alone: peak $((${ALONE%.*} / 1048576)) MiB"
 
 # --- identical trainings under each share mode ------------------------------------------------
 for share in exclusive timeslice mps; do
 	jobs=$N
 	[ "$share" = exclusive ] && jobs=1
 	farm "train-$share" "$share" "$jobs" "${TRAIN[@]}" {} "$STEPS" "$WIDTH" ::: $(seq "$N")
-	verdicts < <(judge "train-$share" "$ALONE")
+	[ -s "$TMP/train-$share.json" ] && verdicts < <(judge "train-$share" "$ALONE")
 done
 
 # --- the bound on a memory-heavy farm and a GPU-bound CUDA binary -----------------------------
@@ -124,6 +135,7 @@ elif [ -n "$DRY" ] || [ -x "$W" ]; then
 			[ "$share" = exclusive ] && jobs=1
 			farm "matmul-$share" "$share" "$jobs" sh -c "'sleep 0.3'" x ::: $(seq "$N")
 		done
+		farm matmul-timeslice-all timeslice "$N" sh -c "'sleep 0.3'" x ::: $(seq "$N")
 	else
 		# the input goes to sh as $1, unused (gpupack-work takes no stray argument: the H200 run
 		# of 2026-12-03 failed all 12 with a usage error)
@@ -134,16 +146,18 @@ elif [ -n "$DRY" ] || [ -x "$W" ]; then
 			farm "matmul-$share" "$share" "$jobs" sh -c "'\"\$0\" matmul --n 4096 --iters ${ITERS:-2000}'" "$W" \
 				::: $(seq "$N")
 		done
-		# every task under the same crowding: time-slicing's switches cost GPU time, and at -j 4
-		# the last two tasks ran two at a time; told, to separate that from the samples' noise
+		# every task under the same crowding (-j N): the timeslice must-show's farm of identical
+		# tasks. At -j 4 the last two ran two at a time, and time-slicing's switches cost GPU
+		# time by the crowding (on the H200, 36.3 s busy against 32.5 s exclusive): that farm's
+		# spread is told
 		farm matmul-timeslice-all timeslice "$N" sh -c "'\"\$0\" matmul --n 4096 --iters ${ITERS:-2000}'" \
 			"$W" ::: $(seq "$N")
 	fi
-	verdicts < <(judge mem 0 | grep '^INFO')
-	for share in exclusive timeslice mps; do
+	[ -s "$TMP/mem.json" ] && verdicts < <(judge mem 0 | grep '^INFO')
+	for share in exclusive mps timeslice-all; do
 		[ -s "$TMP/matmul-$share.json" ] && verdicts < <(judge "matmul-$share" 0 spread)
 	done
-	[ -s "$TMP/matmul-timeslice-all.json" ] && verdicts < <(judge matmul-timeslice-all 0 | grep '^INFO')
+	[ -s "$TMP/matmul-timeslice.json" ] && verdicts < <(judge matmul-timeslice 0)
 fi
 # each farm's --json (its per-task usage list) beside the report
 (cd "$TMP" && tar -czf "$OUT/usage-json.tgz" ./*.json 2>/dev/null)

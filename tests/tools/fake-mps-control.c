@@ -36,8 +36,12 @@
  *                      no client is told; new clients are refused (807) for
  *                      HOLD_MS (default 300) whoever runs, then ACTIVE again.
  *   x_fault_by PID [HOLD_MS]  x_fault (every client is told), with driver
- *                      580's line naming the culprit: "Client {PID: PID,
- *                      Context: 1} encountered a fatal GPU error."
+ *                      580's line naming PID: "Client {PID: PID, Context: 1}
+ *                      encountered a fatal GPU error.", then its teardown
+ *                      lines, "All clients belonging to error trigging
+ *                      process P will be torn down", for PID and each client.
+ *                      PID may be any client: on an H200 the server named a
+ *                      neighbour, not the process that faulted.
  *   x_fault_stuck [HOLD_MS]  a fault whose clients never leave: the server
  *                      goes FAULT as with x_fault, but every
  *                      client is told "hang" (its work never ends, until it is
@@ -432,6 +436,12 @@ command(int fd, char *line)
 		cmd_fault_own(a[1]);
 	} else if (strcmp(a[0], "x_fault_by") == 0 && a[1]) {
 		logf_("server.log", "Server", "Client {PID: %s, Context: 1} encountered a fatal GPU error.", a[1]);
+		/* driver 580's teardown: the pid named, then every client, each called "error trigging" */
+		logf_("server.log", "Server", "All clients belonging to error trigging process %s will be torn down", a[1]);
+		for (int i = 0; i < nconns; i++)
+			if (conns[i].kind == K_CLIENT && (long)conns[i].pid != atol(a[1]))
+				logf_("server.log", "Server", "All clients belonging to error trigging process %ld will be "
+				    "torn down", (long)conns[i].pid);
 		cmd_fault(a[2]);
 	} else if (strcmp(a[0], "x_fault_own_hang") == 0) {
 		cmd_fault_own(a[1]);

@@ -162,22 +162,51 @@ test_env_and_log(const char *tmp)
 		is_int(mps_fault_since(&d, 1L << 40), 1, "an offset past the end (rotated log) reads it all");
 		is_int(mps_fault_culprit(&d, off, 3130), -1, "a fault line that names no process: culprit unknown");
 		/*
-		 * driver 580's lines (H200, 2026-12-02, GNU parallel's farm): one client
-		 * encountered the fault; every client torn down is then called "error
-		 * trigging", victims too
+		 * driver 580's lines (H200, 2026-12-03, fault farm k1): the server named
+		 * a training (7085) while the illegal address was another's (6887);
+		 * every client torn down is then called "error trigging". A fault that
+		 * tore others down names no culprit
 		 */
 		f = fopen(path, "a");
-		fprintf(f, "[2026-12-02 12:17:45.321 Server  6666] Client {PID: 7085, Context: 1} encountered a fatal GPU error.\n"
-		    "[2026-12-02 12:17:45.322 Server  6666] Server is handling a fatal GPU error.\n"
-		    "[2026-12-02 12:17:45.322 Server  6666] All clients belonging to error trigging process 7085 will be torn down\n"
-		    "[2026-12-02 12:17:45.322 Server  6666] All clients belonging to error trigging process 6887 will be torn down\n"
-		    "[2026-12-02 12:17:45.322 Server  6666] Failed to accept client {PID: 6900, Context ID: 1} with status 807\n");
+		fprintf(f, "[2026-12-03 19:14:24.131 Server  6666] Client {PID: 7085, Context: 1} encountered a fatal GPU error.\n"
+		    "[2026-12-03 19:14:24.131 Server  6666] Server is handling a fatal GPU error.\n"
+		    "[2026-12-03 19:14:24.131 Server  6666] All clients belonging to error trigging process 6887 will be torn down\n"
+		    "[2026-12-03 19:14:24.131 Server  6666] All clients belonging to error trigging process 7085 will be torn down\n"
+		    "[2026-12-03 19:14:24.132 Server  6666] Failed to accept client {PID: 6900, Context ID: 1} with status 807\n");
 		fclose(f);
-		is_int(mps_fault_culprit(&d, off, 7085), 1, "the client that encountered the fault is its culprit");
-		is_int(mps_fault_culprit(&d, off, 6887), 0, "a client torn down with it is a victim");
-		is_int(mps_fault_culprit(&d, off, 6900), 0, "a client refused meanwhile is a victim");
+		is_int(mps_fault_culprit(&d, off, 7085), -1, "a fault that tore others down: the client it names is not proven its culprit");
+		is_int(mps_fault_culprit(&d, off, 6887), -1, "nor is a client torn down with it a proven victim");
+		is_int(mps_fault_culprit(&d, off, 6900), -1, "nor one refused meanwhile");
+		off = mps_log_offset(&d);
+		/* the lone client's fault (the same run, its rerun): named and torn down alone */
+		f = fopen(path, "a");
+		fprintf(f, "[2026-12-03 19:14:29.981 Server  6666] Client {PID: 7086, Context: 1} encountered a fatal GPU error.\n"
+		    "[2026-12-03 19:14:29.981 Server  6666] Server is handling a fatal GPU error.\n"
+		    "[2026-12-03 19:14:29.981 Server  6666] All clients belonging to error trigging process 7086 will be torn down\n"
+		    "[2026-12-03 19:14:29.982 Server  6666] Failed to accept client {PID: 6901, Context ID: 1} with status 807\n");
+		fclose(f);
+		is_int(mps_fault_culprit(&d, off, 7086), 1, "a fault that tore down the client it names alone: its culprit");
+		is_int(mps_fault_culprit(&d, off, 6901), 0, "a client refused meanwhile is a victim");
 		is_int(mps_fault_culprit(&d, off, 708), 0, "a pid that is a prefix of the culprit's is not it");
+		off = mps_log_offset(&d);
+		/* read before its teardown lines came: not yet known */
+		f = fopen(path, "a");
+		fprintf(f, "[2026-12-03 19:15:00.000 Server  6666] Client {PID: 7087, Context: 1} encountered a fatal GPU error.\n");
+		fclose(f);
+		is_int(mps_fault_culprit(&d, off, 7087), -1, "the naming line read alone (its teardown not yet written): none yet");
+		f = fopen(path, "a");
+		fprintf(f, "[2026-12-03 19:15:00.000 Server  6666] All clients belonging to error trigging process 7087 will be torn down\n");
+		fclose(f);
+		is_int(mps_fault_culprit(&d, off, 7087), 1, "then its teardown, naming it alone: its culprit");
 	}
+	is_int((int)mps_log_line_torn("[x] All clients belonging to error trigging process 42 will be torn down"), 42,
+	    "a teardown line's pid");
+	is_int((int)mps_log_line_torn("All clients belonging to error trigging process 42x will be torn down"), 0,
+	    "a teardown pid followed by junk: none");
+	is_int((int)mps_log_line_torn("All clients belonging to error trigging process -4 will be torn down"), 0,
+	    "a teardown's negative pid: none");
+	is_int((int)mps_log_line_torn("Client {PID: 42, Context: 1} encountered a fatal GPU error."), 0,
+	    "the naming line is no teardown line");
 	is_int((int)mps_log_line_culprit("Client {PID: 42, Context: 1} encountered a fatal GPU error."), 42,
 	    "the culprit line's pid");
 	is_int((int)mps_log_line_culprit("All clients belonging to error trigging process 42 will be torn down"), 0,
