@@ -17,23 +17,39 @@ usage_task_start(struct usage_task *t, long long seq, int dev, double t0)
 	t->t0 = t0;
 	t->t1 = NAN;
 	t->cpu_s = -1;
+	t->util_at = -1;
 }
 
 void
-usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps)
+usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps, double now)
 {
 	int matched = 0;
 
+	/* -2: no sample of its processes in this read (yet) */
 	for (int i = 0; i < n; i++)
-		s[i].util = np < 0 ? -1 : 0;
+		s[i].util = np < 0 ? -1 : -2;
 	for (int k = 0; k < np; k++)
 		if (p[k].task >= 0 && p[k].task < n) {
+			if (s[p[k].task].util < 0)
+				s[p[k].task].util = 0;
 			s[p[k].task].util += p[k].sm;
 			matched++;
 		}
-	if (mps || (np > 0 && matched == 0))
+	if (mps || (np > 0 && matched == 0)) {
 		for (int i = 0; i < n; i++)
 			s[i].util = -1;
+		return;
+	}
+	for (int i = 0; i < n && np >= 0; i++) {
+		struct usage_task *t = s[i].task;
+
+		if (s[i].util >= 0) {
+			t->util_last = s[i].util;
+			t->util_at = now;
+		} else {
+			s[i].util = t->util_at >= 0 && now - t->util_at <= USAGE_UTIL_HOLD ? t->util_last : 0;
+		}
+	}
 }
 
 void

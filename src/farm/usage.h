@@ -9,7 +9,8 @@
  *
  * How each figure is split (doc/run.md, "Per-task usage"):
  * - a task's share of an interval is its processes' utilization over the
- *   sum of the running tasks' (NVML's per-process samples) where the
+ *   sum of the running tasks' (NVML's per-process samples, each task's last
+ *   standing USAGE_UTIL_HOLD s: usage_attribute_util) where the
  *   driver gave one for every running task (1/N where all were idle by
  *   them); else 1/N of the N tasks running, said so in its basis (under
  *   MPS the driver gives the server's samples, not its clients').
@@ -50,6 +51,8 @@ struct usage_task {
 	int mem_samples;          /* intervals with a per-process memory sample */
 	uint64_t mem_max;
 	double gpu_acc, j_acc;
+	/* its processes' last utilization sample and when it came (< 0: none yet): usage_attribute_util */
+	double util_last, util_at;
 };
 
 /* What one running task's processes were seen doing in an interval. */
@@ -76,14 +79,20 @@ struct usage_dev {
 };
 
 /*
- * Each process's utilization to its task: s[i].util becomes the sum of its
- * processes' (0 where it has none), for np >= 0 processes p; np < 0 (the
- * driver gave no samples), mps (the driver samples the MPS server, not its
- * clients), or samples that name no running task while some ran (another
- * user's daemon): every util is unknown (-1). A process of none of the
- * tasks goes to nobody.
+ * Each process's utilization to its task, read at now (seconds): s[i].util
+ * becomes the sum of its processes', for np >= 0 processes p. A task none
+ * of whose processes has a sample in this read keeps its last one for
+ * USAGE_UTIL_HOLD seconds (then 0): the driver samples each process on its
+ * own period, longer than the farm's reads, so a read split by the samples
+ * it happens to hold gives each interval to whichever tasks had one then,
+ * unevenly among identical tasks (6 SGEMMs time-sliced on an H200: 2.1-2.8 s
+ * each). np < 0 (the driver gave no samples), mps (the driver samples the
+ * MPS server, not its clients), or samples that name no running task while
+ * some ran (another user's daemon): every util is unknown (-1). A process
+ * of none of the tasks goes to nobody.
  */
-void usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps);
+#define USAGE_UTIL_HOLD 2.0
+void usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, int np, int mps, double now);
 
 /* Each process's memory to its task: s[i].mem summed, has_mem set where any was given. */
 void usage_attribute_mem(struct usage_seen *s, int n, const struct usage_proc *p, int np);

@@ -208,7 +208,7 @@ task_of_pid(struct farm *f, const int *who, int n, pid_t pid)
 
 /* The processes' utilization since the last read, to the tasks (usage_attribute_util). */
 static void
-read_util(struct farm *f, struct usage_gpu *g, struct usage_seen *seen, const int *who, int n)
+read_util(struct farm *f, struct usage_gpu *g, struct usage_seen *seen, const int *who, int n, double now)
 {
 	struct gpu_proc_util pu[USAGE_UTIL_MAX];
 	struct usage_proc p[USAGE_UTIL_MAX];
@@ -218,7 +218,7 @@ read_util(struct farm *f, struct usage_gpu *g, struct usage_seen *seen, const in
 		err_clear();
 	for (int k = 0; k < np; k++)
 		p[k] = (struct usage_proc){task_of_pid(f, who, n, pu[k].pid), pu[k].sm, 0};
-	usage_attribute_util(seen, n, p, np, f->o->share == SHARE_MPS);
+	usage_attribute_util(seen, n, p, np, f->o->share == SHARE_MPS, now);
 }
 
 /* The processes' memory, per group (a MIG device lists its own), to the tasks. */
@@ -270,7 +270,7 @@ sample_gpu(struct farm *f, struct farm_usage *u, struct usage_gpu *g, double now
 		who[n] = i;
 		seen[n++] = (struct usage_seen){live_of(u, f, r), -1, 0, 0};
 	}
-	read_util(f, g, seen, who, n);
+	read_util(f, g, seen, who, n, now);
 	read_mem(f, g, seen, who, n);
 	trace_read("usage", g->index, t0);
 	if (dt > 0)

@@ -173,19 +173,71 @@ test_attribute(void)
 	/* a's two processes, another user's, b's */
 	struct usage_proc p[4] = {{0, 0.25, 1 << 20}, {0, 0.5, 2 << 20}, {-1, 0.9, 8 << 20}, {1, 0.125, 0}};
 
-	usage_attribute_util(s, 2, p, 4, 0);
+	usage_task_start(&a, 1, 0, 0);
+	usage_task_start(&b, 2, 0, 0);
+	usage_attribute_util(s, 2, p, 4, 0, 1);
 	ok(near(s[0].util, 0.75) && near(s[1].util, 0.125), "each process's utilization to its task, none to another user's");
-	usage_attribute_util(s, 2, p, 0, 0);
-	ok(s[0].util == 0 && s[1].util == 0, "no process sampled: every task idle (0, known)");
-	usage_attribute_util(s, 2, p, -1, 0);
+	usage_attribute_util(s, 2, p, 0, 0, 1.2);
+	ok(near(s[0].util, 0.75) && near(s[1].util, 0.125), "no process sampled in this read: each task's last sample stands");
+	usage_attribute_util(s, 2, p + 1, 1, 0, 2.5);
+	ok(near(s[0].util, 0.5) && near(s[1].util, 0.125), "a's new sample replaces its last; b's still stands");
+	usage_attribute_util(s, 2, p, 0, 0, 1 + USAGE_UTIL_HOLD + 0.1);
+	ok(near(s[0].util, 0.5) && s[1].util == 0, "past %g s without a sample: idle (0, known)", USAGE_UTIL_HOLD);
+	usage_attribute_util(s, 2, p, 0, 0, 10);
+	ok(s[0].util == 0 && s[1].util == 0, "no process sampled for long: every task idle (0, known)");
+	usage_attribute_util(s, 2, p, -1, 0, 10);
 	ok(s[0].util < 0 && s[1].util < 0, "no samples from the driver: unknown");
-	usage_attribute_util(s, 2, p, 4, 1);
+	usage_attribute_util(s, 2, p, 4, 1, 10);
 	ok(s[0].util < 0 && s[1].util < 0, "under MPS the samples are the server's: unknown");
-	usage_attribute_util(s, 2, p + 2, 1, 0);
+	usage_attribute_util(s, 2, p + 2, 1, 0, 10);
 	ok(s[0].util < 0 && s[1].util < 0, "samples that name none of the running tasks: unknown, not 0");
 	usage_attribute_mem(s, 2, p, 4);
 	ok(s[0].has_mem && s[0].mem == (3u << 20), "a task's processes' memory summed");
 	ok(!s[1].has_mem && s[1].mem == 0, "a process listed without memory gives none");
+}
+
+/*
+ * 6 identical time-sliced tasks, each 1/6 of the SMs: the driver samples
+ * each process every 0.3 s on its own phase, the farm reads every 0.2 s
+ * for 15 s. Split by the samples each read happens to hold, a task's GPU
+ * time follows the phases (on an H200: 2.11-2.84 s for 6 identical
+ * SGEMMs); with each task's last sample standing, it is even.
+ */
+static void
+test_aliasing(void)
+{
+	enum { N = 6 };
+	struct usage_task t[N];
+	struct usage_dev d = {0};
+	double lo = 1e9, hi = 0, sum = 0;
+
+	for (int i = 0; i < N; i++)
+		usage_task_start(&t[i], i + 1, 0, 0);
+	for (int r = 1; r <= 75; r++) {
+		double now = 0.2 * r;
+		struct usage_seen s[N];
+		struct usage_proc p[N];
+		int np = 0;
+
+		for (int i = 0; i < N; i++) {
+			/* a sample of process i in (now - 0.2, now]: at 0.07 i + 0.3 k */
+			double k = floor((now - 0.07 * i) / 0.3), at = 0.07 * i + 0.3 * k;
+
+			s[i] = (struct usage_seen){&t[i], -1, 0, 0};
+			if (at > now - 0.2 + 1e-9 && at >= 0)
+				p[np++] = (struct usage_proc){i, 1.0 / N, 0};
+		}
+		usage_attribute_util(s, N, p, np, 0, now);
+		usage_interval(&d, s, N, 0.2, 1.0, NAN);
+	}
+	for (int i = 0; i < N; i++) {
+		lo = fmin(lo, t[i].gpu_acc);
+		hi = fmax(hi, t[i].gpu_acc);
+		sum += t[i].gpu_acc;
+	}
+	ok(near(sum, d.busy_s), "6 identical tasks' GPU time sums to the busy time (%g s)", sum);
+	ok((hi - lo) / (sum / N) <= 0.05, "and splits evenly though each read holds some of their samples: "
+	    "%.3f-%.3f s", lo, hi);
 }
 
 int
@@ -197,5 +249,6 @@ main(void)
 	test_bound();
 	test_top();
 	test_attribute();
+	test_aliasing();
 	return done_testing();
 }
