@@ -25,9 +25,9 @@ usage_attribute_util(struct usage_seen *s, int n, const struct usage_proc *p, in
 {
 	int matched = 0;
 
-	/* -2: no sample of its processes in this read (yet) */
+	/* unknown until a sample of its processes comes (np < 0: none will) */
 	for (int i = 0; i < n; i++)
-		s[i].util = np < 0 ? -1 : -2;
+		s[i].util = -1;
 	for (int k = 0; k < np; k++)
 		if (p[k].task >= 0 && p[k].task < n) {
 			if (s[p[k].task].util < 0)

@@ -175,13 +175,13 @@ test_attribute(void)
 
 	usage_task_start(&a, 1, 0, 0);
 	usage_task_start(&b, 2, 0, 0);
-	usage_attribute_util(s, 2, p, 4, 0, 1);
+	usage_attribute_util(s, 2, p, 4, 0, 0.5);
 	ok(near(s[0].util, 0.75) && near(s[1].util, 0.125), "each process's utilization to its task, none to another user's");
-	usage_attribute_util(s, 2, p, 0, 0, 1.2);
+	usage_attribute_util(s, 2, p, 0, 0, 0.7);
 	ok(near(s[0].util, 0.75) && near(s[1].util, 0.125), "no process sampled in this read: each task's last sample stands");
 	usage_attribute_util(s, 2, p + 1, 1, 0, 2.5);
 	ok(near(s[0].util, 0.5) && near(s[1].util, 0.125), "a's new sample replaces its last; b's still stands");
-	usage_attribute_util(s, 2, p, 0, 0, 1 + USAGE_UTIL_HOLD + 0.1);
+	usage_attribute_util(s, 2, p, 0, 0, 0.5 + USAGE_UTIL_HOLD + 0.1);
 	ok(near(s[0].util, 0.5) && s[1].util == 0, "past %g s without a sample: idle (0, known)", USAGE_UTIL_HOLD);
 	usage_attribute_util(s, 2, p, 0, 0, 10);
 	ok(s[0].util == 0 && s[1].util == 0, "no process sampled for long: every task idle (0, known)");
