@@ -128,35 +128,10 @@ mps_log_line_fatal(const char *line)
 	return strcasestr(line, "fatal") != NULL && strcasestr(line, "error") != NULL;
 }
 
-long
-mps_log_line_culprit(const char *line)
+/* The pid right after key in line, ended by stop: 0 when there is none (no key, junk, not positive). */
+static long
+pid_after(const char *line, const char *key, char stop)
 {
-	/*
-	 * driver 580, once per fault: "Client {PID: 3345, Context: 1} encountered
-	 * a fatal GPU error." (the lines "All clients belonging to error trigging
-	 * process PID" that follow name every client torn down, victims too)
-	 */
-	const char *p = strstr(line, "Client {PID: ");
-	char *end;
-	long pid;
-
-	if (!p || !strstr(line, "} encountered a fatal GPU error"))
-		return 0;
-	p += strlen("Client {PID: ");
-	if (*p < '1' || *p > '9')
-		return 0;
-	errno = 0;
-	pid = strtol(p, &end, 10);
-	if (errno || *end != ',')
-		return 0;
-	return pid;
-}
-
-long
-mps_log_line_torn(const char *line)
-{
-	/* driver 580, one per client a fault tore down: "All clients belonging to error trigging process 3345 will be torn down" */
-	static const char key[] = "All clients belonging to error trigging process ";
 	const char *p = strstr(line, key);
 	char *end;
 	long pid;
@@ -168,7 +143,25 @@ mps_log_line_torn(const char *line)
 		return 0;
 	errno = 0;
 	pid = strtol(p, &end, 10);
-	if (errno || *end != ' ')
+	return errno || *end != stop ? 0 : pid;
+}
+
+long
+mps_log_line_culprit(const char *line)
+{
+	/*
+	 * driver 580, once per fault: "Client {PID: 3345, Context: 1} encountered
+	 * a fatal GPU error." (the lines "All clients belonging to error trigging
+	 * process PID" that follow name every client torn down, victims too)
+	 */
+	if (!strstr(line, "} encountered a fatal GPU error"))
 		return 0;
-	return pid;
+	return pid_after(line, "Client {PID: ", ',');
+}
+
+long
+mps_log_line_torn(const char *line)
+{
+	/* driver 580, one per client a fault tore down: "All clients belonging to error trigging process 3345 will be torn down" */
+	return pid_after(line, "All clients belonging to error trigging process ", ' ');
 }
